@@ -1,0 +1,109 @@
+"""Install pymesos 0.3.15 and its http-parser dependency into the running interpreter.
+
+Why this exists: http-parser 0.9.0 (the last release, required by pymesos) ships a
+Cython-generated ``parser.c`` that no longer compiles on CPython >= 3.11
+(``longintrepr.h`` moved) and a ``setup.py`` that imports the removed ``imp`` module
+on 3.12+. We download the sdist, regenerate the C file with Cython 3, replace the
+``imp`` import, and build it. Should the build still fail, we install the package's
+own pure-Python parser (``http_parser.pyparser``), which pymesos falls back to.
+
+Usage: python tools/install_pymesos.py   (idempotent; exits 0 when pymesos imports)
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+from pathlib import Path
+
+HTTP_PARSER = "http-parser==0.9.0"
+PYMESOS = "pymesos==0.3.15"
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+
+
+def _have(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _pip(*args: str) -> None:
+    subprocess.run([*PIP, *args], check=True)
+
+
+def _fetch_sdist(workdir: Path) -> Path:
+    _pip("download", "--quiet", "--no-deps", "--no-binary", ":all:", HTTP_PARSER, "-d", str(workdir))
+    archive = next(workdir.glob("http-parser-*.tar.gz"))
+    with tarfile.open(archive) as tar:
+        tar.extractall(workdir, filter="data")
+    return next(p for p in workdir.iterdir() if p.is_dir() and p.name.startswith("http-parser-"))
+
+
+def _patch_setup(src: Path) -> None:
+    setup_py = src / "setup.py"
+    text = setup_py.read_text()
+    text = text.replace(
+        "from imp import load_source",
+        "import importlib.util as _ilu\n"
+        "def load_source(name, path):\n"
+        "    spec = _ilu.spec_from_file_location(name, path)\n"
+        "    mod = _ilu.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(mod)\n"
+        "    return mod",
+    )
+    setup_py.write_text(text)
+
+
+def _build_with_cython(src: Path) -> bool:
+    if not _have("Cython"):
+        _pip("install", "--quiet", "Cython>=3")
+    pkg = src / "http_parser"
+    for stale in pkg.glob("*.so"):
+        stale.unlink()
+    try:
+        # Run from the sdist root: inside http_parser/ its http.py would shadow the stdlib's http.
+        subprocess.run(
+            [sys.executable, "-m", "cython", "-3", "http_parser/parser.pyx", "-o", "http_parser/parser.c"],
+            cwd=src,
+            check=True,
+        )
+        _patch_setup(src)
+        _pip("install", "--quiet", "--no-build-isolation", "--no-deps", str(src))
+    except subprocess.CalledProcessError as exc:
+        print(f"install_pymesos: compiled http-parser failed ({exc}); using its pure-Python parser", file=sys.stderr)
+        return False
+    return True
+
+
+def _install_pure_python(src: Path) -> None:
+    target = Path(sysconfig.get_paths()["purelib"]) / "http_parser"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for py in (src / "http_parser").glob("*.py"):
+        shutil.copy2(py, target / py.name)
+    # Minimal metadata so that pip sees pymesos' requirement on http-parser as met.
+    dist_info = target.parent / "http_parser-0.9.0.dist-info"
+    dist_info.mkdir(exist_ok=True)
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: http-parser\nVersion: 0.9.0\n")
+    (dist_info / "INSTALLER").write_text("tfmesos-tools\n")
+    (dist_info / "RECORD").write_text("")
+
+
+def main() -> int:
+    if not _have("http_parser"):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = _fetch_sdist(Path(tmp))
+            if not _build_with_cython(src):
+                _install_pure_python(src)
+    if not _have("pymesos"):
+        _pip("install", "--quiet", "--no-deps", PYMESOS)
+    # A smoke import proves the pair works (pymesos imports http_parser.http at import time).
+    subprocess.run([sys.executable, "-c", "import pymesos, http_parser.http"], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
