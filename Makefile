@@ -1,0 +1,35 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SEEDS  ?= 20
+
+.PHONY: setup run test chaos bench clean
+
+$(STAMP): setup.cfg setup.py tools/install_pymesos.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
+	# pymesos' http-parser no longer builds from its sdist on Python >= 3.11: see the script.
+	$(BIN)/python tools/install_pymesos.py
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[tensorflow,test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job: asynchronous parameter-server training (1 ps, 2 workers, 1 chief) on the embedded master.
+run: $(STAMP)
+	$(BIN)/tfmesos run examples/pss_digits/options.json
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+# Many seeded chaos runs (kill -9 of tasks, executors, the scheduler); writes chaos-summary.json.
+chaos: $(STAMP)
+	$(BIN)/python -m tests.chaos.harness --seeds $(SEEDS) --summary chaos-summary.json
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run --out benchmarks/results.json
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,15 @@
+"""Plain-data builders for core tests."""
+from __future__ import annotations
+
+from tfmesos.core.offers import Offer
+from tfmesos.options import resolve_options
+from tfmesos.spec import JobSpec, job_spec_from_options
+
+
+def spec_of(**roles: dict) -> JobSpec:
+    options = {"service": {"name": "t"}, "job": {"command": "python train.py"}, "roles": roles}
+    return job_spec_from_options(resolve_options(options))
+
+
+def offer(i: int, cpus: float = 4, mem: float = 8192, gpus: int = 0, ports: tuple = ((31000, 31099),), disk: float = 0) -> Offer:
+    return Offer(id=f"O{i}", agent_id=f"S{i}", hostname=f"h{i}", cpus=cpus, mem=mem, disk=disk, gpus=gpus, ports=ports)

@@ -1,0 +1,224 @@
+"""The job lifecycle, driven by plain events (no Mesos, no processes)."""
+from tfmesos.core import actions as act
+from tfmesos.core.job import FAILED, PLACING, RUNNING, SUCCEEDED, Job, StatusUpdate
+from tfmesos.spec import TaskKey
+
+from .helpers import offer, spec_of
+
+PSS = dict(
+    ps={"count": 1},
+    worker={"count": 2, "server": True, "restart_policy": "OnFailure", "max_restarts": 2},
+    chief={"count": 1},
+)
+
+
+def of(kind, actions):
+    return [a for a in actions if isinstance(a, kind)]
+
+
+def launch_all(job, now=0.0, offers=None):
+    actions = job.offers(offers or [offer(0, cpus=8, mem=16384)], now)
+    launched = {t.key: t for l in of(act.Launch, actions) for t in l.tasks}
+    return actions, launched
+
+
+def run_all(job, launched, now=0.0):
+    """Every executor reports STARTING then RUNNING; returns the ClusterSpec messages sent."""
+    sent = []
+    for t in launched.values():
+        sent += of(act.SendClusterSpec, job.status(StatusUpdate(t.task_id, "TASK_STARTING", agent_id="S0"), now))
+        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), now)
+    return sent
+
+
+def test_gang_launches_everything_in_one_go_and_broadcasts_one_spec():
+    job = Job.new(spec_of(**PSS), 0.0)
+    actions, launched = launch_all(job)
+    assert len(launched) == 4 and job.phase == RUNNING
+    assert of(act.Suppress, actions), "nothing pending: offers are suppressed"
+    sent = run_all(job, launched)
+    assert len(sent) == 4
+    cluster = sent[0].message["cluster"]
+    assert sorted(cluster) == ["chief", "ps", "worker"] and len(cluster["worker"]) == 2
+    assert len({addr for addrs in cluster.values() for addr in addrs}) == 4, "every task has its own port"
+
+
+def test_partial_gang_holds_only_useful_offers_then_completes():
+    job = Job.new(spec_of(worker={"count": 3, "cpus": 1.5}), 0.0)
+    actions = job.offers([offer(0, cpus=2), offer(1, cpus=0.05)], 0.0)
+    assert not of(act.Launch, actions)
+    assert of(act.Decline, actions)[0].offer_ids == ("O1",), "an offer that helps nothing is given back"
+    assert set(job.held) == {"O0"}
+    actions = job.offers([offer(2, cpus=4)], 1.0)
+    launches = of(act.Launch, actions)
+    assert sum(len(l.tasks) for l in launches) == 3
+    assert {l.offer_id for l in launches} == {"O0", "O2"} and not job.held
+
+
+def test_held_offers_are_released_after_the_hold_limit():
+    job = Job.new(spec_of(worker={"count": 3, "cpus": 1.5}), 0.0)
+    job.offers([offer(0, cpus=2)], 0.0)
+    assert job.held
+    actions = job.tick(job.hold_limit + 0.1)
+    assert of(act.Decline, actions) and not job.held
+
+
+def test_placement_timeout_fails_with_the_reason():
+    spec = spec_of(worker={"count": 2, "cpus": 64})
+    job = Job.new(spec, 0.0)
+    job.offers([offer(0, cpus=4)], 0.0)
+    actions = job.tick(spec.policies.placement_timeout_seconds + 1)
+    done = of(act.Done, actions)
+    assert done and not done[0].succeeded and job.phase == FAILED
+    assert "worker: 2 of 2 task(s) unplaced" in done[0].cause and "cpus 64.1" in done[0].cause
+    assert "largest offer seen: agent S0" in done[0].cause
+
+
+def test_chief_success_kills_the_servers_and_ends_when_they_are_gone():
+    job = Job.new(spec_of(**PSS), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FINISHED", exit_code=0), 5.0)
+    killed = {k.task_id for k in of(act.Kill, actions)}
+    assert killed == {t.task_id for k, t in launched.items() if k.role != "chief"}
+    assert not of(act.Done, actions)
+    for tid in killed:
+        actions = job.status(StatusUpdate(tid, "TASK_KILLED"), 6.0)
+    assert of(act.Done, actions)[0].succeeded and job.phase == SUCCEEDED
+
+
+def test_worker_failure_relaunches_it_alone_at_the_same_address():
+    job = Job.new(spec_of(**PSS), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    w1 = launched[TaskKey("worker", 1)]
+    actions = job.status(StatusUpdate(w1.task_id, "TASK_FAILED", exit_code=137, agent_id="S0"), 10.0)
+    assert not of(act.Kill, actions), "the rest keeps running"
+    assert job.tasks[TaskKey("worker", 1)].state == "PENDING"
+    # Backoff: not before 10 + 1 s.
+    assert not of(act.Launch, job.offers([offer(5)], 10.5))
+    actions = job.offers([offer(0, cpus=8, ports=((31000, 31099),))], 11.5)
+    (relaunch,) = [t for l in of(act.Launch, actions) for t in l.tasks]
+    assert relaunch.key == TaskKey("worker", 1) and relaunch.port == w1.port and relaunch.task_id != w1.task_id
+    assert relaunch.restarts == 1
+    version = job.spec_version
+    assert version == 1, "same host:port: the ClusterSpec did not change"
+    assert "worker:1" in job.events[-1]
+
+
+def test_updates_of_an_old_attempt_are_ignored_and_it_is_killed_if_alive():
+    job = Job.new(spec_of(**PSS), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    w0 = launched[TaskKey("worker", 0)]
+    job.status(StatusUpdate(w0.task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 1.0)
+    actions = job.status(StatusUpdate(w0.task_id, "TASK_RUNNING", agent_id="S0"), 1.1)
+    assert of(act.Kill, actions)[0].task_id == w0.task_id
+    assert job.tasks[TaskKey("worker", 0)].state == "PENDING"
+
+
+def test_lost_parameter_server_restarts_the_whole_job():
+    spec = spec_of(ps={"count": 1, "restart_policy": "OnFailure"}, worker={"count": 2, "server": True}, chief={"count": 1})
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    ps = launched[TaskKey("ps", 0)]
+    actions = job.status(StatusUpdate(ps.task_id, "TASK_FAILED", exit_code=137, agent_id="S0"), 5.0)
+    killed = {k.task_id for k in of(act.Kill, actions)}
+    assert killed == {t.task_id for k, t in launched.items() if k.role != "ps"}
+    assert job.phase == PLACING
+    assert not of(act.Launch, job.offers([offer(1, cpus=8, mem=16384)], 9.0)), "old generation still alive"
+    for tid in killed:
+        job.status(StatusUpdate(tid, "TASK_KILLED"), 7.0)
+    _, relaunched = launch_all(job, now=9.0)
+    assert set(relaunched) == set(launched) and job.phase == RUNNING
+
+
+def test_collective_worker_failure_restarts_all_workers():
+    spec = spec_of(worker={"count": 2, "restart_policy": "OnFailure"})
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    w0, w1 = launched[TaskKey("worker", 0)], launched[TaskKey("worker", 1)]
+    actions = job.status(StatusUpdate(w1.task_id, "TASK_FAILED", exit_code=1), 3.0)
+    assert [k.task_id for k in of(act.Kill, actions)] == [w0.task_id]
+
+
+def test_exit_code_policy_permanent_vs_retryable():
+    spec = spec_of(chief={"count": 1, "restart_policy": "ExitCode", "max_restarts": 2})
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FAILED", exit_code=1), 1.0)
+    done = of(act.Done, actions)
+    assert done and "exit code 1 is permanent" in done[0].cause and job.tasks[TaskKey("chief", 0)].restarts == 0
+
+    job = Job.new(spec, 0.0)
+    now = 0.0
+    for attempt in range(3):
+        _, launched = launch_all(job, now)
+        run_all(job, launched, now)
+        actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FAILED", exit_code=137), now)
+        now += 100
+    done = of(act.Done, actions)
+    assert done and "max_restarts 2" in done[0].cause and job.tasks[TaskKey("chief", 0)].restarts == 2
+
+
+def test_task_error_is_never_retried():
+    job = Job.new(spec_of(worker={"count": 1, "restart_policy": "Always"}), 0.0)
+    _, launched = launch_all(job)
+    actions = job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_ERROR", reason="REASON_TASK_INVALID"), 0.5)
+    assert of(act.Done, actions) and "TASK_ERROR" in job.cause
+
+
+def test_startup_timeout_counts_as_a_failure():
+    spec = spec_of(worker={"count": 1})
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    actions = job.tick(spec.policies.startup_timeout_seconds + 1)
+    assert of(act.Kill, actions)[0].task_id == launched[TaskKey("worker", 0)].task_id
+    assert job.phase in ("FINISHING", FAILED) and "startup timeout" in job.cause
+
+
+def test_agent_loss_relaunches_elsewhere():
+    spec = spec_of(ps={"count": 1}, worker={"count": 1, "server": True, "restart_policy": "OnFailure"}, chief={"count": 1})
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    w = launched[TaskKey("worker", 0)]
+    job.status(StatusUpdate(w.task_id, "TASK_LOST", reason="REASON_AGENT_REMOVED_BY_OPERATOR", agent_id="S0"), 1.0)
+    actions = job.offers([offer(0), offer(1)], 5.0)
+    (l,) = of(act.Launch, actions)
+    assert l.agent_id == "S1", "not back on the agent that was lost"
+    # A worker at a new address: the running chief does not know it, so it restarts too.
+    assert [k.task_id for k in of(act.Kill, actions)] == [launched[TaskKey("chief", 0)].task_id]
+    assert job.spec_version == 2
+
+
+def test_active_deadline():
+    spec = spec_of(worker={"count": 1}, )
+    spec = type(spec)(**{**spec.__dict__, "policies": type(spec.policies)(active_deadline_seconds=10)})
+    job = Job.new(spec, 0.0)
+    launch_all(job)
+    assert not of(act.Done, job.tick(9.0))
+    job.tick(10.0)
+    assert "active_deadline_seconds" in job.cause
+
+
+def test_state_round_trip_keeps_task_ids_and_reconciles():
+    spec = spec_of(**PSS)
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    again = Job.from_dict(spec, job.to_dict())
+    assert again.snapshot()["tasks"] == job.snapshot()["tasks"]
+    start = again.start()
+    reconciled = [a for a in start if isinstance(a, act.Reconcile)]
+    assert set(reconciled[0].task_ids) == {t.task_id for t in launched.values()}
+    assert reconciled[1].task_ids == ()
+    # The restored job goes on numbering task ids after the old ones: none is reused.
+    chief = launched[TaskKey("chief", 0)]
+    again.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 1.0)
+    _, relaunched = launch_all(again, now=10.0)
+    assert relaunched[TaskKey("worker", 0)].task_id not in {t.task_id for t in launched.values()}
+    assert chief.task_id in again._by_task_id

@@ -1,0 +1,156 @@
+"""The ``tfmesos`` command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from .options import OptionsError, load_options_file, resolve_options
+from .spec import JobSpec, job_spec_from_options
+
+
+def _absolute_paths(options: dict[str, Any], base: Path) -> None:
+    """Relative job paths are taken from the options file's folder, wherever tfmesos runs."""
+    job = options["job"]
+    for field in ("workdir", "checkpoint_dir"):
+        if job[field] and not os.path.isabs(job[field]):
+            job[field] = str((base / job[field]).resolve())
+
+
+def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
+    if getattr(args, "options_from_env", False):
+        from .options_env import options_from_env
+
+        options = resolve_options(options_from_env(os.environ))
+        base = Path.cwd()
+    else:
+        if not args.options:
+            raise OptionsError(["no options: expected OPTIONS.json or --options-from-env"])
+        options = load_options_file(args.options)
+        base = Path(args.options).resolve().parent
+    _absolute_paths(options, base)
+    return options, job_spec_from_options(options)
+
+
+def _plan_lines(spec: JobSpec) -> list[str]:
+    lines = [f"{'task':<14} {'cpus':>5} {'mem':>7} {'disk':>6} {'gpus':>4}  runs"]
+    for role in spec.roles:
+        r = role.resources
+        what = "built-in TensorFlow server" if role.command is None else role.command
+        for i in range(role.count):
+            lines.append(f"{role.name + ':' + str(i):<14} {r.cpus:>5g} {r.mem:>7g} {r.disk:>6g} {r.gpus:>4}  {what}")
+    lines.append(f"success when: {', '.join(str(k) for k in spec.success_keys)} finished with exit 0")
+    return lines
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import RunSettings, run_job
+
+    options, spec = load_job(args)
+    if args.dry_run:
+        print(json.dumps(options, indent=2))
+        print("\n".join(_plan_lines(spec)))
+        return 0
+    master = None if args.master in (None, "", "local") else args.master
+    settings = RunSettings(
+        master=master,
+        zk=args.zk or "",
+        state_dir=args.state_dir or "",
+        api_port=args.api_port,
+        agents=args.agents,
+        agent_cpus=args.agent_cpus,
+        agent_mem=args.agent_mem,
+        agent_disk=args.agent_disk,
+        gpus_per_agent=args.gpus_per_agent,
+        quiet=args.quiet,
+    )
+    return run_job(spec, options, settings)
+
+
+def cmd_local_master(args: argparse.Namespace) -> int:
+    from .localmaster import main as local_master_main
+
+    return local_master_main(args.rest)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    api = args.api or os.environ.get("TFMESOS_API", "")
+    if not api:
+        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run')"])
+    try:
+        with urllib.request.urlopen(f"http://{api}/v1/status", timeout=10) as resp:
+            snap = json.load(resp)
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"tfmesos status: cannot reach the scheduler at {api}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(snap, indent=2))
+        return 0
+    print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
+    for t in snap["tasks"]:
+        print(f"  {t['role']}:{t['index']:<3} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}")
+    for e in snap.get("events", [])[-10:]:
+        print(f"  event: {e}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a job described by an options JSON and wait for its end")
+    run.add_argument("options", nargs="?", help="options JSON (see config-schema.json)")
+    run.add_argument("--options-from-env", action="store_true", help="read the options from TFMESOS_OPT_* variables (DC/OS package)")
+    run.add_argument("--master", help="local (default: an embedded master), HOST:PORT, or zk://HOST:PORT/mesos")
+    run.add_argument("--zk", help="zk://HOST:PORT/PATH to persist the scheduler's state (failover)")
+    run.add_argument("--state-dir", help="directory to persist the scheduler's state when there is no ZooKeeper")
+    run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
+    run.add_argument("--dry-run", action="store_true", help="print the resolved options and the task plan, launch nothing")
+    run.add_argument("--agents", type=int, default=2, help="embedded master: number of agents (default 2)")
+    run.add_argument("--agent-cpus", type=float, default=4.0, help="embedded master: cpus per agent")
+    run.add_argument("--agent-mem", type=float, default=8192.0, help="embedded master: mem (MB) per agent")
+    run.add_argument("--agent-disk", type=float, default=20000.0, help="embedded master: disk (MB) per agent")
+    run.add_argument("--gpus-per-agent", type=int, default=0, help="embedded master: fake GPUs per agent")
+    run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
+    run.set_defaults(func=cmd_run)
+
+    lm = sub.add_parser("local-master", help="run the embedded Mesos master on its own", add_help=False)
+    lm.add_argument("rest", nargs=argparse.REMAINDER)
+    lm.set_defaults(func=cmd_local_master)
+
+    st = sub.add_parser("status", help="show a running job (from its scheduler's HTTP API)")
+    st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_status)
+
+    try:
+        from .package.cli import add_subcommands
+    except ImportError:  # the package subcommands are optional at import time
+        pass
+    else:
+        add_subcommands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    try:
+        return args.func(args)
+    except OptionsError as exc:
+        print(f"tfmesos: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""What the core asks the shell to do. The shell turns each into a Mesos call (or an exit)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..spec import Resources, TaskKey
+
+
+@dataclass(frozen=True)
+class TaskLaunch:
+    key: TaskKey
+    task_id: str
+    port: int
+    resources: Resources  # task plus executor, as placed
+    restarts: int
+
+
+@dataclass(frozen=True)
+class Launch:
+    offer_id: str
+    agent_id: str
+    hostname: str
+    tasks: tuple[TaskLaunch, ...]
+
+
+@dataclass(frozen=True)
+class Decline:
+    offer_ids: tuple[str, ...]
+    refuse_seconds: float
+
+
+@dataclass(frozen=True)
+class Kill:
+    task_id: str
+    agent_id: str
+
+
+@dataclass(frozen=True)
+class SendClusterSpec:
+    task_id: str  # the executor id is the task id: one executor per task
+    agent_id: str
+    message: dict
+
+
+@dataclass(frozen=True)
+class Revive:
+    pass
+
+
+@dataclass(frozen=True)
+class Suppress:
+    pass
+
+
+@dataclass(frozen=True)
+class Reconcile:
+    task_ids: tuple[str, ...]  # empty: implicit reconciliation
+
+
+@dataclass(frozen=True)
+class Done:
+    succeeded: bool
+    cause: str
+
+
+Action = Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done

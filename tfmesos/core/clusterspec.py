@@ -1,0 +1,50 @@
+"""The ClusterSpec every task is given, in TensorFlow's TF_CONFIG shape.
+
+TensorFlow's convention: the evaluator is not part of the cluster (nobody connects to it);
+it gets the others' cluster with ``task.type == "evaluator"``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from ..spec import ROLE_ORDER, TaskKey
+
+ClusterDict = dict[str, list[str]]
+IN_CLUSTER = tuple(r for r in ROLE_ORDER if r != "evaluator")
+
+
+def cluster_spec(endpoints: Mapping[TaskKey, str]) -> ClusterDict:
+    """role -> [host:port by task index]; every task of a role must have an endpoint."""
+    by_role: dict[str, dict[int, str]] = {}
+    for key, addr in endpoints.items():
+        by_role.setdefault(key.role, {})[key.index] = addr
+    cluster: ClusterDict = {}
+    for role in ROLE_ORDER:
+        tasks = by_role.get(role)
+        if tasks:
+            missing = [i for i in range(max(tasks) + 1) if i not in tasks]
+            if missing:
+                raise ValueError(f"no endpoint for {role} task(s) {missing}")
+            cluster[role] = [tasks[i] for i in range(len(tasks))]
+    return cluster
+
+
+def tf_config(cluster: ClusterDict, key: TaskKey) -> dict:
+    return {
+        "cluster": {role: list(cluster[role]) for role in IN_CLUSTER if role in cluster},
+        "task": {"type": key.role, "index": key.index},
+    }
+
+
+_PLACEHOLDER = re.compile(r"(?<!\$)\{(job_name|task_index|ps_hosts|worker_hosts|chief_hosts|evaluator_hosts)\}")
+
+
+def substitute_placeholders(command: str, cluster: ClusterDict, key: TaskKey) -> str:
+    """Fill the placeholders of older tfmesos-style scripts; shell ``${VAR}`` stays as it is."""
+    values = {
+        "job_name": key.role,
+        "task_index": str(key.index),
+        **{f"{role}_hosts": ",".join(cluster.get(role, [])) for role in ROLE_ORDER},
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], command)

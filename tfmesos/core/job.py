@@ -1,0 +1,562 @@
+"""The job's lifecycle as a state machine over plain data.
+
+Every method takes an event (offers, a status update, the clock) and returns the actions
+the shell must carry out; nothing here does I/O, so the whole lifecycle (gang placement,
+relaunch, whole-job restart, success and failure) is tested and benchmarked without Mesos.
+
+Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> FINISHING
+(killing what is left) -> SUCCEEDED | FAILED. A whole-job restart goes back to PLACING.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from ..spec import ROLE_ORDER, JobSpec, TaskKey
+from . import restart
+from .actions import Action, Decline, Done, Kill, Launch, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
+from .clusterspec import IN_CLUSTER, cluster_spec
+from .offers import Offer
+from .placement import Demand, Placement, largest_offer, place
+
+PENDING = "PENDING"
+LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE"})
+REPORTED = frozenset({"TASK_STARTING", "TASK_RUNNING"})
+
+PLACING, RUNNING, FINISHING, SUCCEEDED, FAILED = "PLACING", "RUNNING", "FINISHING", "SUCCEEDED", "FAILED"
+
+# Offer filters: short while we still need resources (so they come back soon), long otherwise.
+REFUSE_WHILE_PENDING = 2.0
+REFUSE_WHEN_IDLE = 3600.0
+KILL_RETRY_SECONDS = 5.0
+FINISH_GRACE_SECONDS = 30.0
+# How long a partial gang placement may sit on offers before giving them back (with jitter),
+# so that two jobs that each hold half of a cluster cannot block each other forever.
+HOLD_SECONDS = 8.0
+
+
+@dataclass
+class TaskRecord:
+    key: TaskKey
+    state: str = PENDING
+    task_id: str = ""
+    agent_id: str = ""
+    hostname: str = ""
+    port: int = 0
+    restarts: int = 0
+    not_before: float = 0.0
+    launched_at: float = 0.0
+    spec_version_sent: int = 0
+    killing_since: float = 0.0
+    relaunch_after_kill: bool = False
+    avoid_agent: str = ""
+    exit_code: int | None = None
+    reason: str = ""
+    message: str = ""
+    log_tail: str = ""
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.hostname}:{self.port}" if self.hostname else ""
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    task_id: str
+    state: str
+    reason: str = ""
+    message: str = ""
+    agent_id: str = ""
+    exit_code: int | None = None
+    log_tail: str = ""
+
+
+@dataclass
+class Job:
+    spec: JobSpec
+    tasks: dict[TaskKey, TaskRecord] = field(default_factory=dict)
+    phase: str = PLACING
+    started_at: float = 0.0
+    placing_since: float = 0.0
+    finishing_since: float = 0.0
+    job_restarts: int = 0
+    spec_version: int = 0
+    launch_seq: int = 0
+    succeeded: bool | None = None
+    cause: str = ""
+    events: list[str] = field(default_factory=list)
+    # Transient (not persisted): offers held while gathering a gang, and placement diagnostics.
+    held: dict[str, Offer] = field(default_factory=dict)
+    held_since: float = 0.0
+    hold_limit: float = HOLD_SECONDS
+    largest_seen: Offer | None = None
+    last_unplaced: tuple[TaskKey, ...] = ()
+    suppressed: bool = False
+    done_emitted: bool = False
+    _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
+    _rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def new(cls, spec: JobSpec, now: float, seed: int = 0) -> "Job":
+        job = cls(spec=spec, started_at=now, placing_since=now)
+        job.tasks = {key: TaskRecord(key) for key in spec.task_keys()}
+        job._rng = random.Random(seed)
+        job.hold_limit = HOLD_SECONDS * (0.5 + job._rng.random())
+        return job
+
+    def start(self) -> list[Action]:
+        """First actions after (re)subscribing: ask for offers, reconcile what we launched."""
+        live = tuple(r.task_id for r in self.tasks.values() if r.live)
+        actions: list[Action] = [Revive()]
+        self.suppressed = False
+        if live:
+            actions += [Reconcile(live), Reconcile(())]
+        return actions
+
+    @property
+    def mode(self) -> str:
+        """parameter_server when there are parameter servers, else collective (all-reduce)."""
+        return "parameter_server" if self.spec.count("ps") else "collective"
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in (SUCCEEDED, FAILED)
+
+    def _note(self, text: str) -> None:
+        self.events.append(text)
+
+    def _new_task_id(self, key: TaskKey) -> str:
+        self.launch_seq += 1
+        return f"{self.spec.service.name.replace('/', '_')}.{key.role}.{key.index}.{self.launch_seq}"
+
+    # ------------------------------------------------------------------ offers
+    def offers(self, offers: Iterable[Offer], now: float) -> list[Action]:
+        offers = list(offers)
+        for o in offers:
+            if self.largest_seen is None or (o.cpus, o.mem, o.gpus) > (
+                self.largest_seen.cpus, self.largest_seen.mem, self.largest_seen.gpus
+            ):
+                self.largest_seen = o
+        if self.phase in (FINISHING, SUCCEEDED, FAILED):
+            return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
+        if self.phase == PLACING:
+            return self._gang(offers, now)
+        return self._relaunch(offers, now)
+
+    def rescinded(self, offer_id: str) -> None:
+        self.held.pop(offer_id, None)
+
+    def _demands(self, records: Iterable[TaskRecord]) -> list[Demand]:
+        out = []
+        for rec in records:
+            role = self.spec.role(rec.key.role)
+            assert role is not None
+            prefer = rec.agent_id if rec.agent_id and rec.agent_id != rec.avoid_agent else None
+            out.append(Demand(rec.key, role.demand, prefer, rec.port if prefer else None, rec.avoid_agent or None))
+        return out
+
+    def _gang(self, offers: list[Offer], now: float) -> list[Action]:
+        waiting = [r for r in self.tasks.values() if r.state == PENDING]
+        busy = any(r.live for r in self.tasks.values())
+        if busy or not waiting or any(r.not_before > now for r in waiting):
+            # Still killing the previous generation, or backing off: nothing to gather yet.
+            return [Decline(tuple(o.id for o in offers), REFUSE_WHILE_PENDING)]
+        for o in offers:
+            self.held[o.id] = o
+        if not self.held_since:
+            self.held_since = now
+        placement = place(self._demands(waiting), self.held.values())
+        if placement.complete:
+            actions = self._launch(placement, now)
+            unused = tuple(oid for oid in self.held if oid not in placement.offers_used())
+            self.held.clear()
+            self.held_since = 0.0
+            self.phase = RUNNING
+            if unused:
+                actions.append(Decline(unused, REFUSE_WHEN_IDLE))
+            actions += self._suppress_if_idle()
+            return actions
+        self.last_unplaced = placement.unplaced
+        keep = placement.offers_used()
+        release = tuple(oid for oid in self.held if oid not in keep)
+        for oid in release:
+            del self.held[oid]
+        if not self.held:
+            self.held_since = 0.0
+        return [Decline(release, REFUSE_WHILE_PENDING)] if release else []
+
+    def _relaunch(self, offers: list[Offer], now: float) -> list[Action]:
+        ready = [r for r in self.tasks.values() if r.state == PENDING and r.not_before <= now]
+        if not ready:
+            return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)] + self._suppress_if_idle()
+        placement = place(self._demands(ready), offers)
+        actions = self._launch(placement, now)
+        unused = tuple(o.id for o in offers if o.id not in placement.offers_used())
+        if unused:
+            actions.append(Decline(unused, REFUSE_WHILE_PENDING if placement.unplaced else REFUSE_WHEN_IDLE))
+        return actions + self._suppress_if_idle()
+
+    def _launch(self, placement: Placement, now: float) -> list[Action]:
+        per_offer: dict[str, list[TaskLaunch]] = {}
+        offer_of: dict[str, tuple[str, str]] = {}
+        moved: list[TaskKey] = []
+        for a in placement.assignments:
+            rec = self.tasks[a.key]
+            old_endpoint = rec.endpoint
+            rec.task_id = self._new_task_id(a.key)
+            self._by_task_id[rec.task_id] = a.key
+            rec.state, rec.agent_id, rec.hostname, rec.port = "TASK_STAGING", a.agent_id, a.hostname, a.port
+            rec.launched_at, rec.spec_version_sent, rec.killing_since = now, 0, 0.0
+            rec.avoid_agent = ""
+            if rec.endpoint != old_endpoint:
+                moved.append(a.key)
+            per_offer.setdefault(a.offer_id, []).append(TaskLaunch(a.key, rec.task_id, a.port, a.resources, rec.restarts))
+            offer_of[a.offer_id] = (a.agent_id, a.hostname)
+        if moved:
+            self.spec_version += 1
+        actions: list[Action] = [
+            Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts)) for oid, ts in per_offer.items()
+        ]
+        if self.phase == RUNNING and self.mode == "parameter_server":
+            # A running coordinator only knows the workers it started with: a worker that came
+            # back at a new address is used only after the chief restarts from its checkpoint.
+            if any(k.role == "worker" for k in moved if self.tasks[k].restarts):
+                actions += self._restart_for_peer("chief", now, "a worker moved to a new address")
+        return actions + self._sync_specs()
+
+    def _suppress_if_idle(self) -> list[Action]:
+        if self.suppressed or any(r.state == PENDING for r in self.tasks.values()) or self.held:
+            return []
+        self.suppressed = True
+        return [Suppress()]
+
+    # ------------------------------------------------------------------ cluster spec
+    def cluster(self) -> dict[str, list[str]] | None:
+        endpoints = {k: r.endpoint for k, r in self.tasks.items() if r.endpoint}
+        if len(endpoints) < len(self.tasks):
+            return None
+        return cluster_spec(endpoints)
+
+    def _spec_message(self) -> dict[str, Any] | None:
+        cluster = self.cluster()
+        if cluster is None:
+            return None
+        return {"type": "clusterspec", "version": self.spec_version, "cluster": cluster}
+
+    def _sync_specs(self) -> list[Action]:
+        message = self._spec_message()
+        if message is None:
+            return []
+        actions: list[Action] = []
+        for rec in self.tasks.values():
+            if rec.state in REPORTED and rec.spec_version_sent < self.spec_version:
+                rec.spec_version_sent = self.spec_version
+                actions.append(SendClusterSpec(rec.task_id, rec.agent_id, message))
+        return actions
+
+    def executor_asks_spec(self, task_id: str) -> list[Action]:
+        """An executor that has not heard of the ClusterSpec asks again (messages are best effort)."""
+        key = self._by_task_id.get(task_id)
+        message = self._spec_message()
+        if key is None or message is None or self.tasks[key].task_id != task_id:
+            return []
+        rec = self.tasks[key]
+        rec.spec_version_sent = self.spec_version
+        return [SendClusterSpec(task_id, rec.agent_id, message)]
+
+    # ------------------------------------------------------------------ status updates
+    def status(self, update: StatusUpdate, now: float) -> list[Action]:
+        key = self._by_task_id.get(update.task_id)
+        if key is None or self.tasks[key].task_id != update.task_id or self.tasks[key].state == PENDING:
+            # An earlier attempt, or a task we never launched: make sure it does not linger.
+            if update.state in LIVE and update.agent_id:
+                return [Kill(update.task_id, update.agent_id)]
+            return []
+        rec = self.tasks[key]
+        if rec.state not in LIVE:
+            return []  # already terminal: a duplicate or a reconciliation echo
+        if update.state in LIVE:
+            rec.state = update.state
+            if update.agent_id:
+                rec.agent_id = update.agent_id
+            return self._sync_specs()
+        return self._ended(rec, update, now)
+
+    def _ended(self, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
+        rec.state = update.state
+        rec.exit_code, rec.reason, rec.message = update.exit_code, update.reason, update.message
+        rec.log_tail = update.log_tail or rec.log_tail
+        if self.phase == FINISHING:
+            return self._maybe_done(now)
+        if rec.relaunch_after_kill:
+            rec.relaunch_after_kill = False
+            rec.state = PENDING
+            return self._revive()
+        key = rec.key
+        if update.state == "TASK_FINISHED" and key in self.spec.success_keys:
+            if all(self.tasks[k].state == "TASK_FINISHED" for k in self.spec.success_keys):
+                return self._finish(True, f"{key} finished", now)
+            return []
+        role = self.spec.role(key.role)
+        assert role is not None
+        ending = restart.Ending(update.state, update.reason, update.exit_code, startup_timeout="startup timeout" in update.message)
+        decision = restart.decide(
+            role.restart_policy, ending, rec.restarts, role.max_restarts, self.job_restarts,
+            self.spec.policies.max_job_restarts, self.spec.policies.backoff_seconds,
+            self.spec.policies.backoff_max_seconds,
+        )
+        if not decision.retry:
+            if ending.succeeded:
+                return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
+            return self._finish(False, self._describe_failure(rec, decision.why), now)
+        return self._recover(rec, ending, decision.delay, now)
+
+    def _describe_failure(self, rec: TaskRecord, why: str) -> str:
+        parts = [f"{rec.key} ({rec.task_id}) ended {rec.state}"]
+        if rec.exit_code is not None:
+            parts.append(f"exit code {rec.exit_code}")
+        if rec.reason:
+            parts.append(rec.reason)
+        if rec.message:
+            parts.append(repr(rec.message[:200]))
+        return ", ".join(parts) + f"; not relaunched: {why}"
+
+    # ------------------------------------------------------------------ recovery
+    def _recover(self, rec: TaskRecord, ending: restart.Ending, delay: float, now: float) -> list[Action]:
+        self.job_restarts += 1
+        whole_job = (self.mode == "collective" and rec.key.role in ("worker", "chief")) or (
+            self.mode == "parameter_server" and rec.key.role == "ps"
+        )
+        self._note(
+            f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
+            f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}: "
+            f"relaunch #{rec.restarts + 1} in {delay:.1f}s"
+            f"{' with the whole job from its checkpoint' if whole_job else ''}"
+        )
+        self._requeue(rec, now + delay, avoid=ending.agent_lost)
+        actions: list[Action] = []
+        if whole_job:
+            for other in self.tasks.values():
+                if other is rec:
+                    continue
+                other.not_before = now + delay
+                if other.live:
+                    actions += self._kill_for_relaunch(other, now)
+                elif other.state != PENDING:
+                    other.state = PENDING  # e.g. a worker that had already finished
+            self.phase = PLACING
+            self.placing_since = now
+            self.held_since = 0.0
+        return actions + self._revive()
+
+    def _requeue(self, rec: TaskRecord, not_before: float, avoid: bool) -> None:
+        rec.restarts += 1
+        rec.state = PENDING
+        rec.not_before = not_before
+        rec.avoid_agent = rec.agent_id if avoid else ""
+
+    def _kill_for_relaunch(self, rec: TaskRecord, now: float) -> list[Action]:
+        rec.relaunch_after_kill = True
+        rec.killing_since = now
+        return [Kill(rec.task_id, rec.agent_id)]
+
+    def _restart_for_peer(self, role: str, now: float, why: str) -> list[Action]:
+        actions: list[Action] = []
+        for rec in self.tasks.values():
+            if rec.key.role == role and rec.live and not rec.relaunch_after_kill:
+                self._note(f"{rec.key}: restarting from its checkpoint because {why}")
+                actions += self._kill_for_relaunch(rec, now)
+        return actions
+
+    def _revive(self) -> list[Action]:
+        if self.suppressed:
+            self.suppressed = False
+            return [Revive()]
+        return []
+
+    # ------------------------------------------------------------------ the end
+    def _finish(self, succeeded: bool, cause: str, now: float) -> list[Action]:
+        if self.phase in (FINISHING, SUCCEEDED, FAILED):
+            return []
+        self.phase, self.finishing_since = FINISHING, now
+        self.succeeded, self.cause = succeeded, cause
+        self._note(("succeeded: " if succeeded else "failed: ") + cause)
+        actions: list[Action] = []
+        if self.held:
+            actions.append(Decline(tuple(self.held), REFUSE_WHEN_IDLE))
+            self.held.clear()
+        for rec in self.tasks.values():
+            if rec.live:
+                rec.killing_since = now
+                actions.append(Kill(rec.task_id, rec.agent_id))
+        if not self.suppressed:
+            self.suppressed = True
+            actions.append(Suppress())
+        return actions + self._maybe_done(now)
+
+    def _maybe_done(self, now: float, force: bool = False) -> list[Action]:
+        if self.phase != FINISHING or (not force and any(r.live for r in self.tasks.values())):
+            return []
+        self.phase = SUCCEEDED if self.succeeded else FAILED
+        if self.done_emitted:
+            return []
+        self.done_emitted = True
+        return [Done(bool(self.succeeded), self.cause)]
+
+    def abort(self, why: str, now: float) -> list[Action]:
+        """Stop the job on request (operator shutdown, Ctrl-C): kill everything, report FAILED."""
+        return self._finish(False, why, now)
+
+    # ------------------------------------------------------------------ the clock
+    def tick(self, now: float) -> list[Action]:
+        actions: list[Action] = []
+        pol = self.spec.policies
+        if self.phase == FINISHING:
+            for rec in self.tasks.values():
+                if rec.live and now - rec.killing_since >= KILL_RETRY_SECONDS:
+                    rec.killing_since = now
+                    actions.append(Kill(rec.task_id, rec.agent_id))
+            if now - self.finishing_since >= FINISH_GRACE_SECONDS:
+                actions += self._maybe_done(now, force=True)
+            return actions
+        if self.terminal:
+            return actions
+        if pol.active_deadline_seconds and now - self.started_at >= pol.active_deadline_seconds:
+            return self._finish(False, f"active_deadline_seconds ({pol.active_deadline_seconds:g}s) exceeded", now)
+        if self.phase == PLACING and now - self.placing_since >= pol.placement_timeout_seconds:
+            return self._finish(False, self.explain_unplaced(), now)
+        if self.held and now - self.held_since >= self.hold_limit:
+            # Give a partial gang back so a competing job can complete; try again after a jittered pause.
+            actions.append(Decline(tuple(self.held), REFUSE_WHILE_PENDING + self._rng.random() * 3))
+            self.held.clear()
+            self.held_since = 0.0
+            self.hold_limit = HOLD_SECONDS * (0.5 + self._rng.random())
+        for rec in list(self.tasks.values()):
+            if rec.state in ("TASK_STAGING", "TASK_STARTING") and not rec.relaunch_after_kill and (
+                now - rec.launched_at >= pol.startup_timeout_seconds
+            ):
+                task_id, agent_id = rec.task_id, rec.agent_id
+                actions.append(Kill(task_id, agent_id))
+                actions += self._ended(
+                    rec,
+                    StatusUpdate(task_id, "TASK_FAILED", message=f"startup timeout: not RUNNING after {pol.startup_timeout_seconds:g}s"),
+                    now,
+                )
+            elif rec.relaunch_after_kill and rec.live and now - rec.killing_since >= KILL_RETRY_SECONDS:
+                rec.killing_since = now
+                actions.append(Kill(rec.task_id, rec.agent_id))
+        if any(r.state == PENDING and r.not_before <= now for r in self.tasks.values()):
+            actions += self._revive()
+        return actions
+
+    def next_deadline(self, now: float) -> float:
+        """When ``tick`` has something to do next (the shell sleeps until then, or an event)."""
+        pol = self.spec.policies
+        times = [now + 5.0]
+        if pol.active_deadline_seconds:
+            times.append(self.started_at + pol.active_deadline_seconds)
+        if self.phase == PLACING:
+            times.append(self.placing_since + pol.placement_timeout_seconds)
+        if self.held:
+            times.append(self.held_since + self.hold_limit)
+        if self.phase == FINISHING:
+            times.append(self.finishing_since + FINISH_GRACE_SECONDS)
+        for rec in self.tasks.values():
+            if rec.state == PENDING and rec.not_before > now:
+                times.append(rec.not_before)
+            elif rec.state in ("TASK_STAGING", "TASK_STARTING"):
+                times.append(rec.launched_at + pol.startup_timeout_seconds)
+        return max(now, min(times))
+
+    # ------------------------------------------------------------------ reporting
+    def explain_unplaced(self) -> str:
+        waiting = [r.key for r in self.tasks.values() if r.state == PENDING]
+        unplaced = self.last_unplaced or tuple(waiting)
+        lines = [f"job cannot be placed within placement_timeout_seconds ({self.spec.policies.placement_timeout_seconds:g}s)"]
+        per_role: dict[str, int] = {}
+        for key in unplaced:
+            per_role[key.role] = per_role.get(key.role, 0) + 1
+        for role_name in ROLE_ORDER:
+            if role_name in per_role:
+                role = self.spec.role(role_name)
+                assert role is not None
+                d = role.demand
+                lines.append(
+                    f"{role_name}: {per_role[role_name]} of {role.count} task(s) unplaced, each needs "
+                    f"cpus {d.cpus:g}, mem {d.mem:g} MB, disk {d.disk:g} MB, gpus {d.gpus}, 1 port (executor included)"
+                )
+        o = self.largest_seen
+        if o is None:
+            lines.append("no offer was received: is any agent registered, and does the role match?")
+        else:
+            lines.append(
+                f"largest offer seen: agent {o.agent_id} ({o.hostname}) cpus {o.cpus:g}, mem {o.mem:g} MB, "
+                f"disk {o.disk:g} MB, gpus {o.gpus}, {o.port_count} ports"
+            )
+        return "; ".join(lines)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "name": self.spec.service.name,
+            "phase": self.phase,
+            "mode": self.mode,
+            "succeeded": self.succeeded,
+            "cause": self.cause,
+            "job_restarts": self.job_restarts,
+            "clusterspec_version": self.spec_version,
+            "tasks": [
+                {
+                    "role": r.key.role,
+                    "index": r.key.index,
+                    "task_id": r.task_id,
+                    "endpoint": r.endpoint,
+                    "agent_id": r.agent_id,
+                    "state": r.state,
+                    "restarts": r.restarts,
+                    "exit_code": r.exit_code,
+                    "reason": r.reason,
+                    "message": r.message,
+                }
+                for r in sorted(self.tasks.values(), key=lambda r: (ROLE_ORDER.index(r.key.role), r.key.index))
+            ],
+            "events": list(self.events[-50:]),
+        }
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "started_at": self.started_at,
+            "placing_since": self.placing_since,
+            "finishing_since": self.finishing_since,
+            "job_restarts": self.job_restarts,
+            "spec_version": self.spec_version,
+            "launch_seq": self.launch_seq,
+            "succeeded": self.succeeded,
+            "cause": self.cause,
+            "events": self.events[-200:],
+            "suppressed": self.suppressed,
+            "tasks": [{**asdict(r), "key": [r.key.role, r.key.index]} for r in self.tasks.values()],
+            "task_ids": {tid: [k.role, k.index] for tid, k in self._by_task_id.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, spec: JobSpec, data: dict[str, Any], seed: int = 0) -> "Job":
+        job = cls.new(spec, data["started_at"], seed)
+        for name in ("phase", "placing_since", "finishing_since", "job_restarts", "spec_version", "launch_seq",
+                     "succeeded", "cause", "events"):
+            setattr(job, name, data[name])
+        for raw in data["tasks"]:
+            key = TaskKey(raw["key"][0], raw["key"][1])
+            if key in job.tasks:
+                job.tasks[key] = TaskRecord(**{**raw, "key": key})
+        job._by_task_id = {tid: TaskKey(k[0], k[1]) for tid, k in data["task_ids"].items()}
+        # Offers never survive a reconnection, and after a restart we must ask again.
+        job.suppressed = False
+        return job

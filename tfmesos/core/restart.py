@@ -1,0 +1,111 @@
+"""Whether a task that ended is relaunched, and after how long.
+
+Semantics follow Kubeflow's TFJob where they overlap: ``ExitCode`` treats exit codes 1-127
+as permanent (a bug in the program) and 128-255 as retryable (killed by a signal: OOM, a
+preemption, a kill -9). Mesos-side losses (agent lost or gone, executor died) are always
+retryable except under ``Never``; an invalid task (TASK_ERROR) never is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TERMINAL_STATES = frozenset(
+    {"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST", "TASK_DROPPED", "TASK_GONE",
+     "TASK_GONE_BY_OPERATOR"}
+)
+# Ends where the process may never have had a say: the machine, the agent or the executor went away.
+INFRASTRUCTURE_STATES = frozenset({"TASK_LOST", "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNREACHABLE"})
+INFRASTRUCTURE_REASONS = frozenset(
+    {
+        "REASON_AGENT_REMOVED",
+        "REASON_AGENT_REMOVED_BY_OPERATOR",
+        "REASON_AGENT_DISCONNECTED",
+        "REASON_AGENT_RESTARTED",
+        "REASON_EXECUTOR_TERMINATED",
+        "REASON_EXECUTOR_REGISTRATION_TIMEOUT",
+        "REASON_EXECUTOR_REREGISTRATION_TIMEOUT",
+        "REASON_CONTAINER_LAUNCH_FAILED",
+        "REASON_CONTAINER_PREEMPTED",
+        "REASON_INVALID_OFFERS",
+    }
+)
+AGENT_LOSS_REASONS = frozenset(
+    {"REASON_AGENT_REMOVED", "REASON_AGENT_REMOVED_BY_OPERATOR", "REASON_AGENT_DISCONNECTED", "REASON_AGENT_RESTARTED"}
+)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a task ended, as far as the scheduler can tell."""
+
+    state: str
+    reason: str = ""
+    exit_code: int | None = None
+    startup_timeout: bool = False
+
+    @property
+    def succeeded(self) -> bool:
+        return self.state == "TASK_FINISHED"
+
+    @property
+    def infrastructure(self) -> bool:
+        return self.state in INFRASTRUCTURE_STATES or self.reason in INFRASTRUCTURE_REASONS
+
+    @property
+    def agent_lost(self) -> bool:
+        return self.reason in AGENT_LOSS_REASONS or self.state in ("TASK_GONE", "TASK_GONE_BY_OPERATOR")
+
+
+@dataclass(frozen=True)
+class Decision:
+    retry: bool
+    why: str
+    delay: float = 0.0
+
+
+def should_retry(policy: str, ending: Ending) -> tuple[bool, str]:
+    """The policy's verdict alone, before limits."""
+    if ending.state == "TASK_ERROR":
+        return False, "the task is invalid (TASK_ERROR); relaunching the same would fail again"
+    if ending.succeeded:
+        return (policy == "Always"), ("restart policy Always" if policy == "Always" else "finished")
+    if policy == "Never":
+        return False, "restart policy Never"
+    if policy in ("OnFailure", "Always"):
+        return True, f"restart policy {policy}"
+    # ExitCode
+    if ending.infrastructure or ending.startup_timeout:
+        return True, "lost to the infrastructure, retryable under ExitCode"
+    code = ending.exit_code
+    if code is not None and 128 <= code <= 255:
+        return True, f"exit code {code} is retryable (128-255)"
+    if code is not None:
+        return False, f"exit code {code} is permanent (1-127) under ExitCode"
+    return True, "no exit code; retryable under ExitCode"
+
+
+def backoff(restarts: int, base: float, cap: float) -> float:
+    """Delay before relaunch number ``restarts + 1``: base, 2*base, 4*base, ... capped."""
+    if base <= 0:
+        return 0.0
+    return min(cap, base * (2 ** min(restarts, 30)))
+
+
+def decide(
+    policy: str,
+    ending: Ending,
+    task_restarts: int,
+    max_restarts: int,
+    job_restarts: int,
+    max_job_restarts: int,
+    backoff_base: float,
+    backoff_cap: float,
+) -> Decision:
+    retry, why = should_retry(policy, ending)
+    if not retry:
+        return Decision(False, why)
+    if task_restarts >= max_restarts:
+        return Decision(False, f"task relaunched {task_restarts} times, the limit (max_restarts {max_restarts})")
+    if job_restarts >= max_job_restarts:
+        return Decision(False, f"job relaunched tasks {job_restarts} times, the limit (max_job_restarts {max_job_restarts})")
+    return Decision(True, why, backoff(task_restarts, backoff_base, backoff_cap))

@@ -1,0 +1,331 @@
+"""The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
+
+It reports TASK_STARTING, waits for the ClusterSpec (a framework message from the scheduler;
+it asks again if none arrives, since messages are best effort), then starts the task's
+process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to the sandbox;
+the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
+TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
+lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, IO
+
+from .core.clusterspec import substitute_placeholders, tf_config
+from .mesos.taskinfo import decode
+from .spec import TaskKey
+
+log = logging.getLogger("tfmesos.executor")
+
+ASK_AGAIN_SECONDS = 5.0
+KILL_GRACE_SECONDS = 3.0
+LOG_TAIL_LINES = 20
+OUTPUT_BATCH_SECONDS = 0.3
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL if the executor dies (kill -9 included), so no orphan remains."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def parse_duration(text: str, default: float) -> float:
+    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "secs": 1, "mins": 60, "hrs": 3600, "days": 86400, "weeks": 604800}
+    for unit, factor in units.items():
+        if text.endswith(unit):
+            try:
+                return float(text[: -len(unit)]) * factor
+            except ValueError:
+                return default
+    return default
+
+
+def _status(task_id: str, state: str, message: str = "", data: dict | None = None) -> dict[str, Any]:
+    from pymesos import encode_data
+
+    status: dict[str, Any] = {"task_id": {"value": task_id}, "state": state}
+    if message:
+        status["message"] = message
+    if data is not None:
+        status["data"] = encode_data(json.dumps(data).encode())
+    return status
+
+
+class TaskProcess:
+    """The task's OS process, its output pumps and its log tail."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
+        self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
+        self._forward = forward
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            process_group=0,  # its own group, so a kill reaches its children too
+            preexec_fn=_die_with_parent,
+        )
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, sys.stdout, "stdout"), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, "stderr"), daemon=True),
+        ]
+        for t in self._pumps:
+            t.start()
+
+    def _pump(self, src: IO[bytes], dst: IO[str], stream: str) -> None:
+        for raw in iter(src.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            dst.write(line)
+            dst.flush()
+            self.tail.append(line.rstrip("\n"))
+            if self._forward is not None:
+                self._forward(stream, line.rstrip("\n"))
+
+    def wait(self) -> int:
+        code = self.proc.wait()
+        for t in self._pumps:
+            t.join(timeout=5)
+        return code
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class OutputForwarder:
+    """Batches output lines into framework messages (best effort, bounded)."""
+
+    def __init__(self, send: Any, task_id: str):
+        self._send, self._task_id = send, task_id
+        self._lines: list[str] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def __call__(self, stream: str, line: str) -> None:
+        with self._cond:
+            if len(self._lines) < 1000:
+                self._lines.append(line)
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._lines and not self._closed:
+                    self._cond.wait()
+                if not self._lines and self._closed:
+                    return
+            time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
+            with self._cond:
+                lines, self._lines = self._lines, []
+            self._send({"type": "output", "task_id": self._task_id, "lines": lines})
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join(timeout=5)
+
+
+class TFExecutor:
+    """pymesos Executor callbacks (duck-typed: pymesos calls them by name)."""
+
+    def __init__(self) -> None:
+        self.driver: Any = None
+        self.task_id = ""
+        self.payload: dict[str, Any] = {}
+        self.spec: dict[str, Any] | None = None
+        self.process: TaskProcess | None = None
+        self.forwarder: OutputForwarder | None = None
+        self.killed = False
+        self.finished = threading.Event()
+        self._lock = threading.Lock()
+        self._have_spec = threading.Event()
+        self._disconnect_timer: threading.Timer | None = None
+
+    # -- pymesos callbacks
+    def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
+        self.driver = driver
+
+    def reregistered(self, driver: Any, agent_info: Any) -> None:
+        if self._disconnect_timer:
+            self._disconnect_timer.cancel()
+
+    def disconnected(self, driver: Any) -> None:
+        # With checkpointing pymesos keeps reconnecting for a day; we give up after the recovery
+        # timeout the agent gave us, and take the task down with us rather than orphan it.
+        timeout = parse_duration(os.environ.get("MESOS_RECOVERY_TIMEOUT", ""), 900.0)
+        self._disconnect_timer = threading.Timer(timeout, self._give_up)
+        self._disconnect_timer.daemon = True
+        self._disconnect_timer.start()
+
+    def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
+        self.driver = driver
+        self.task_id = task["task_id"]["value"]
+        self.payload = decode(task["data"])
+        driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
+        threading.Thread(target=self._ask_for_spec, daemon=True).start()
+
+    def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
+        from pymesos import decode_data
+
+        msg = json.loads(decode_data(data))
+        if msg.get("type") != "clusterspec":
+            return
+        with self._lock:
+            if self.spec is not None and msg["version"] <= self.spec["version"]:
+                return
+            self.spec = msg
+            Path("clusterspec.json").write_text(json.dumps(msg, indent=1))
+            start = self.process is None and not self.killed
+        self._have_spec.set()
+        if start:
+            threading.Thread(target=self._run_task, daemon=True).start()
+
+    def killTask(self, driver: Any, task_id: dict[str, str]) -> None:  # noqa: N802
+        with self._lock:
+            self.killed = True
+            proc = self.process
+        if proc is None:
+            self._report("TASK_KILLED", "killed before it started")
+            return
+        proc.signal_group(signal.SIGTERM)
+        threading.Timer(KILL_GRACE_SECONDS, proc.signal_group, args=(signal.SIGKILL,)).start()
+
+    def shutdown(self, driver: Any) -> None:
+        self.killTask(driver, {"value": self.task_id})
+
+    def error(self, driver: Any, message: str) -> None:
+        log.error("executor error from agent: %s", message)
+
+    # -- internals
+    def _ask_for_spec(self) -> None:
+        from pymesos import encode_data
+
+        while not self._have_spec.wait(ASK_AGAIN_SECONDS) and not self.killed:
+            try:
+                self.driver.sendFrameworkMessage(
+                    encode_data(json.dumps({"type": "need_spec", "task_id": self.task_id}).encode())
+                )
+            except Exception as exc:  # disconnected: try again later
+                log.warning("cannot ask for the ClusterSpec yet: %s", exc)
+
+    def _send_message(self, msg: dict[str, Any]) -> None:
+        from pymesos import encode_data
+
+        try:
+            self.driver.sendFrameworkMessage(encode_data(json.dumps(msg).encode()))
+        except Exception as exc:
+            log.debug("output not forwarded: %s", exc)
+
+    def _environment(self, key: TaskKey, cluster: dict[str, list[str]], sandbox: str) -> dict[str, str]:
+        env = dict(os.environ)
+        tmp = Path(sandbox) / "tmp"
+        tmp.mkdir(exist_ok=True)
+        p = self.payload
+        env.update(
+            {
+                "TF_CONFIG": json.dumps(tf_config(cluster, key)),
+                "TFMESOS_JOB_NAME": key.role,
+                "TFMESOS_TASK_INDEX": str(key.index),
+                "TFMESOS_PORT": str(p["port"]),
+                "TFMESOS_RESTART_COUNT": str(p["restarts"]),
+                "TFMESOS_CHECKPOINT_DIR": p.get("checkpoint_dir") or "",
+                "TFMESOS_PYTHON": p["python"],
+                "TFMESOS_SERVICE": p["job"],
+                "TMPDIR": str(tmp),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        env.update(p.get("env") or {})
+        return env
+
+    def _run_task(self) -> None:
+        assert self.spec is not None
+        p = self.payload
+        key = TaskKey(p["role"], p["index"])
+        cluster = self.spec["cluster"]
+        sandbox = os.environ.get("MESOS_SANDBOX") or os.getcwd()
+        if p["command"] is None:
+            argv = [p["python"], "-m", "tfmesos.tfserver"]
+        else:
+            argv = ["/bin/sh", "-c", substitute_placeholders(p["command"], cluster, key)]
+        cwd = p.get("workdir") or sandbox
+        if p.get("stream_output"):
+            self.forwarder = OutputForwarder(self._send_message, self.task_id)
+        try:
+            with self._lock:
+                if self.killed:
+                    return
+                self.process = TaskProcess(argv, self._environment(key, cluster, sandbox), cwd, self.forwarder)
+        except OSError as exc:
+            self._report("TASK_FAILED", f"cannot start the task: {exc}", {"exit_code": 127, "log_tail": str(exc)})
+            return
+        self.driver.sendStatusUpdate(_status(self.task_id, "TASK_RUNNING", f"pid {self.process.proc.pid}"))
+        code = self.process.wait()
+        if self.forwarder:
+            self.forwarder.close()
+        exit_code = code if code >= 0 else 128 - code
+        tail = "\n".join(self.process.tail)
+        data = {"exit_code": exit_code, "log_tail": tail}
+        if self.killed:
+            self._report("TASK_KILLED", f"killed (exit code {exit_code})", data)
+        elif code == 0:
+            self._report("TASK_FINISHED", "exit code 0", data)
+        else:
+            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+            self._report("TASK_FAILED", f"process ended with {how}", data)
+
+    def _report(self, state: str, message: str, data: dict | None = None) -> None:
+        try:
+            self.driver.sendStatusUpdate(_status(self.task_id, state, message, data))
+        finally:
+            self.finished.set()
+
+    def _give_up(self) -> None:
+        with self._lock:
+            self.killed = True
+            proc = self.process
+        if proc is not None:
+            proc.signal_group(signal.SIGKILL)
+        self.finished.set()
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s tfmesos.executor %(levelname)s %(message)s")
+    # pymesos reads MESOS_CHECKPOINT with bool(), so "0" would mean "checkpointing" and make the
+    # executor outlive its agent for a day; an empty value means what "0" should.
+    if os.environ.get("MESOS_CHECKPOINT") == "0":
+        os.environ["MESOS_CHECKPOINT"] = ""
+    from pymesos import MesosExecutorDriver
+
+    executor = TFExecutor()
+    driver = MesosExecutorDriver(executor, use_addict=False)
+    driver.start()
+    # One task per executor: once it has ended and been reported, the executor is done.
+    while not executor.finished.wait(1.0):
+        if not driver._started:  # the driver stopped (agent told us to shut down, or gave up)
+            break
+    driver.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

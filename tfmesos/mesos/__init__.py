@@ -1,0 +1,1 @@
+"""Translation between the core's plain data and Mesos v1 JSON messages (the edge)."""

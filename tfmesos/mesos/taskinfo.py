@@ -1,0 +1,144 @@
+"""Build Mesos TaskInfo messages for placed tasks.
+
+Resources are carved out of the offer's own resource entries so that each carries the
+``role``/``reservation``/``allocation_info`` it was offered with: required for reserved
+resources and for MULTI_ROLE frameworks, harmless otherwise.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.actions import TaskLaunch
+from ..spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
+
+_KEEP = ("role", "reservation", "reservations", "allocation_info")
+
+
+class OfferLedger:
+    """What is left of one offer's resource entries while tasks are cut out of it."""
+
+    def __init__(self, raw_offer: dict[str, Any]):
+        self._entries = [copy.deepcopy(r) for r in raw_offer.get("resources", ()) if "revocable" not in r]
+
+    def scalar(self, name: str, amount: float) -> list[dict[str, Any]]:
+        out, left = [], amount
+        for entry in self._entries:
+            if left <= 1e-9:
+                break
+            if entry.get("name") != name or entry.get("type", "SCALAR") != "SCALAR":
+                continue
+            have = entry["scalar"]["value"]
+            take = min(have, left)
+            if take <= 1e-9:
+                continue
+            entry["scalar"]["value"] = round(have - take, 3)
+            left -= take
+            out.append(self._piece(entry, {"type": "SCALAR", "scalar": {"value": round(take, 3)}}))
+        if left > 1e-6:
+            raise ValueError(f"offer lacks {left:g} {name}")
+        return out
+
+    def port(self, port: int) -> dict[str, Any]:
+        for entry in self._entries:
+            if entry.get("name") != "ports":
+                continue
+            ranges = entry["ranges"]["range"]
+            for i, rng in enumerate(ranges):
+                if rng["begin"] <= port <= rng["end"]:
+                    pieces = [{"begin": rng["begin"], "end": port - 1}, {"begin": port + 1, "end": rng["end"]}]
+                    ranges[i : i + 1] = [p for p in pieces if p["begin"] <= p["end"]]
+                    return self._piece(entry, {"type": "RANGES", "ranges": {"range": [{"begin": port, "end": port}]}})
+        raise ValueError(f"offer lacks port {port}")
+
+    @staticmethod
+    def _piece(entry: dict[str, Any], value: dict[str, Any]) -> dict[str, Any]:
+        return {"name": entry["name"], **value, **{k: copy.deepcopy(entry[k]) for k in _KEEP if k in entry}}
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    python: str  # interpreter on the agent that has tfmesos installed
+    framework_user: str = ""
+
+
+def encode(obj: Any) -> str:
+    return base64.b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode()
+
+
+def decode(data: str) -> Any:
+    return json.loads(base64.b64decode(data))
+
+
+def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> dict[str, Any]:
+    """What the executor needs to start the task's process (sent as TaskInfo.data)."""
+    role = spec.role(launch.key.role)
+    assert role is not None
+    return {
+        "role": launch.key.role,
+        "index": launch.key.index,
+        "port": launch.port,
+        "restarts": launch.restarts,
+        "command": role.command,  # None: the built-in TensorFlow server
+        "env": dict(spec.env) | dict(role.env),
+        "workdir": spec.workdir,
+        "checkpoint_dir": spec.checkpoint_dir,
+        "python": python,
+        "job": spec.service.name,
+        # The task that decides success streams its output back to the scheduler's console.
+        "stream_output": launch.key == spec.success_keys[0],
+    }
+
+
+def build_task_info(
+    spec: JobSpec, launch: TaskLaunch, agent_id: str, ledger: OfferLedger, settings: ExecutorSettings
+) -> dict[str, Any]:
+    role = spec.role(launch.key.role)
+    assert role is not None
+    res = role.resources
+    resources = ledger.scalar("cpus", res.cpus) + ledger.scalar("mem", res.mem)
+    if res.disk > 0:
+        resources += ledger.scalar("disk", res.disk)
+    if res.gpus > 0:
+        resources += ledger.scalar("gpus", float(res.gpus))
+    resources.append(ledger.port(launch.port))
+
+    command: dict[str, Any] = {
+        "shell": True,
+        "value": f"exec {shlex.quote(settings.python)} -m tfmesos.executor",
+        "uris": [{"value": uri, "extract": True, "cache": False} for uri in spec.uris],
+    }
+    if settings.framework_user:
+        command["user"] = settings.framework_user
+    executor: dict[str, Any] = {
+        "executor_id": {"value": launch.task_id},
+        "type": "CUSTOM",
+        "name": f"tfmesos executor {launch.key.name}",
+        "command": command,
+        "resources": ledger.scalar("cpus", EXECUTOR_CPUS) + ledger.scalar("mem", EXECUTOR_MEM),
+    }
+    if spec.image:
+        executor["container"] = {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": spec.image}}}}
+    name = spec.service.name
+    return {
+        "name": f"{name}{launch.key.name}",
+        "task_id": {"value": launch.task_id},
+        "agent_id": {"value": agent_id},
+        "resources": resources,
+        "executor": executor,
+        "data": encode(task_payload(spec, launch, settings.python)),
+        "labels": {"labels": [
+            {"key": "tfmesos.job", "value": name},
+            {"key": "tfmesos.role", "value": launch.key.role},
+            {"key": "tfmesos.index", "value": str(launch.key.index)},
+        ]},
+        "discovery": {
+            "visibility": "FRAMEWORK",
+            "name": f"{name.replace('/', '-')}-{launch.key.role}-{launch.key.index}",
+            "ports": {"ports": [{"number": launch.port, "name": "grpc", "protocol": "tcp"}]},
+        },
+    }

@@ -1,0 +1,230 @@
+"""``tfmesos run``: start (or resume) one job on a Mesos master and see it to its end.
+
+The imperative shell around the core: the embedded master when no --master is given, the
+state store, the pymesos driver, the HTTP API, the console. Exit code 0 means the job
+succeeded and nothing it started is still running.
+"""
+from __future__ import annotations
+
+import getpass
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from .api import ApiServer
+from .core.job import Job
+from .mesos.taskinfo import ExecutorSettings
+from .options import OptionsError
+from .scheduler import JobScheduler, options_digest
+from .spec import JobSpec
+from .state_store import StateStore, open_store
+
+log = logging.getLogger("tfmesos.runner")
+
+
+@dataclass
+class RunSettings:
+    master: str | None = None  # None: start the embedded master
+    zk: str = ""
+    state_dir: str = ""
+    api_port: int | None = None  # None: the options' service.api_port
+    api_host: str = "127.0.0.1"
+    agents: int = 2
+    agent_cpus: float = 4.0
+    agent_mem: float = 8192.0
+    agent_disk: float = 20000.0
+    gpus_per_agent: int = 0
+    quiet: bool = False
+
+
+class Console:
+    """Progress lines with the time since start; the chief's output indented under them."""
+
+    def __init__(self, out: TextIO, quiet: bool = False):
+        self.out, self.quiet, self.t0 = out, quiet, time.monotonic()
+        self._lock = threading.Lock()
+
+    def line(self, text: str) -> None:
+        with self._lock:
+            self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] {text}\n")
+            self.out.flush()
+
+    def event(self, text: str) -> None:
+        if not self.quiet:
+            self.line(text)
+
+    def output(self, task_id: str, lines: list[str]) -> None:
+        parts = task_id.split(".")  # <service>.<role>.<index>.<seq>
+        name = f"{parts[-3]}:{parts[-2]}" if len(parts) >= 4 else task_id
+        with self._lock:
+            for line in lines:
+                self.out.write(f"  {name} | {line}\n")
+            self.out.flush()
+
+
+def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
+    """Tasks that no embedded agent could ever hold: rejected before anything starts."""
+    problems = []
+    for role in spec.roles:
+        d = role.demand
+        for field, need, have, flag in (
+            ("cpus", d.cpus, s.agent_cpus, "--agent-cpus"),
+            ("mem", d.mem, s.agent_mem, "--agent-mem"),
+            ("disk", d.disk, s.agent_disk, "--agent-disk"),
+            ("gpus", d.gpus, s.gpus_per_agent, "--gpus-per-agent"),
+        ):
+            if need > have + 1e-9:
+                problems.append(
+                    f"$.roles.{role.name}.{field}: {getattr(role.resources, field):g} (plus the executor's share) "
+                    f"does not fit an embedded agent, which has {have:g} {field}: expected at most that, or raise {flag}"
+                )
+    return problems
+
+
+def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
+    svc = spec.service
+    info: dict[str, Any] = {
+        "user": svc.user or getpass.getuser(),
+        "name": svc.name,
+        "roles": [svc.role],
+        "capabilities": [{"type": "MULTI_ROLE"}],  # pymesos adds GPU_RESOURCES itself (Mesos >= 1.0)
+        "failover_timeout": svc.failover_timeout,
+        "checkpoint": True,
+        "hostname": socket.gethostname(),
+    }
+    if webui_url:
+        info["webui_url"] = webui_url
+    if svc.principal:
+        info["principal"] = svc.principal
+    if framework_id:
+        info["id"] = {"value": framework_id}
+    return info
+
+
+def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
+    saved = store.load() if store else None
+    if not saved:
+        return Job.new(spec, time.time(), seed=hash(spec.service.name) & 0xFFFF), None
+    if saved.get("options_digest") != options_digest(options):
+        raise OptionsError(
+            [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
+             f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "
+             "or another service name"]
+        )
+    job = Job.from_dict(spec, saved["job"], seed=hash(spec.service.name) & 0xFFFF)
+    console.event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} (state in {store.where})")  # type: ignore[union-attr]
+    return job, saved["framework_id"]
+
+
+def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
+    console = Console(out, settings.quiet)
+    master_proc = None
+    if settings.master is None:
+        problems = local_fit_problems(spec, settings)
+        if problems:
+            raise OptionsError(problems)
+        from .localmaster import LocalMaster
+
+        master_proc = LocalMaster(
+            agents=settings.agents,
+            agent_cpus=settings.agent_cpus,
+            agent_mem=settings.agent_mem,
+            agent_disk=settings.agent_disk,
+            gpus_per_agent=settings.gpus_per_agent,
+        )
+        master_proc.start()
+        master = master_proc.address
+        console.event(f"embedded Mesos master on {master} with {settings.agents} agent(s); sandboxes under {master_proc.work_dir}")
+    else:
+        master = settings.master
+
+    # The embedded master dies with us, so a local run only persists state when asked to.
+    persist = settings.master is not None or bool(settings.state_dir or settings.zk)
+    store = open_store(settings.zk or spec.service.zk, settings.state_dir or spec.service.state_dir, spec.service.name) if persist else None
+    api = None
+    try:
+        job, framework_id = _load_or_create(store, spec, options, console)
+        python = spec.python or sys.executable
+        sched = JobScheduler(
+            job, spec, options, ExecutorSettings(python=python, framework_user=spec.service.user),
+            store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+        )
+        stop_requested = threading.Event()
+
+        def shutdown() -> None:
+            stop_requested.set()
+            sched.request_stop()
+
+        port = spec.service.api_port if settings.api_port is None else settings.api_port
+        api = ApiServer(sched.snapshot, lambda: sched.job._spec_message(), shutdown, settings.api_host, port)
+        api.start()
+        console.event(f"scheduler API on http://{api.address}/v1/status")
+        from pymesos import MesosSchedulerDriver
+
+        secret = os.environ.get("MESOS_SECRET") or None
+        driver = MesosSchedulerDriver(
+            sched,
+            framework_info(spec, framework_id, f"http://{api.address}"),
+            master,
+            use_addict=False,
+            implicit_acknowledgements=True,
+            principal=spec.service.principal or None,
+            secret=secret if spec.service.principal else None,
+            failover=True,  # a crash must not tear the job down: a restarted scheduler takes over
+        )
+        sched.driver = driver
+        previous_term = signal.signal(signal.SIGTERM, lambda *_: shutdown() if master_proc else _failover_exit())
+        driver.start()
+        try:
+            result = sched.run_until_done(stop_requested)
+        except KeyboardInterrupt:
+            console.event("interrupted: killing the job's tasks (Ctrl-C again to leave at once)")
+            shutdown()
+            result = sched.run_until_done(stop_requested)
+        finally:
+            signal.signal(signal.SIGTERM, previous_term)
+        # The job is over: tear the framework down (Mesos kills anything left) and forget it.
+        driver.stop(failover=False)
+        driver.join()
+        if store:
+            store.clear()
+        _summary(console, sched, result.succeeded, result.cause)
+        return 0 if result.succeeded else 1
+    finally:
+        if api:
+            api.stop()
+        if store:
+            store.close()
+        if master_proc is not None:
+            master_proc.stop()
+
+
+class _FailoverExit(SystemExit):
+    pass
+
+
+def _failover_exit() -> None:
+    """SIGTERM on a real cluster (Marathon restarting us): leave the job to the next scheduler."""
+    raise _FailoverExit(143)
+
+
+def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str) -> None:
+    snap = sched.snapshot()
+    console.line(f"job {snap['name']} {'SUCCEEDED' if succeeded else 'FAILED'}: {cause}")
+    for t in snap["tasks"]:
+        exit_part = "" if t["exit_code"] is None else f" exit {t['exit_code']}"
+        console.line(
+            f"  {t['role']}:{t['index']:<3} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{exit_part}"
+        )
+    if not succeeded:
+        for rec in sched.job.tasks.values():
+            if rec.log_tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):
+                console.line(f"last lines of {rec.key} ({rec.task_id}):")
+                for line in rec.log_tail.splitlines()[-10:]:
+                    console.line(f"  | {line}")

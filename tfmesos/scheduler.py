@@ -1,0 +1,261 @@
+"""The pymesos scheduler: translates Mesos events into calls on the core ``Job`` and the
+core's actions back into Mesos calls. All decisions live in ``tfmesos.core``.
+
+Thread model: pymesos delivers events on its IO thread; the runner's thread waits for the
+next deadline and calls ``tick``. Both go through one lock. A callback never raises into
+pymesos, which would tear the framework (and the job) down.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from .core import actions as act
+from .core.job import Job, StatusUpdate
+from .core.offers import parse_offer
+from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
+from .spec import JobSpec
+from .state_store import StateStore
+
+log = logging.getLogger("tfmesos.scheduler")
+
+FATAL_ERRORS = ("Framework has been removed", "Framework failed over")
+
+
+def options_digest(options: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _guard(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def wrapper(self: "JobScheduler", *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except Exception:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
+            log.exception("error in %s (the job goes on)", method.__name__)
+    return wrapper
+
+
+def parse_status(status: dict[str, Any]) -> StatusUpdate:
+    exit_code, log_tail = None, ""
+    if status.get("data"):
+        try:
+            data = decode(status["data"])
+            exit_code, log_tail = data.get("exit_code"), data.get("log_tail", "")
+        except (ValueError, TypeError, AttributeError):
+            pass
+    return StatusUpdate(
+        task_id=status["task_id"]["value"],
+        state=status["state"],
+        reason=status.get("reason", ""),
+        message=status.get("message", ""),
+        agent_id=status.get("agent_id", {}).get("value", ""),
+        exit_code=exit_code,
+        log_tail=log_tail,
+    )
+
+
+class JobScheduler:
+    """pymesos Scheduler callbacks (duck-typed) around one ``Job``."""
+
+    def __init__(
+        self,
+        job: Job,
+        spec: JobSpec,
+        options: dict[str, Any],
+        settings: ExecutorSettings,
+        store: StateStore | None = None,
+        framework_id: str | None = None,
+        on_output: Callable[[str, list[str]], None] | None = None,
+        on_event: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.job, self.spec, self.options, self.settings = job, spec, options, settings
+        self.store = store
+        self.framework_id = framework_id
+        self.on_output = on_output or (lambda task, lines: None)
+        self.on_event = on_event or (lambda text: None)
+        self.clock = clock
+        self.cond = threading.Condition()
+        self.driver: Any = None
+        self.raw_offers: dict[str, dict[str, Any]] = {}
+        self.done = threading.Event()
+        self.result: act.Done | None = None
+        self.connected = False
+        self.launched_task_ids: list[str] = []  # every task id this process launched, in order
+
+    # ------------------------------------------------------------------ persistence
+    def persist(self) -> None:
+        if self.store is None or self.framework_id is None:
+            return
+        self.store.save(
+            {
+                "framework_id": self.framework_id,
+                "options_digest": options_digest(self.options),
+                "options": self.options,
+                "job": self.job.to_dict(),
+            }
+        )
+
+    # ------------------------------------------------------------------ applying actions
+    def _apply(self, actions: list[act.Action]) -> None:
+        """Persist first, then act: a task id is on disk before Mesos hears of it."""
+        events_before = len(self.job.events)
+        self.persist()
+        for text in self.job.events[events_before:]:
+            self.on_event(text)
+        for a in actions:
+            try:
+                self._apply_one(a)
+            except Exception:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+                log.exception("could not carry out %s", type(a).__name__)
+        self.cond.notify_all()
+
+    def _apply_one(self, a: act.Action) -> None:
+        d = self.driver
+        if isinstance(a, act.Launch):
+            raw = self.raw_offers.pop(a.offer_id)
+            ledger = OfferLedger(raw)
+            infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
+            self.launched_task_ids += [t.task_id for t in a.tasks]
+            for t in a.tasks:
+                self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
+            d.launchTasks([{"value": a.offer_id}], infos, {"refuse_seconds": 2.0})
+        elif isinstance(a, act.Decline):
+            ids = [{"value": oid} for oid in a.offer_ids]
+            for oid in a.offer_ids:
+                self.raw_offers.pop(oid, None)
+            if ids:
+                d.declineOffer(ids, {"refuse_seconds": a.refuse_seconds})
+        elif isinstance(a, act.Kill):
+            d.killTask({"value": a.task_id})
+        elif isinstance(a, act.SendClusterSpec):
+            from pymesos import encode_data
+
+            d.sendFrameworkMessage(
+                {"value": a.task_id}, {"value": a.agent_id}, encode_data(json.dumps(a.message).encode())
+            )
+        elif isinstance(a, act.Revive):
+            d.reviveOffers()
+        elif isinstance(a, act.Suppress):
+            d.suppressOffers()
+        elif isinstance(a, act.Reconcile):
+            d.reconcileTasks([{"task_id": {"value": t}} for t in a.task_ids])
+        elif isinstance(a, act.Done):
+            self.result = a
+            self.done.set()
+
+    # ------------------------------------------------------------------ pymesos callbacks
+    @_guard
+    def registered(self, driver: Any, framework_id: dict[str, str], master_info: dict[str, Any]) -> None:
+        with self.cond:
+            self.driver, self.connected = driver, True
+            self.framework_id = framework_id["value"]
+            self.on_event(f"registered as framework {self.framework_id} with {master_info.get('hostname')}:{master_info.get('port')}")
+            self._apply(self.job.start())
+
+    @_guard
+    def reregistered(self, driver: Any, master_info: dict[str, Any]) -> None:
+        with self.cond:
+            self.driver, self.connected = driver, True
+            self.framework_id = driver.framework_id
+            self.on_event(f"re-registered as framework {self.framework_id}; reconciling")
+            self._apply(self.job.start())
+
+    @_guard
+    def disconnected(self, driver: Any) -> None:
+        with self.cond:
+            self.connected = False
+            self.raw_offers.clear()
+            for oid in list(self.job.held):
+                self.job.rescinded(oid)
+
+    @_guard
+    def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
+        with self.cond:
+            parsed = []
+            for raw in offers:
+                o = parse_offer(raw)
+                self.raw_offers[o.id] = raw
+                parsed.append(o)
+            self._apply(self.job.offers(parsed, self.clock()))
+
+    def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
+        pass  # maintenance windows: not acted on
+
+    @_guard
+    def offerRescinded(self, driver: Any, offer_id: dict[str, str]) -> None:  # noqa: N802
+        with self.cond:
+            self.raw_offers.pop(offer_id["value"], None)
+            self.job.rescinded(offer_id["value"])
+
+    @_guard
+    def statusUpdate(self, driver: Any, status: dict[str, Any]) -> None:  # noqa: N802
+        # pymesos acknowledges after we return: the new state is persisted by then.
+        with self.cond:
+            self._apply(self.job.status(parse_status(status), self.clock()))
+
+    @_guard
+    def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802
+        msg = decode(data)
+        if msg.get("type") == "output":
+            self.on_output(msg.get("task_id", ""), list(msg.get("lines", [])))
+            return
+        if msg.get("type") == "need_spec":
+            with self.cond:
+                self._apply(self.job.executor_asks_spec(msg["task_id"]))
+
+    @_guard
+    def slaveLost(self, driver: Any, agent_id: dict) -> None:  # noqa: N802
+        self.on_event(f"agent {agent_id.get('value')} lost")
+
+    @_guard
+    def executorLost(self, driver: Any, executor_id: dict, agent_id: dict, status: int) -> None:  # noqa: N802
+        log.info("executor %s on %s exited with status %s", executor_id.get("value"), agent_id.get("value"), status)
+
+    @_guard
+    def error(self, driver: Any, message: str) -> None:
+        self.on_event(f"error from the master: {message}")
+        if any(text in message for text in FATAL_ERRORS):
+            with self.cond:
+                self.result = act.Done(False, f"Mesos master: {message}")
+                self.done.set()
+                self.cond.notify_all()
+
+    def processHeartBeat(self, driver: Any) -> None:  # noqa: N802
+        pass
+
+    # ------------------------------------------------------------------ the clock
+    def run_until_done(self, stop_requested: threading.Event | None = None) -> act.Done:
+        """Drive timers until the job reaches its end (or the master gives up on us)."""
+        aborting = False
+        with self.cond:
+            while not self.done.is_set():
+                now = self.clock()
+                if stop_requested is not None and stop_requested.is_set() and not aborting:
+                    aborting = True
+                    self._apply(self.job.abort("stopped on request", now))
+                    continue
+                if self.connected:
+                    self._apply(self.job.tick(now))
+                if self.done.is_set():
+                    break
+                self.cond.wait(timeout=max(0.05, min(self.job.next_deadline(now) - now, 1.0)))
+        assert self.result is not None
+        return self.result
+
+    def request_stop(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.cond:
+            snap = self.job.snapshot()
+            snap["framework_id"] = self.framework_id
+            snap["connected"] = self.connected
+            return snap

@@ -1,0 +1,184 @@
+"""The job as plain, immutable data, built from resolved options.
+
+Schema validation (``tfmesos.options``) checks each field on its own; this module adds the
+checks that span fields (a command for every non-server role, a task to decide success).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .options import OptionsError
+
+ROLE_ORDER = ("chief", "ps", "worker", "evaluator")
+# Overhead of the tfmesos executor that wraps every task (a small Python process).
+EXECUTOR_CPUS = 0.1
+EXECUTOR_MEM = 64.0
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpus: float
+    mem: float
+    disk: float = 0.0
+    gpus: int = 0
+
+    def __add__(self, other: "Resources") -> "Resources":
+        return Resources(self.cpus + other.cpus, self.mem + other.mem, self.disk + other.disk, self.gpus + other.gpus)
+
+
+@dataclass(frozen=True, order=True)
+class TaskKey:
+    role: str
+    index: int
+
+    @property
+    def name(self) -> str:
+        return f"/job:{self.role}/task:{self.index}"
+
+    def __str__(self) -> str:
+        return f"{self.role}:{self.index}"
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    name: str
+    count: int
+    resources: Resources
+    command: str | None  # None: run the built-in TensorFlow server
+    env: tuple[tuple[str, str], ...] = ()
+    restart_policy: str = "Never"
+    max_restarts: int = 3
+
+    @property
+    def demand(self) -> Resources:
+        """What one task takes from an offer: the task plus its executor."""
+        return self.resources + Resources(EXECUTOR_CPUS, EXECUTOR_MEM)
+
+
+@dataclass(frozen=True)
+class Policies:
+    success: str = "chief"
+    max_job_restarts: int = 10
+    backoff_seconds: float = 1.0
+    backoff_max_seconds: float = 30.0
+    startup_timeout_seconds: float = 300.0
+    placement_timeout_seconds: float = 120.0
+    active_deadline_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    user: str = ""
+    role: str = "*"
+    principal: str = ""
+    failover_timeout: float = 604800.0
+    zk: str = ""
+    state_dir: str = ""
+    api_port: int = 0
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    service: ServiceSpec
+    roles: tuple[RoleSpec, ...]
+    policies: Policies = field(default_factory=Policies)
+    workdir: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    uris: tuple[str, ...] = ()
+    image: str = ""
+    python: str = ""
+    checkpoint_dir: str = ""
+
+    def role(self, name: str) -> RoleSpec | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    def count(self, name: str) -> int:
+        role = self.role(name)
+        return role.count if role else 0
+
+    def task_keys(self) -> list[TaskKey]:
+        return [TaskKey(r.name, i) for r in self.roles for i in range(r.count)]
+
+    @property
+    def success_keys(self) -> tuple[TaskKey, ...]:
+        """The tasks whose exit 0 ends the job successfully."""
+        if self.policies.success == "all_workers":
+            return tuple(TaskKey("worker", i) for i in range(self.count("worker")))
+        if self.policies.success == "chief" and self.count("chief"):
+            return (TaskKey("chief", 0),)
+        return (TaskKey("worker", 0),)
+
+    @property
+    def gpus_needed(self) -> bool:
+        return any(r.resources.gpus for r in self.roles if r.count)
+
+
+def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
+    return tuple(tuple(item.split("=", 1)) for item in items)  # type: ignore[misc]
+
+
+def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
+    """Build the JobSpec from options already resolved by ``tfmesos.options.resolve_options``."""
+    job, svc, pol = options["job"], options["service"], options["policies"]
+    problems: list[str] = []
+    roles: list[RoleSpec] = []
+    for name in ROLE_ORDER:
+        raw = options["roles"].get(name)
+        if not raw or raw["count"] == 0:
+            continue
+        command: str | None = None
+        if not raw["server"]:
+            command = raw["command"] or job["command"]
+            if not command:
+                problems.append(
+                    f"$.roles.{name}.command: empty, and $.job.command is empty too: "
+                    f"expected a command for {name} tasks, or \"server\": true"
+                )
+        roles.append(
+            RoleSpec(
+                name=name,
+                count=raw["count"],
+                resources=Resources(float(raw["cpus"]), float(raw["mem"]), float(raw["disk"]), int(raw["gpus"])),
+                command=command,
+                env=_env_pairs(raw["env"]),
+                restart_policy=raw["restart_policy"],
+                max_restarts=raw["max_restarts"],
+            )
+        )
+    counts = {r.name: r.count for r in roles}
+    if not counts.get("chief") and not counts.get("worker"):
+        problems.append("$.roles: no chief and no worker: expected at least one task to run the training")
+    if pol["success"] in ("worker0", "all_workers") and not counts.get("worker"):
+        problems.append(f"$.policies.success: \"{pol['success']}\" needs workers: expected $.roles.worker.count >= 1")
+    if problems:
+        raise OptionsError(problems)
+    return JobSpec(
+        service=ServiceSpec(
+            name=svc["name"],
+            user=svc["user"],
+            role=svc["role"],
+            principal=svc["principal"],
+            failover_timeout=float(svc["failover_timeout"]),
+            zk=svc["zk"],
+            state_dir=svc["state_dir"],
+            api_port=int(svc["api_port"]),
+        ),
+        roles=tuple(roles),
+        policies=Policies(
+            success=pol["success"],
+            max_job_restarts=pol["max_job_restarts"],
+            backoff_seconds=float(pol["backoff_seconds"]),
+            backoff_max_seconds=float(pol["backoff_max_seconds"]),
+            startup_timeout_seconds=float(pol["startup_timeout_seconds"]),
+            placement_timeout_seconds=float(pol["placement_timeout_seconds"]),
+            active_deadline_seconds=float(pol["active_deadline_seconds"]),
+        ),
+        workdir=job["workdir"],
+        env=_env_pairs(job["env"]),
+        uris=tuple(job["uris"]),
+        image=job["image"],
+        python=job["python"],
+        checkpoint_dir=job["checkpoint_dir"],
+    )

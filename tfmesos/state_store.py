@@ -1,0 +1,98 @@
+"""Where the scheduler keeps its framework id and job state between restarts.
+
+ZooKeeper on a cluster (the scheduler may come back on another machine), a directory on a
+laptop. Writes are atomic: a crash leaves either the old or the new state, never half.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+
+class StateStore(Protocol):
+    def load(self) -> dict[str, Any] | None: ...
+    def save(self, state: dict[str, Any]) -> None: ...
+    def clear(self) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def where(self) -> str: ...
+
+
+class DirStore:
+    def __init__(self, directory: str | Path, name: str):
+        self.path = Path(directory).expanduser() / (name.replace("/", "__") + ".json")
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def load(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return None
+
+    def save(self, state: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        pass
+
+
+class ZkStore:
+    """State in one znode ``<chroot>/<service name>/state`` (kazoo; ``zk://h1:2181,h2:2181/path``)."""
+
+    def __init__(self, url: str, name: str, timeout: float = 15.0):
+        from kazoo.client import KazooClient
+
+        parsed = urlparse(url)
+        if parsed.scheme != "zk" or not parsed.netloc:
+            raise ValueError(f"--zk: {url!r} is invalid: expected zk://HOST:PORT[,HOST:PORT]/PATH")
+        self._url = url
+        self.node = f"{parsed.path.rstrip('/')}/{name}/state"
+        self._zk = KazooClient(hosts=parsed.netloc, timeout=timeout)
+        self._zk.start(timeout=timeout)
+
+    @property
+    def where(self) -> str:
+        return f"{self._url.rstrip('/')} node {self.node}"
+
+    def load(self) -> dict[str, Any] | None:
+        if not self._zk.exists(self.node):
+            return None
+        data, _ = self._zk.get(self.node)
+        return json.loads(data) if data else None
+
+    def save(self, state: dict[str, Any]) -> None:
+        data = json.dumps(state).encode()
+        if self._zk.exists(self.node):
+            self._zk.set(self.node, data)
+        else:
+            self._zk.create(self.node, data, makepath=True)
+
+    def clear(self) -> None:
+        if self._zk.exists(self.node):
+            self._zk.delete(self.node)
+
+    def close(self) -> None:
+        self._zk.stop()
+        self._zk.close()
+
+
+def open_store(zk: str, state_dir: str, name: str) -> StateStore:
+    if zk:
+        return ZkStore(zk, name)
+    return DirStore(state_dir or "~/.tfmesos/state", name)
