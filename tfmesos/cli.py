@@ -63,6 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         zk=args.zk or "",
         state_dir=args.state_dir or "",
         api_port=args.api_port,
+        api_host=args.api_host,
         agents=args.agents,
         agent_cpus=args.agent_cpus,
         agent_mem=args.agent_mem,
@@ -94,7 +95,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
     for t in snap["tasks"]:
-        print(f"  {t['role']}:{t['index']:<3} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}")
+        name = f"{t['role']}:{t['index']}"
+        print(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}")
     for e in snap.get("events", [])[-10:]:
         print(f"  event: {e}")
     return 0
@@ -112,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--zk", help="zk://HOST:PORT/PATH to persist the scheduler's state (failover)")
     run.add_argument("--state-dir", help="directory to persist the scheduler's state when there is no ZooKeeper")
     run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
+    run.add_argument("--api-host", default="127.0.0.1", help="address the scheduler's HTTP API listens on (0.0.0.0 under Marathon)")
     run.add_argument("--dry-run", action="store_true", help="print the resolved options and the task plan, launch nothing")
     run.add_argument("--agents", type=int, default=2, help="embedded master: number of agents (default 2)")
     run.add_argument("--agent-cpus", type=float, default=4.0, help="embedded master: cpus per agent")

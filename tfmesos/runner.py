@@ -6,6 +6,7 @@ succeeded and nothing it started is still running.
 """
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import logging
 import os
@@ -122,6 +123,10 @@ def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, 
     return job, saved["framework_id"]
 
 
+def _under_marathon() -> bool:
+    return bool(os.environ.get("MARATHON_APP_ID"))
+
+
 def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
     console = Console(out, settings.quiet)
     master_proc = None
@@ -141,36 +146,64 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
         master_proc.start()
         master = master_proc.address
         console.event(f"embedded Mesos master on {master} with {settings.agents} agent(s); sandboxes under {master_proc.work_dir}")
+        if not spec.checkpoint_dir:
+            # Every embedded agent shares this machine's disk: give the job a checkpoint directory
+            # so that relaunched tasks resume; it goes away with the master's work directory.
+            spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
     else:
         master = settings.master
 
     # The embedded master dies with us, so a local run only persists state when asked to.
     persist = settings.master is not None or bool(settings.state_dir or settings.zk)
     store = open_store(settings.zk or spec.service.zk, settings.state_dir or spec.service.state_dir, spec.service.name) if persist else None
-    api = None
     try:
-        job, framework_id = _load_or_create(store, spec, options, console)
-        python = spec.python or sys.executable
-        sched = JobScheduler(
-            job, spec, options, ExecutorSettings(python=python, framework_user=spec.service.user),
-            store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
-        )
-        stop_requested = threading.Event()
+        code = _run(spec, options, settings, master, store, console, local=master_proc is not None)
+        if code == _START_AFRESH and store is not None:
+            console.event("Mesos no longer knows the recorded framework: starting the job afresh")
+            store.clear()
+            code = _run(spec, options, settings, master, store, console, local=master_proc is not None)
+        return code
+    finally:
+        if store:
+            store.close()
+        if master_proc is not None:
+            master_proc.stop()
 
-        def shutdown() -> None:
-            stop_requested.set()
-            sched.request_stop()
 
-        port = spec.service.api_port if settings.api_port is None else settings.api_port
-        api = ApiServer(sched.snapshot, lambda: sched.job._spec_message(), shutdown, settings.api_host, port)
-        api.start()
+_START_AFRESH = -1
+
+
+def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: str, store: StateStore | None,
+         console: Console, local: bool) -> int:
+    saved = store.load() if store else None
+    if saved and saved.get("finished") and _under_marathon():
+        # Marathon restarts apps that exit: a finished job stays finished, and we only report it.
+        console.event(f"job {spec.service.name!r} already ended ({saved['job'].get('phase')}); serving its status")
+        final = Job.from_dict(spec, saved["job"]).snapshot()
+        return _serve_until_terminated(settings, spec, lambda: final, console)
+    job, framework_id = _load_or_create(store, spec, options, console)
+    sched = JobScheduler(
+        job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
+        store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+    )
+    stop_requested = threading.Event()
+
+    def shutdown() -> None:
+        stop_requested.set()
+        sched.request_stop()
+
+    port = spec.service.api_port if settings.api_port is None else settings.api_port
+    api = ApiServer(sched.snapshot, lambda: sched.job._spec_message(), shutdown, settings.api_host, port)
+    api.start()
+    try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
         from pymesos import MesosSchedulerDriver
 
+        api_host = os.environ.get("HOST") or api.address.split(":")[0]
         secret = os.environ.get("MESOS_SECRET") or None
         driver = MesosSchedulerDriver(
             sched,
-            framework_info(spec, framework_id, f"http://{api.address}"),
+            framework_info(spec, framework_id, f"http://{api_host}:{api.address.split(':')[1]}"),
             master,
             use_addict=False,
             implicit_acknowledgements=True,
@@ -179,7 +212,9 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             failover=True,  # a crash must not tear the job down: a restarted scheduler takes over
         )
         sched.driver = driver
-        previous_term = signal.signal(signal.SIGTERM, lambda *_: shutdown() if master_proc else _failover_exit())
+        # SIGTERM: locally, stop the job; under Marathon (a restart or an upgrade), leave the job to
+        # the next scheduler instance, which re-subscribes with the same framework id.
+        previous_term = signal.signal(signal.SIGTERM, lambda *_: shutdown() if local else _failover_exit())
         driver.start()
         try:
             result = sched.run_until_done(stop_requested)
@@ -189,20 +224,43 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             result = sched.run_until_done(stop_requested)
         finally:
             signal.signal(signal.SIGTERM, previous_term)
+        if framework_id and "Framework has been removed" in result.cause:
+            driver.stop(failover=True)
+            driver.join()
+            return _START_AFRESH
         # The job is over: tear the framework down (Mesos kills anything left) and forget it.
         driver.stop(failover=False)
         driver.join()
+        _summary(console, sched, result.succeeded, result.cause)
+        code = 0 if result.succeeded else 1
+        if store and _under_marathon():
+            store.save({"finished": True, "options_digest": options_digest(options), "job": sched.job.to_dict()})
+            final = sched.snapshot()
+            api.stop()
+            api = None
+            return _serve_until_terminated(settings, spec, lambda: final, console, code)
         if store:
             store.clear()
-        _summary(console, sched, result.succeeded, result.cause)
-        return 0 if result.succeeded else 1
+        return code
     finally:
         if api:
             api.stop()
-        if store:
-            store.close()
-        if master_proc is not None:
-            master_proc.stop()
+
+
+def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:
+    """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
+    stop = threading.Event()
+    port = spec.service.api_port if settings.api_port is None else settings.api_port
+    api = ApiServer(snapshot, lambda: None, stop.set, settings.api_host, port)
+    api.start()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
+        stop.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        api.stop()
+    return code
 
 
 class _FailoverExit(SystemExit):
@@ -219,9 +277,8 @@ def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str)
     console.line(f"job {snap['name']} {'SUCCEEDED' if succeeded else 'FAILED'}: {cause}")
     for t in snap["tasks"]:
         exit_part = "" if t["exit_code"] is None else f" exit {t['exit_code']}"
-        console.line(
-            f"  {t['role']}:{t['index']:<3} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{exit_part}"
-        )
+        name = f"{t['role']}:{t['index']}"
+        console.line(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{exit_part}")
     if not succeeded:
         for rec in sched.job.tasks.values():
             if rec.log_tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):

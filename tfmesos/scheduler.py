@@ -198,7 +198,13 @@ class JobScheduler:
     def statusUpdate(self, driver: Any, status: dict[str, Any]) -> None:  # noqa: N802
         # pymesos acknowledges after we return: the new state is persisted by then.
         with self.cond:
-            self._apply(self.job.status(parse_status(status), self.clock()))
+            update = parse_status(status)
+            key = self.job.key_of(update.task_id)
+            if key is not None and update.task_id == self.job.tasks[key].task_id:
+                detail = update.message if update.state != "TASK_RUNNING" else ""
+                self.on_event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
+                              f"{': ' + detail if detail else ''}")
+            self._apply(self.job.status(update, self.clock()))
 
     @_guard
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802

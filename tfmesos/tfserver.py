@@ -65,19 +65,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if stop_signals & signal.sigpending():
         return 0
-    # Keep a reference: a collected server object tries to stop the server.
-    server = tf.distribute.Server(
-        tf.train.ClusterSpec(cluster),
-        job_name=job_name,
-        task_index=task_index,
-        protocol="grpc",
-        start=True,
-    )
     address = cluster[job_name][task_index]
+    try:
+        # Bound to a name so that it lives until exit: collecting it would stop the server.
+        _server = tf.distribute.Server(
+            tf.train.ClusterSpec(cluster),
+            job_name=job_name,
+            task_index=task_index,
+            protocol="grpc",
+            start=True,
+        )
+    except tf.errors.OpError as exc:  # typically the port is taken
+        print(f"tfmesos.tfserver: cannot serve {job_name}:{task_index} on {address}: "
+              f"{exc.message}", file=sys.stderr)
+        return 1
     print(f"tfmesos.tfserver: {job_name}:{task_index} serving on {address}", flush=True)
     signal.sigwait(stop_signals)
     print(f"tfmesos.tfserver: {job_name}:{task_index} stopping", flush=True)
-    del server
     return 0
 
 

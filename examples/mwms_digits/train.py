@@ -118,7 +118,7 @@ def train(scratch_dir: str) -> int:
 
     latest = tf.train.latest_checkpoint(checkpoint_dir) if checkpoint_dir else None
     if latest:
-        checkpoint.restore(latest)
+        checkpoint.restore(latest).assert_existing_objects_matched()
     done = int(finished.numpy())
     # Workers that resumed from different steps would run different numbers of
     # steps and hang in a collective; fail fast instead.
@@ -138,11 +138,9 @@ def train(scratch_dir: str) -> int:
             manager.save(checkpoint_number=done)
             if chief:
                 print(f"step {done} loss {float(loss):.4f}", flush=True)
-    if chief:
-        print(f"training took {time.monotonic() - started:.1f} s", flush=True)
-
     # The weights are identical on every worker; the chief alone reports.
     if chief:
+        print(f"training took {time.monotonic() - started:.1f} s", flush=True)
         predictions = np.argmax(model(x_test, training=False).numpy(), axis=1)
         print(f"final test accuracy: {np.mean(predictions == y_test):.4f}", flush=True)
     return 0

@@ -100,7 +100,8 @@ def train(scratch_dir: str) -> int:
         experimental_io_device="/job:chief/replica:0/task:0/device:CPU:0")
 
     if manager.latest_checkpoint:
-        checkpoint.restore(manager.latest_checkpoint, options=io_on_chief)
+        checkpoint.restore(
+            manager.latest_checkpoint, options=io_on_chief).assert_existing_objects_matched()
         print(f"resumed from step {int(finished.numpy())}", flush=True)
 
     started = time.monotonic()
@@ -125,6 +126,10 @@ def train(scratch_dir: str) -> int:
 
 
 def main() -> int:
+    if not os.environ.get("TF_CONFIG"):
+        print("train.py is the chief of a ParameterServerStrategy job and needs a TF_CONFIG "
+              "with chief, worker and ps tasks; run it with tfmesos", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="pss-digits-") as scratch_dir:
         return train(scratch_dir)
 

@@ -174,7 +174,8 @@ class Job:
         placement = place(self._demands(waiting), self.held.values())
         if placement.complete:
             actions = self._launch(placement, now)
-            unused = tuple(oid for oid in self.held if oid not in placement.offers_used())
+            used = placement.offers_used()
+            unused = tuple(oid for oid in self.held if oid not in used)
             self.held.clear()
             self.held_since = 0.0
             self.phase = RUNNING
@@ -197,7 +198,8 @@ class Job:
             return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)] + self._suppress_if_idle()
         placement = place(self._demands(ready), offers)
         actions = self._launch(placement, now)
-        unused = tuple(o.id for o in offers if o.id not in placement.offers_used())
+        used = placement.offers_used()
+        unused = tuple(o.id for o in offers if o.id not in used)
         if unused:
             actions.append(Decline(unused, REFUSE_WHILE_PENDING if placement.unplaced else REFUSE_WHEN_IDLE))
         return actions + self._suppress_if_idle()
@@ -271,6 +273,9 @@ class Job:
         return [SendClusterSpec(task_id, rec.agent_id, message)]
 
     # ------------------------------------------------------------------ status updates
+    def key_of(self, task_id: str) -> TaskKey | None:
+        return self._by_task_id.get(task_id)
+
     def status(self, update: StatusUpdate, now: float) -> list[Action]:
         key = self._by_task_id.get(update.task_id)
         if key is None or self.tasks[key].task_id != update.task_id or self.tasks[key].state == PENDING:

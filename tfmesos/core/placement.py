@@ -101,10 +101,19 @@ def _assign(room: _Room, demand: Demand, port: int | None = None) -> Assignment:
 
 
 def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
-    rooms = [_Room(o) for o in offers]
-    by_agent: dict[str, list[_Room]] = {}
-    for room in rooms:
-        by_agent.setdefault(room.offer.agent_id, []).append(room)
+    offers = list(offers)
+    rooms: dict[str, _Room] = {}  # made lazily: a big cluster's offers are mostly never visited
+
+    def room_of(o: Offer) -> _Room:
+        room = rooms.get(o.id)
+        if room is None:
+            room = rooms[o.id] = _Room(o)
+        return room
+
+    by_agent: dict[str, list[Offer]] = {}
+    if any(d.prefer_agent for d in demands):
+        for o in offers:
+            by_agent.setdefault(o.agent_id, []).append(o)
 
     assignments: list[Assignment] = []
     rest: list[Demand] = []
@@ -112,7 +121,8 @@ def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
     #    they were lost with), else anywhere below.
     for d in demands:
         placed = False
-        for room in by_agent.get(d.prefer_agent or "", ()):
+        for o in by_agent.get(d.prefer_agent or "", ()):
+            room = room_of(o)
             if room.fits(d.resources) >= 1:
                 port = d.prefer_port if d.prefer_port is not None and room.has_port(d.prefer_port) else None
                 assignments.append(_assign(room, d, port))
@@ -120,9 +130,9 @@ def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
                 break
         if not placed and d.avoid_agent:
             # Rare (only tasks lost with their agent): a scan of the offers is fine here.
-            room = next((r for r in rooms if r.offer.agent_id != d.avoid_agent and r.fits(d.resources) >= 1), None)
-            if room is not None:
-                assignments.append(_assign(room, d))
+            o = next((o for o in offers if o.agent_id != d.avoid_agent and room_of(o).fits(d.resources) >= 1), None)
+            if o is not None:
+                assignments.append(_assign(room_of(o), d))
                 placed = True
         if not placed:
             rest.append(d)
@@ -132,17 +142,18 @@ def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
     for d in rest:
         groups.setdefault(d.resources, []).append(d)
     order = sorted(groups, key=lambda r: (-r.gpus, -r.cpus, -r.mem, -r.disk))
-    gpu_rooms = [r for r in rooms if r.gpus > 0]
-    cpu_first = [r for r in rooms if r.gpus == 0] + gpu_rooms
+    gpu_offers = [o for o in offers if o.gpus > 0]
+    cpu_first = [o for o in offers if o.gpus == 0] + gpu_offers if groups else []
 
     unplaced: list[TaskKey] = []
     for need in order:
         queue = groups[need]
-        candidates = gpu_rooms if need.gpus > 0 else cpu_first
+        candidates = gpu_offers if need.gpus > 0 else cpu_first
         i = 0
-        for room in candidates:
+        for o in candidates:
             if i == len(queue):
                 break
+            room = room_of(o)
             n = min(room.fits(need), len(queue) - i)
             for d in queue[i : i + n]:
                 assignments.append(_assign(room, d))

@@ -1,0 +1,44 @@
+"""The scheduler's persisted state, in a directory and in a real ZooKeeper."""
+import pytest
+
+from tfmesos.state_store import DirStore, ZkStore
+
+from . import zookeeper
+
+
+def roundtrip(store):
+    assert store.load() is None
+    store.save({"framework_id": "F-1", "job": {"launch_seq": 3}})
+    assert store.load() == {"framework_id": "F-1", "job": {"launch_seq": 3}}
+    store.save({"framework_id": "F-1", "job": {"launch_seq": 4}})
+    assert store.load()["job"]["launch_seq"] == 4
+    store.clear()
+    assert store.load() is None
+
+
+def test_dir_store(tmp_path):
+    roundtrip(DirStore(tmp_path, "team/job"))
+    assert not list(tmp_path.glob(".state-*")), "no temporary file left behind"
+
+
+@pytest.fixture(scope="session")
+def zk(tmp_path_factory):
+    if not zookeeper.available():
+        pytest.skip("ZooKeeper is not installed (.ci/run installs Debian's zookeeper package)")
+    server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk")).start()
+    yield server
+    server.stop()
+
+
+def test_zk_store(zk):
+    store = ZkStore(f"zk://{zk.hosts}/tfmesos", "team/job")
+    try:
+        roundtrip(store)
+        assert store.node == "/tfmesos/team/job/state"
+    finally:
+        store.close()
+
+
+def test_zk_url_is_checked():
+    with pytest.raises(ValueError, match="expected zk://HOST:PORT"):
+        ZkStore("http://h:1/x", "j")

@@ -1,0 +1,77 @@
+"""Settings of an embedded master and its logical agents."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MAX_PORT = 65535
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Timeouts that real Mesos hard-codes or takes from flags.
+
+    The defaults are Mesos' own; tests shorten them to stay fast.
+    """
+
+    status_update_retry_min: float = 10.0  # STATUS_UPDATE_RETRY_INTERVAL_MIN
+    status_update_retry_max: float = 600.0  # STATUS_UPDATE_RETRY_INTERVAL_MAX
+    executor_registration_timeout: float = 60.0  # --executor_registration_timeout
+    executor_shutdown_grace_period: float = 5.0  # --executor_shutdown_grace_period
+    kill_grace_period: float = 3.0  # command executor default KillPolicy
+    stop_grace_period: float = 3.0  # LocalMaster.stop(): SIGTERM, then SIGKILL
+    max_completed_frameworks: int = 50
+    max_completed_tasks_per_framework: int = 1000
+    max_completed_executors_per_framework: int = 150
+
+
+@dataclass(frozen=True)
+class MasterConfig:
+    host: str = "127.0.0.1"
+    port: int = 5050
+    agents: int = 2
+    agent_cpus: float = 4.0
+    agent_mem: float = 8192.0
+    agent_disk: float = 20000.0
+    gpus_per_agent: int = 0
+    ports_per_agent: int = 1000
+    first_port: int = 31000
+    work_dir: Path = Path(".")
+    allocation_interval: float = 1.0
+    heartbeat_interval: float = 15.0
+    credentials: dict[str, str] | None = None
+    tuning: Tuning = field(default_factory=Tuning)
+
+    def __post_init__(self) -> None:
+        if self.agents < 0:
+            raise ValueError("agents must be >= 0")
+        if self.gpus_per_agent < 0:
+            raise ValueError("gpus_per_agent must be >= 0")
+        if min(self.agent_cpus, self.agent_mem, self.agent_disk) < 0:
+            raise ValueError("agent resources must be >= 0")
+        if self.allocation_interval <= 0 or self.heartbeat_interval <= 0:
+            raise ValueError("intervals must be > 0")
+        if not 1 <= self.first_port <= MAX_PORT:
+            raise ValueError("first_port must be a TCP port")
+
+    def effective_ports_per_agent(self) -> int:
+        """All agents share 127.0.0.1, so each gets a disjoint slice below 65536."""
+        if self.ports_per_agent <= 0 or self.agents == 0:
+            return max(self.ports_per_agent, 0)
+        fitting = (MAX_PORT + 1 - self.first_port) // self.agents
+        if fitting < 1:
+            raise ValueError(f"{self.agents} agents do not fit a port range starting at {self.first_port}")
+        if fitting < self.ports_per_agent:
+            log.warning("only %d ports per agent fit below %d for %d agents", fitting, MAX_PORT, self.agents)
+            return fitting
+        return self.ports_per_agent
+
+    def agent_port_range(self, index: int) -> tuple[int, int] | None:
+        per_agent = self.effective_ports_per_agent()
+        if per_agent <= 0:
+            return None
+        begin = self.first_port + index * per_agent
+        return begin, begin + per_agent - 1

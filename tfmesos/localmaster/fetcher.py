@@ -1,0 +1,88 @@
+"""The Mesos fetcher: put ``CommandInfo.uris`` into the sandbox before launch.
+
+Local paths and ``file://`` URIs are copied, ``http(s)://`` downloaded with
+urllib; archives are extracted when ``extract`` (default true) and
+``executable`` files get the exec bit, as ``mesos-fetcher`` does.  This runs
+in a worker thread: it blocks on disk and network.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import stat
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any
+
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+_HTTP_TIMEOUT = 60.0
+
+
+class FetchError(Exception):
+    pass
+
+
+def fetch_all(uris: list[dict[str, Any]], sandbox: Path) -> list[str]:
+    """Fetch every URI; returns log lines for the sandbox's stderr."""
+    lines = []
+    for uri in uris:
+        lines.append(fetch_one(uri, sandbox))
+    return lines
+
+
+def fetch_one(uri: dict[str, Any], sandbox: Path) -> str:
+    value = uri["value"]
+    parsed = urllib.parse.urlsplit(value)
+    name = uri.get("output_file") or os.path.basename(parsed.path.rstrip("/")) or "download"
+    target = sandbox / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if parsed.scheme in ("", "file"):
+        source = Path(urllib.parse.unquote(parsed.path) if parsed.scheme == "file" else value)
+        if not source.is_absolute():
+            raise FetchError(f"Relative path '{value}' needs a frameworks home, which is not set")
+        if not source.exists():
+            raise FetchError(f"Failed to fetch '{value}': No such file or directory")
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(source, target)
+    elif parsed.scheme in ("http", "https"):
+        try:
+            with urllib.request.urlopen(value, timeout=_HTTP_TIMEOUT) as response, open(target, "wb") as out:
+                shutil.copyfileobj(response, out)
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            raise FetchError(f"Failed to fetch '{value}': {error}") from None
+    else:
+        raise FetchError(f"Failed to fetch '{value}': unsupported scheme '{parsed.scheme}'")
+
+    if uri.get("executable"):
+        target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        return f"Fetched '{value}' to '{target}' (executable)"
+    if uri.get("extract", True) and target.is_file() and _extract(target, sandbox):
+        return f"Extracted '{target}' into '{sandbox}'"
+    return f"Fetched '{value}' to '{target}'"
+
+
+def _extract(archive: Path, destination: Path) -> bool:
+    name = archive.name.lower()
+    try:
+        if name.endswith(_TAR_SUFFIXES):
+            with tarfile.open(archive) as tar:
+                tar.extractall(destination, filter="data")
+            return True
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zipped:
+                zipped.extractall(destination)
+            return True
+        if name.endswith(".gz"):
+            with gzip.open(archive, "rb") as src, open(destination / archive.name[:-3], "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            return True
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as error:
+        raise FetchError(f"Failed to extract archive '{archive}': {error}") from None
+    return False

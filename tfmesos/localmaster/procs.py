@@ -1,0 +1,149 @@
+"""Executor and task processes: spawn in a new session, watch exits, kill trees.
+
+Every container is started with ``start_new_session=True`` like Mesos'
+launcher does (``setsid``), because pymesos executors ``killpg(0, SIGKILL)``
+on shutdown.  Exits are observed through a pidfd registered with the event
+loop, so watching a process costs no thread.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import psutil
+
+log = logging.getLogger(__name__)
+
+
+def wait_status(returncode: int) -> int:
+    """The raw waitpid() status Mesos reports in FAILURE events."""
+    return (-returncode) & 0x7F if returncode < 0 else (returncode & 0xFF) << 8
+
+
+def describe_exit(returncode: int) -> str:
+    """stout WSTRINGIFY: 'exited with status N' / 'terminated with signal Name'."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.strsignal(-returncode) or f"Unknown signal {-returncode}"
+    except ValueError:
+        name = f"Unknown signal {-returncode}"
+    return f"terminated with signal {name}"
+
+
+@dataclass
+class ManagedProcess:
+    popen: subprocess.Popen
+    returncode: int | None = None
+    _descendants: set[int] = field(default_factory=set)
+    _pidfd: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.returncode is None
+
+    def watch(self, loop: asyncio.AbstractEventLoop, on_exit: Callable[["ManagedProcess"], None]) -> None:
+        """Call ``on_exit`` in the loop once the process has been reaped."""
+        def reap() -> None:
+            code = self.popen.poll()
+            if code is None:
+                return
+            self._stop_watching(loop)
+            self.returncode = code
+            on_exit(self)
+
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            # No pidfd (old kernel): one short-lived waiter thread per process.
+            def wait() -> None:
+                code = self.popen.wait()
+                loop.call_soon_threadsafe(self._finish_from_thread, code, on_exit)
+
+            threading.Thread(target=wait, name=f"wait-{self.pid}", daemon=True).start()
+            return
+        loop.add_reader(self._pidfd, reap)
+
+    def _finish_from_thread(self, code: int, on_exit: Callable[["ManagedProcess"], None]) -> None:
+        self.returncode = code
+        on_exit(self)
+
+    def _stop_watching(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._pidfd is not None:
+            loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def signal_tree(self, sig: int) -> None:
+        """Signal the process group and every descendant seen so far.
+
+        Mesos kills the whole container; we approximate a container by the
+        session's process group plus descendants that left the group.
+        """
+        self._descendants |= _descendants(self.pid)
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in list(self._descendants):
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                self._descendants.discard(pid)
+
+    def tree_alive(self) -> bool:
+        if self.alive:
+            return True
+        if _group_alive(self.pid):
+            return True
+        return any(psutil.pid_exists(pid) and _not_zombie(pid) for pid in self._descendants)
+
+
+def _descendants(pid: int) -> set[int]:
+    try:
+        return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def spawn(argv: list[str], env: dict[str, str], cwd: Path, executable: str | None = None) -> ManagedProcess:
+    """Start a container process with stdout/stderr appended to the sandbox files."""
+    with open(cwd / "stdout", "ab") as out, open(cwd / "stderr", "ab") as err:
+        popen = subprocess.Popen(
+            argv,
+            executable=executable,
+            env=env,
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            close_fds=True,
+            start_new_session=True,
+        )
+    return ManagedProcess(popen)
