@@ -74,12 +74,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_job(spec, options, settings)
 
 
-def cmd_local_master(args: argparse.Namespace) -> int:
-    from .localmaster import main as local_master_main
-
-    return local_master_main(args.rest)
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     api = args.api or os.environ.get("TFMESOS_API", "")
     if not api:
@@ -124,9 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
     run.set_defaults(func=cmd_run)
 
-    lm = sub.add_parser("local-master", help="run the embedded Mesos master on its own", add_help=False)
-    lm.add_argument("rest", nargs=argparse.REMAINDER)
-    lm.set_defaults(func=cmd_local_master)
+    # Listed for --help; main() hands its arguments to the embedded master's own parser.
+    sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
 
     st = sub.add_parser("status", help="show a running job (from its scheduler's HTTP API)")
     st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
@@ -143,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["local-master"]:
+        # Its flags belong to the embedded master's own parser (argparse cannot forward them).
+        from .localmaster import main as local_master_main
+
+        return local_master_main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -88,6 +88,7 @@ class JobScheduler:
         self.result: act.Done | None = None
         self.connected = False
         self.launched_task_ids: list[str] = []  # every task id this process launched, in order
+        self._events_seen = len(job.events)  # the job's notable events already shown
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
@@ -105,10 +106,10 @@ class JobScheduler:
     # ------------------------------------------------------------------ applying actions
     def _apply(self, actions: list[act.Action]) -> None:
         """Persist first, then act: a task id is on disk before Mesos hears of it."""
-        events_before = len(self.job.events)
         self.persist()
-        for text in self.job.events[events_before:]:
+        for text in self.job.events[self._events_seen:]:
             self.on_event(text)
+        self._events_seen = len(self.job.events)
         for a in actions:
             try:
                 self._apply_one(a)

@@ -26,8 +26,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402  (after the log level is set)
 import tensorflow as tf  # noqa: E402
 
-TOTAL_STEPS = 400
-CHECKPOINT_EVERY = 100
+# Overridable so that tests can make training last long enough to kill a task in the middle.
+TOTAL_STEPS = int(os.environ.get("TRAIN_STEPS", "400"))
+CHECKPOINT_EVERY = int(os.environ.get("CHECKPOINT_EVERY", "100"))
 BATCH_SIZE = 64
 LEARNING_RATE = 0.01
 SEED = 0

@@ -193,9 +193,12 @@ class Job:
         return [Decline(release, REFUSE_WHILE_PENDING)] if release else []
 
     def _relaunch(self, offers: list[Offer], now: float) -> list[Action]:
-        ready = [r for r in self.tasks.values() if r.state == PENDING and r.not_before <= now]
+        pending = [r for r in self.tasks.values() if r.state == PENDING]
+        ready = [r for r in pending if r.not_before <= now]
         if not ready:
-            return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)] + self._suppress_if_idle()
+            # Backing off: a short filter, or these offers would be gone when the backoff ends.
+            refuse = REFUSE_WHILE_PENDING if pending else REFUSE_WHEN_IDLE
+            return [Decline(tuple(o.id for o in offers), refuse)] + self._suppress_if_idle()
         placement = place(self._demands(ready), offers)
         actions = self._launch(placement, now)
         used = placement.offers_used()

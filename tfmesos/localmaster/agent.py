@@ -328,7 +328,7 @@ class Agent:
                 agent_endpoint=self.endpoint, agent_id=self.id, agent_pid=self.pid,
                 framework_id=framework.id, executor_id=executor.executor_id, directory=executor.directory,
                 checkpoint=executor.checkpoint, shutdown_grace_period=executor.shutdown_grace_period,
-                gpus=executor.gpus, command=command,
+                gpus=executor.gpus if self.has_gpus else None, command=command,
                 extra=_allocation_role_env(task) if task is not None else None)
             argv, executable = command_argv(command)
             process = spawn(argv, env, executor.directory, executable)
@@ -467,7 +467,11 @@ class Agent:
         status["uuid"] = b64encode(b64decode(status["uuid"]))  # canonical, as protobuf re-encodes it
         status["agent_id"] = {"value": self.id}
         status["source"] = source
-        status["timestamp"] = time.time()
+        now = time.time()
+        if executor is not None and executor.command_task and "timestamp" in status:
+            now = status["timestamp"]  # the (v0) command executor stamps update and status alike
+        status_timestamp = float(status.get("timestamp", now if source == "SOURCE_AGENT" else 0.0))
+        status["timestamp"] = now
         task_id = status["task_id"]["value"]
         if executor is not None and source == "SOURCE_EXECUTOR" and task_id not in executor.queued:
             container_status = executor.container_status(self.hostname)
@@ -482,7 +486,7 @@ class Agent:
         if framework is None or framework.terminating or self.terminating:
             return
         executor_id = executor.executor_id if executor is not None and "executor_id" in status else None
-        self.updates.update(StatusUpdate(framework_id, order_status(status), executor_id))
+        self.updates.update(StatusUpdate(framework_id, order_status(status), executor_id, status_timestamp))
 
     def _forward_update(self, update: StatusUpdate) -> None:
         executor = self._task_executor.get((update.framework_id, update.task_id))

@@ -41,6 +41,7 @@ class CommandRunner:
             status["message"] = message
         status["source"] = "SOURCE_EXECUTOR"
         status["executor_id"] = {"value": self._task_id}
+        status["timestamp"] = time.time()
         status["uuid"] = b64encode(IdGenerator.status_uuid())
         return status
 

@@ -24,7 +24,7 @@ from .ids import IdGenerator
 from .protojson import b64decode, b64encode
 from .resources import Resources
 from .roles import validate_role
-from .schemas import TERMINAL_STATES
+from .schemas import SCHEMAS, TERMINAL_STATES
 from .status_updates import StatusUpdate
 from .validation import validate_id, validate_offers, validate_task
 
@@ -342,7 +342,7 @@ class Master:
             executor.setdefault("framework_id", {"value": framework.id})
             if "resources" in executor:
                 executor["resources"] = _inject_allocation(executor["resources"], role)
-            task["executor"] = executor
+            task["executor"] = SCHEMAS.ordered("ExecutorInfo", executor)
         agent_id = record.agent.id
         error, consumed = validate_task(
             task, framework, agent_id, remaining,
@@ -479,7 +479,7 @@ class Master:
                 task.status_update_uuid = update.uuid
             framework.send({"type": "UPDATE", "update": {"status": update.status}})
         if task is not None:
-            self._update_task(task, update.status, latest_state)
+            self._update_task(task, {**update.status, "timestamp": update.status_timestamp}, latest_state)
 
     def executor_message(self, agent_id: str, framework_id: str, executor_id: str, data: str) -> None:
         framework = self.frameworks.get(framework_id)

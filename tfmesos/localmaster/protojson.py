@@ -59,6 +59,13 @@ class Registry:
             raise ProtoError("Missing required fields: " + ", ".join(missing))
         return result
 
+    def ordered(self, name: str, value: dict[str, Any]) -> dict[str, Any]:
+        """Re-order top-level keys by declaration order (how Mesos renders JSON)."""
+        fields = self.get(name).fields
+        result = {k: value[k] for k in fields if k in value}
+        result.update({k: v for k, v in value.items() if k not in result})
+        return result
+
     # -- conversion ---------------------------------------------------------
     def _parse_message(self, message: Message, obj: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}

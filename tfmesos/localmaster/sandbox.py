@@ -74,7 +74,8 @@ def executor_environment(
         env["MESOS_RECOVERY_TIMEOUT"] = format_duration(RECOVERY_TIMEOUT)
         env["MESOS_SUBSCRIPTION_BACKOFF_MAX"] = format_duration(EXECUTOR_REREGISTRATION_TIMEOUT)
     if gpus is not None:
-        # Isolation emulation: no cgroups here, so expose only the allocated devices.
+        # Isolation emulation on GPU agents: no device cgroup here, so tell CUDA
+        # which devices were allocated ("" for none).  Real Mesos sets neither.
         visible = ",".join(str(index) for index in gpus)
         env["CUDA_VISIBLE_DEVICES"] = visible
         env["NVIDIA_VISIBLE_DEVICES"] = visible

@@ -23,6 +23,9 @@ class StatusUpdate:
     framework_id: str
     status: dict[str, Any]  # TaskStatus JSON as the scheduler will see it (has uuid)
     executor_id: str | None = None
+    # The TaskStatus' own timestamp (what /state shows); the event carries the
+    # agent's time of the update instead, as Mesos' evolve(StatusUpdate) does.
+    status_timestamp: float = 0.0
 
     @property
     def task_id(self) -> str:

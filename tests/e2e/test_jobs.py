@@ -1,0 +1,105 @@
+"""Whole jobs on the embedded master, with real TensorFlow processes and real ports."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+from .harness import ROOT, TFMESOS, accuracy, run_scheduler, wait_gone, write_options
+
+PSS = ROOT / "examples" / "pss_digits" / "options.json"
+MWMS = ROOT / "examples" / "mwms_digits" / "options.json"
+
+
+def test_pss_example_trains_to_accuracy_and_leaves_nothing_running():
+    run = run_scheduler(PSS)
+    assert run.wait(300) == 0, run.output[-4000:]
+    assert accuracy(run.output) >= 0.9
+    assert "job pss-digits SUCCEEDED: chief:0 finished" in run.output
+    # The servers were stopped by us, not left behind: they ended KILLED after the chief FINISHED.
+    assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", run.output)
+    assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", run.output)
+    assert not wait_gone("pss-digits", timeout=5)
+
+
+def test_mwms_example_trains_with_all_workers():
+    run = run_scheduler(MWMS)
+    assert run.wait(300) == 0, run.output[-4000:]
+    assert accuracy(run.output) >= 0.9
+    assert len(re.findall(r"worker:\d +127\.0\.0\.1:\d+ +TASK_FINISHED", run.output)) == 2
+    assert not wait_gone("mwms-digits", timeout=5)
+
+
+def test_permanent_exit_code_fails_fast_with_the_cause(tmp_path):
+    opts = write_options(
+        tmp_path / "o.json",
+        service={"name": "fails"},
+        job={"command": "echo boom-on-stderr >&2; exit 3"},
+        roles={"worker": {"count": 1, "restart_policy": "ExitCode", "max_restarts": 5}},
+    )
+    run = run_scheduler(opts)
+    assert run.wait(120) == 1, run.output
+    out = run.output
+    assert "job fails FAILED" in out and "exit code 3 is permanent (1-127) under ExitCode" in out
+    assert "boom-on-stderr" in out, "the task's last log lines are shown"
+    assert re.search(r"worker:0 +\S+ +TASK_FAILED +restarts 0 exit 3", out)
+    assert "relaunch #" not in out
+    assert not wait_gone("fails", timeout=5)
+
+
+def test_retryable_exit_code_is_retried_up_to_the_limit(tmp_path):
+    opts = write_options(
+        tmp_path / "o.json",
+        service={"name": "retries"},
+        job={"command": "exit 137"},
+        roles={"worker": {"count": 1, "restart_policy": "ExitCode", "max_restarts": 2}},
+        policies={"backoff_seconds": 0.2},
+    )
+    run = run_scheduler(opts)
+    assert run.wait(120) == 1, run.output
+    out = run.output
+    assert "relaunch #1" in out and "relaunch #2" in out and "relaunch #3" not in out
+    assert "max_restarts 2" in out
+    assert len(set(re.findall(r"launch worker:0 as (\S+)", out))) == 3, "a new Mesos task id for every attempt"
+    assert not wait_gone("retries", timeout=5)
+
+
+def test_job_too_large_reports_why_within_the_placement_timeout(tmp_path):
+    opts = write_options(
+        tmp_path / "o.json",
+        service={"name": "too-big"},
+        job={"command": "true"},
+        roles={"worker": {"count": 3, "cpus": 3.5}},
+        policies={"placement_timeout_seconds": 4},
+    )
+    run = run_scheduler(opts)
+    assert run.wait(60) == 1, run.output
+    out = run.output
+    assert "job cannot be placed within placement_timeout_seconds (4s)" in out
+    assert "worker: 1 of 3 task(s) unplaced, each needs cpus 3.6" in out
+    assert re.search(r"largest offer seen: agent \S+ \(\S+\) cpus 4, mem 8192 MB", out)
+    assert "launch" not in out, "nothing starts unless everything fits"
+
+
+def test_bad_options_are_rejected_before_anything_starts(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"roles": {"worker": {"count": 1, "gpus": 1.5}, "trainer": {}}, "job": {"command": "x"}}))
+    run = subprocess.run(TFMESOS + ["run", str(bad)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert "$.roles.worker.gpus: 1.5 is invalid: expected integer" in run.stderr
+    assert "$.roles.trainer: unknown field" in run.stderr
+    assert "embedded Mesos master" not in run.stdout
+
+
+def test_impossible_resources_for_the_cluster_are_rejected_up_front(tmp_path):
+    opts = write_options(tmp_path / "o.json", job={"command": "x"}, roles={"worker": {"count": 1, "gpus": 2}})
+    run = subprocess.run(TFMESOS + ["run", str(opts)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert "$.roles.worker.gpus: 2" in run.stderr and "--gpus-per-agent" in run.stderr
+
+
+def test_dry_run_prints_the_plan(tmp_path):
+    run = subprocess.run(TFMESOS + ["run", "--dry-run", str(PSS)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0
+    assert re.search(r"worker:1 +0\.4 +768 +0 +0  built-in TensorFlow server", run.stdout)
+    assert "success when: chief:0 finished with exit 0" in run.stdout

@@ -1,0 +1,106 @@
+"""Fault tolerance with real processes: kill -9 of a worker, of the parameter server, of the scheduler."""
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+
+from .harness import LocalMaster, accuracy, find_task_process, run_scheduler, wait_gone, write_options
+from .test_jobs import PSS
+
+LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
+
+
+def kill_task(service: str, role: str, index: int, executor: bool = False) -> int:
+    proc = find_task_process(service, role, index, executor=executor)
+    assert proc is not None, f"no process for {role}:{index} of {service}"
+    proc.send_signal(signal.SIGKILL)
+    return proc.pid
+
+
+def test_killed_worker_is_relaunched_and_the_job_succeeds(tmp_path):
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-worker"}, job=LONG)
+    run = run_scheduler(opts)
+    try:
+        run.wait_for(r"chief:0 \| step 200 ", 180)
+        kill_task("kill-worker", "worker", 1)
+        assert run.wait(300) == 0, run.output[-4000:]
+    finally:
+        run.killpg()
+    out = run.output
+    assert accuracy(out) >= 0.9
+    assert re.search(r"worker:1 TASK_FAILED.*exit code 137|worker:1 TASK_FAILED", out)
+    assert "worker:1 TASK_FAILED" in out and "relaunch #1" in out
+    assert re.search(r"worker:1 +127\.0\.0\.1:\d+ +TASK_KILLED +restarts 1", out), "the summary shows the relaunch"
+    assert not wait_gone("kill-worker")
+
+
+def test_killed_parameter_server_restarts_the_job_from_its_checkpoint(tmp_path):
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-ps"}, job=LONG)
+    run = run_scheduler(opts)
+    try:
+        run.wait_for(r"chief:0 \| step 300 ", 180)
+        kill_task("kill-ps", "ps", 0)
+        assert run.wait(400) == 0, run.output[-4000:]
+    finally:
+        run.killpg()
+    out = run.output
+    assert "with the whole job from its checkpoint" in out
+    m = re.search(r"chief:0 \| resumed from step (\d+)", out)
+    assert m and int(m.group(1)) >= 300, "training resumed where the checkpoint was, not from zero"
+    assert accuracy(out) >= 0.9
+    assert not wait_gone("kill-ps")
+
+
+def test_killed_executor_counts_as_a_lost_task(tmp_path):
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-exec"}, job=LONG)
+    run = run_scheduler(opts)
+    try:
+        run.wait_for(r"chief:0 \| step 200 ", 180)
+        kill_task("kill-exec", "worker", 0, executor=True)
+        assert run.wait(300) == 0, run.output[-4000:]
+    finally:
+        run.killpg()
+    out = run.output
+    assert "worker:0 TASK_FAILED (REASON_EXECUTOR_TERMINATED)" in out
+    assert accuracy(out) >= 0.9
+    assert not wait_gone("kill-exec"), "the task process died with its executor"
+
+
+@pytest.fixture
+def master(tmp_path):
+    m = LocalMaster(tmp_path / "master")
+    yield m
+    m.stop()
+
+
+def test_scheduler_killed_and_restarted_finishes_the_job_without_relaunching(tmp_path, master):
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "failover"}, job=LONG)
+    args = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
+    first = run_scheduler(opts, *args)
+    try:
+        first.wait_for(r"chief:0 \| step 100 ", 180)
+    finally:
+        first.kill(signal.SIGKILL)
+        first.wait(30)
+    assert find_task_process("failover", "chief", 0) is not None, "the job runs on while no scheduler is there"
+    second = run_scheduler(opts, *args)
+    try:
+        assert second.wait(300) == 0, second.output[-4000:]
+    finally:
+        second.killpg()
+    launched_first = re.findall(r"launch \S+ as (\S+)", first.output)
+    launched_second = re.findall(r"launch \S+ as (\S+)", second.output)
+    assert len(launched_first) == 4
+    assert launched_second == [], "the restarted scheduler adopted the running tasks"
+    fid = re.search(r"registered as framework (\S+)", first.output).group(1)
+    assert f"resuming job 'failover' as framework {fid}" in second.output
+    assert "final test accuracy" in second.output or "chief:0 TASK_FINISHED" in second.output
+    state = master.state()
+    tasks = [t for f in state.get("frameworks", []) + state.get("completed_frameworks", []) for t in
+             f.get("tasks", []) + f.get("completed_tasks", [])]
+    ids = [t["id"] for t in tasks]
+    assert len(ids) == len(set(ids)) == 4, "no task id launched twice"
+    assert not wait_gone("failover")
+    assert not (tmp_path / "state" / "failover.json").exists(), "the finished job's state is cleared"

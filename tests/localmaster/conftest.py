@@ -1,0 +1,70 @@
+"""Fixtures for the embedded master tests: masters that always stop, leak checks."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import psutil
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from localmaster_client import wait_until  # noqa: E402
+
+from tfmesos.localmaster import LocalMaster, Tuning  # noqa: E402
+
+HERE = Path(__file__).parent
+
+
+def processes_under(work_dir: Path) -> list[psutil.Process]:
+    """Live processes started from a sandbox below ``work_dir``."""
+    prefix = str(work_dir)
+    found = []
+    for process in psutil.process_iter(["pid", "cwd", "status"]):
+        try:
+            if process.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            cwd = process.info["cwd"] or ""
+            if cwd.startswith(prefix):
+                found.append(process)
+                continue
+            directory = process.environ().get("MESOS_DIRECTORY", "")
+            if directory.startswith(prefix):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def assert_no_processes(work_dir: Path, timeout: float = 10.0) -> None:
+    wait_until(lambda: not processes_under(work_dir), timeout, message=f"processes under {work_dir} to exit")
+
+
+@pytest.fixture
+def make_master(tmp_path: Path) -> Iterator[Callable[..., LocalMaster]]:
+    """Start LocalMasters (trace-like single agent by default); stop them and check for leaks."""
+    masters: list[LocalMaster] = []
+
+    def factory(**kwargs: Any) -> LocalMaster:
+        kwargs.setdefault("work_dir", tmp_path / f"work{len(masters)}")
+        kwargs.setdefault("agents", 1)
+        kwargs.setdefault("agent_cpus", 2.0)
+        kwargs.setdefault("agent_mem", 4096.0)
+        kwargs.setdefault("agent_disk", 10000.0)
+        kwargs.setdefault("ports_per_agent", 1001)  # [31000-32000] like the recorded agent
+        kwargs.setdefault("tuning", Tuning(stop_grace_period=1.0))
+        master = LocalMaster(**kwargs)
+        masters.append(master)
+        return master.start()
+
+    yield factory
+    for master in masters:
+        master.stop()
+    for master in masters:
+        assert_no_processes(master.work_dir)
+
+
+@pytest.fixture
+def master(make_master: Callable[..., LocalMaster]) -> LocalMaster:
+    return make_master()
