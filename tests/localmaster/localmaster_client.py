@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import queue
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -87,8 +88,8 @@ class EventStreamClient:
                     self.raw_frames.append(frame)
                     self.received.append(record)
                     self.events.put(record)
-        except (OSError, http.client.HTTPException, ValueError):
-            pass
+        except (OSError, http.client.HTTPException, ValueError, AttributeError):
+            pass  # AttributeError: http.client after the connection was closed
         finally:
             self.closed.set()
             self.events.put(EOF)
@@ -137,8 +138,16 @@ class EventStreamClient:
                 return
 
     def close(self) -> None:
-        self._connection.close()
+        """Drop the connection (the master sees EOF) and stop the reader."""
+        sock = self._connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self._thread.join(5)
+        self.response.close()
+        self._connection.close()
 
 
 def open_stream(address: str, path: str, body: Any, headers: dict[str, str] | None = None,

@@ -141,3 +141,25 @@ def test_a_thousand_agents_allocate_in_milliseconds(tmp_path):
         assert time.monotonic() - declined < 1.0
         scheduler.teardown()
         scheduler.close()
+
+
+def test_update_framework_changes_roles_and_rescinds_offers_of_dropped_roles(make_master):
+    master = make_master()
+    scheduler = RawScheduler(master.address)
+    info = framework_info("update", roles=["a"])
+    scheduler.subscribe(info)
+    offer = scheduler.next_offers()[0]
+    assert offer["allocation_info"] == {"role": "a"}
+    new_info = {**info, "roles": ["b"], "id": {"value": scheduler.framework_id}}
+    reply = scheduler.framework_call("UPDATE_FRAMEWORK", {"framework_info": new_info})
+    assert (reply.status, reply.headers.get("Content-Length"), reply.body) == (200, "0", None)
+    assert scheduler.stream is not None
+    rescind = scheduler.stream.wait_for(lambda e: e["type"] == "RESCIND")
+    assert rescind["rescind"]["offer_id"] == offer["id"]
+    assert scheduler.next_offers()[0]["allocation_info"] == {"role": "b"}
+    bad = scheduler.framework_call("UPDATE_FRAMEWORK", {"framework_info": {**new_info, "user": "someone-else"}})
+    assert (bad.status, bad.body) == (400, "Updating 'FrameworkInfo.user' is unsupported; attempted to update "
+                                           "from 'root' to 'someone-else'")
+    assert master.state()["frameworks"][0]["roles"] == ["b"]
+    scheduler.teardown()
+    scheduler.close()

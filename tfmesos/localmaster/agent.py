@@ -32,6 +32,8 @@ from .status_updates import StatusUpdate, StatusUpdateManager
 
 log = logging.getLogger(__name__)
 
+EXECUTOR_HEARTBEAT_INTERVAL = 30 * 60.0  # DEFAULT_EXECUTOR_HEARTBEAT_INTERVAL
+
 _STATUS_KEY_ORDER = ("task_id", "state", "message", "source", "reason", "agent_id", "executor_id",
                      "timestamp", "uuid", "container_status")
 
@@ -154,6 +156,7 @@ class Agent:
             return
         self._task_executor[(framework_id, task_id)] = executor
         if executor.state is ExecutorState.REGISTERING:
+            self._allocate_gpus(executor, Resources.from_json(task.get("resources", [])))
             executor.queued[task_id] = agent_task
         elif executor.state is ExecutorState.RUNNING:
             self._allocate_gpus(executor, Resources.from_json(task.get("resources", [])))
@@ -206,6 +209,8 @@ class Agent:
             return
         framework.terminating = True
         self.updates.remove_framework(framework_id)
+        for key in [k for k in self._task_executor if k[0] == framework_id]:
+            del self._task_executor[key]
         for executor in list(framework.executors.values()):
             self._shutdown_executor(executor)
         self._maybe_remove_framework(framework)
@@ -508,6 +513,7 @@ class Agent:
                 executor.stream.close()
             executor.stream = stream
             stream.on_close(lambda closed: self._executor_stream_closed(executor, closed))
+            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._executor_heartbeat, executor, stream)
             first = executor.state is ExecutorState.REGISTERING
             executor.state = ExecutorState.RUNNING
             if executor.registration_timer is not None:
@@ -533,6 +539,11 @@ class Agent:
                 stream.send({"type": "LAUNCH", "launch": {"task": task.info}})
 
         return StreamResponse([("Content-Type", APPLICATION_JSON)], on_open)
+
+    def _executor_heartbeat(self, executor: Executor, stream: EventStream) -> None:
+        if executor.stream is stream and not stream.closed:
+            stream.send({"type": "HEARTBEAT"})
+            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._executor_heartbeat, executor, stream)
 
     def _executor_stream_closed(self, executor: Executor, stream: EventStream) -> None:
         # HTTP executors may reconnect (pymesos does when MESOS_CHECKPOINT is set).

@@ -104,7 +104,7 @@ class LocalMaster:
             self._thread.join(_STOP_TIMEOUT)
             loop.close()
             if self._pool is not None:
-                self._pool.shutdown(wait=True, cancel_futures=True)
+                self._pool.shutdown(wait=False, cancel_futures=True)
             if self._owns_work_dir and self._config is not None:
                 shutil.rmtree(self._config.work_dir, ignore_errors=True)
 
@@ -195,13 +195,14 @@ class LocalMaster:
                  len(self._agents))
 
     async def _shutdown(self) -> None:
+        # Stop listening first: schedulers whose stream we end must not get back in.
+        for server in self._servers:
+            await server.close()
         if self._master is not None:
             await self._master.stop()
         for agent in self._agents:
             if agent.server is not None:
                 await agent.server.close()
-        for server in self._servers:
-            await server.close()
 
 
 def _agent_sockets(config: MasterConfig, master_port: int) -> list[socket.socket]:

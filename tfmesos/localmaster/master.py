@@ -727,7 +727,7 @@ def _validate_framework(info: dict[str, Any]) -> str | None:
         if error:
             return error
     timeout = info.get("failover_timeout", 0.0)
-    if timeout != timeout or timeout < 0 or timeout > 2 ** 63 / 1e9:
+    if timeout != timeout or abs(timeout) > 2 ** 63 / 1e9:  # Duration::create fails
         return f"The framework failover_timeout ({timeout:g}) is invalid"
     return None
 

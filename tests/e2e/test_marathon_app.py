@@ -1,0 +1,177 @@
+"""The rendered DC/OS app really runs: its args and env, started the way Marathon starts them on an
+agent, run the job on a real master with its state in a real ZooKeeper; the health check answers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .. import zookeeper
+from ..package.helpers import app_definition_problems
+from .harness import ROOT, TFMESOS, LineProcess, LocalMaster, accuracy, wait_gone, write_options
+from .test_jobs import PSS
+
+SERVICE = "marathon-digits"
+VENV_BIN = Path(TFMESOS[0]).parent  # the venv's python, and its `tfmesos` console script beside it
+
+
+@pytest.fixture(scope="module")
+def zk(tmp_path_factory):
+    if not zookeeper.available():
+        pytest.skip("ZooKeeper is not installed (.ci/run installs Debian's zookeeper package)")
+    server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def master(tmp_path):
+    m = LocalMaster(tmp_path / "master")
+    yield m
+    m.stop()
+
+
+def render_package(options: Path) -> dict[str, Any]:
+    """What DC/OS would install for this options file: ``tfmesos package render``."""
+    done = subprocess.run(TFMESOS + ["package", "render", str(options)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def api_on_loopback(app: dict[str, Any]) -> dict[str, Any]:
+    """The app's API listens on every interface (``--api-host 0.0.0.0``), right on an agent; a test
+    must stay on loopback, so that one flag, and nothing else, is rewritten."""
+    script = app["args"][2]
+    assert script.count("--api-host 0.0.0.0") == 1, script
+    args = list(app["args"])
+    args[2] = script.replace("--api-host 0.0.0.0", "--api-host 127.0.0.1")
+    return {**app, "args": args}
+
+
+def marathon_argv(app: dict[str, Any]) -> list[str]:
+    """Marathon: ``cmd`` runs under ``sh -c``; ``args`` is the command line itself (no shell)."""
+    assert ("cmd" in app) != ("args" in app), "a Marathon app has either cmd or args"
+    return ["/bin/sh", "-c", app["cmd"]] if "cmd" in app else list(app["args"])
+
+
+def marathon_env(app: dict[str, Any], port: int, sandbox: Path) -> dict[str, str]:
+    """The app's env plus what Marathon and the Mesos agent add for a task; nothing of ours leaks in
+    except PATH, which puts the venv's ``tfmesos`` first as the image would."""
+    env = {name: value for name, value in app["env"].items() if isinstance(value, str)}  # secrets are references
+    env.update(
+        PATH=f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin",
+        HOME=str(sandbox),
+        HOST="127.0.0.1",
+        PORT0=str(port), PORT=str(port), PORTS=str(port), PORT_API=str(port),
+        MARATHON_APP_ID=app["id"],
+        MARATHON_APP_VERSION="2024-01-01T00:00:00.000Z",
+        MARATHON_APP_RESOURCE_CPUS=str(app["cpus"]),
+        MARATHON_APP_RESOURCE_MEM=str(app["mem"]),
+        MESOS_TASK_ID=f"{app['id'].strip('/')}.instance-0000._app.1",
+        MESOS_SANDBOX=str(sandbox),
+    )
+    return env
+
+
+def get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as exc:
+        return exc.code, None
+
+
+def poll(url: str, accept, timeout: float) -> Any:
+    """GET ``url`` until ``accept(status, body)`` holds (a deadline, not a sleep)."""
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        try:
+            last = get(url)
+        except OSError as exc:  # not listening yet
+            last = exc
+        else:
+            if accept(*last):
+                return last[1]
+        time.sleep(0.2)
+    raise AssertionError(f"{url}: never acceptable; last answer {last!r}")
+
+
+def tasks_on_master(master: LocalMaster) -> list[str]:
+    state = master.state()
+    return [t["id"] for f in state.get("frameworks", []) + state.get("completed_frameworks", [])
+            for t in f.get("tasks", []) + f.get("completed_tasks", [])]
+
+
+def test_rendered_app_runs_the_job_under_marathon_conditions_and_stays_finished(tmp_path, zk, master):
+    options = write_options(
+        tmp_path / "options.json", PSS,
+        service={"name": SERVICE, "zk": f"zk://{zk.hosts}/tfmesos-e2e", "mesos_master": master.address},
+    )
+    rendered = render_package(options)
+    assert app_definition_problems(rendered) == []
+    app = api_on_loopback(rendered)
+    assert app["env"]["MESOS_MASTER"] == master.address and app["env"]["TFMESOS_ZK"] == f"zk://{zk.hosts}/tfmesos-e2e"
+    [check] = app["healthChecks"]
+    assert app["portDefinitions"][check["portIndex"]]["name"] == "api"
+
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    port = zookeeper.free_port()
+    env = marathon_env(app, port, sandbox)
+    # Marathon's MESOS_HTTP check: GET http://<task host>:PORT<portIndex><path>.
+    health_url = f"http://{env['HOST']}:{env['PORT%d' % check['portIndex']]}{check['path']}"
+    status_url = f"http://127.0.0.1:{port}/v1/status"
+
+    first = LineProcess(marathon_argv(app), env=env, cwd=sandbox)
+    second = None
+    try:
+        first.wait_for(rf"scheduler API on http://127\.0\.0\.1:{port}/v1/status", 60)
+        first.wait_for(r"chief:0 \| step 100 ", 120)
+        assert get(health_url) == (200, {"healthy": True}), "the health check passes while the job runs"
+        running = get(status_url)[1]
+        assert running["phase"] in ("RUNNING", "FINISHING") and running["name"] == SERVICE
+        fid = running["framework_id"]
+
+        first.wait_for(rf"job {SERVICE} SUCCEEDED: chief:0 finished", 180)
+        first.wait_for(r"job over; status stays on", 30)
+        assert first.proc.poll() is None, "under Marathon a finished scheduler does not exit (Marathon would restart it)"
+        assert poll(status_url, lambda code, body: code == 200 and body["phase"] == "SUCCEEDED", 10)["name"] == SERVICE
+        assert get(health_url) == (200, {"healthy": True})
+        launched = re.findall(r"launch \S+ as (\S+)", first.output)
+        assert len(launched) == 4, first.output[-6000:]
+        assert sorted(tasks_on_master(master)) == sorted(launched)
+        first.kill(signal.SIGTERM)
+        assert first.wait(30) == 0, first.output[-3000:]
+        assert not wait_gone(SERVICE)
+
+        # Marathon restarts the app (an agent lost, an upgrade): the finished job is not run again.
+        second = LineProcess(marathon_argv(app), env=env, cwd=sandbox)
+        second.wait_for(rf"job '{SERVICE}' already ended \(SUCCEEDED\); serving its status", 60)
+        final = poll(status_url, lambda code, body: code == 200, 30)
+        assert final["phase"] == "SUCCEEDED"
+        assert {(t["role"], t["index"], t["state"]) for t in final["tasks"]} >= {("chief", 0, "TASK_FINISHED")}
+        assert get(health_url) == (200, {"healthy": True})
+        second.kill(signal.SIGTERM)
+        assert second.wait(30) == 0, second.output[-3000:]
+    finally:
+        for proc in (first, second):
+            if proc is not None:
+                proc.killpg()
+    assert accuracy(first.output) >= 0.9
+    assert "launch " not in second.output and "registered as framework" not in second.output
+    state = master.state()
+    frameworks = state.get("frameworks", []) + state.get("completed_frameworks", [])
+    assert [f["id"] for f in frameworks] == [fid], "the restart subscribed no second framework"
+    assert sorted(tasks_on_master(master)) == sorted(launched), "no new task was launched"
+    assert not wait_gone(SERVICE, timeout=5)

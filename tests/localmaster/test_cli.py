@@ -1,0 +1,81 @@
+"""``python -m tfmesos.localmaster``: readiness line, serving, clean SIGTERM exit."""
+from __future__ import annotations
+
+import base64
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import assert_no_processes, processes_under
+from localmaster_client import RawScheduler, command_task, framework_info, http_call, launch, wait_until
+
+from tfmesos.localmaster import main
+
+
+def read_line(process: subprocess.Popen, timeout: float) -> str:
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
+    try:
+        if not selector.select(timeout):
+            raise AssertionError("no readiness line")
+        return process.stdout.readline()  # type: ignore[union-attr]
+    finally:
+        selector.close()
+
+
+@pytest.fixture
+def cli(tmp_path):
+    work_dir = tmp_path / "cli-work"
+    credentials = tmp_path / "credentials"
+    credentials.write_text("alice s3cret\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tfmesos.localmaster", "--port", "0", "--agents", "2", "--cpus", "1",
+         "--mem", "512", "--disk", "100", "--gpus-per-agent", "1", "--work-dir", str(work_dir),
+         "--credentials", str(credentials)],
+        stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield process, work_dir
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        assert_no_processes(work_dir)
+
+
+def test_cli_serves_until_sigterm_and_cleans_up(cli):
+    process, work_dir = cli
+    line = read_line(process, 60)
+    found = re.fullmatch(r"tfmesos local-master listening on 127\.0\.0\.1:(\d+)\n", line)
+    assert found, line
+    address = f"127.0.0.1:{found.group(1)}"
+    state = http_call(address, "GET", "/state").body
+    assert len(state["slaves"]) == 2 and state["slaves"][0]["resources"]["gpus"] == 1.0
+
+    assert http_call(address, "POST", "/api/v1/scheduler", {}, {"Content-Type": "application/json"}).status == 401
+    scheduler = RawScheduler(address, auth="Basic " + base64.b64encode(b"alice:s3cret").decode())
+    scheduler.subscribe(framework_info("cli"))
+    offer = scheduler.next_offers()[0]
+    launch(scheduler, offer, [command_task("sleeper", offer["agent_id"]["value"], "sleep 60")])
+    assert scheduler.next_update()["state"] == "TASK_STARTING"
+    wait_until(lambda: processes_under(work_dir), message="task process")
+
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == 0
+    assert time.monotonic() - started < 15
+    assert process.stdout.read() == ""  # exactly one line was printed
+    assert_no_processes(work_dir)
+    scheduler.close()
+
+
+def test_main_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--agents", "many"])
+    assert exit_info.value.code == 2
+    assert "--agents" in capsys.readouterr().err
