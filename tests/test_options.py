@@ -67,3 +67,12 @@ def test_file_errors_name_the_file(tmp_path):
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*/options.json")), ids=lambda p: p.parent.name)
 def test_examples_are_valid(path):
     job_spec_from_options(load_options_file(path))
+
+
+def test_readme_options_reference_is_current():
+    import subprocess
+    import sys
+
+    check = subprocess.run([sys.executable, str(ROOT / "tools" / "options_reference.py"), "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout

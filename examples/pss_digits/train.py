@@ -29,6 +29,9 @@ import tensorflow as tf  # noqa: E402
 # Overridable so that tests can make training last long enough to kill a task in the middle.
 TOTAL_STEPS = int(os.environ.get("TRAIN_STEPS", "400"))
 CHECKPOINT_EVERY = int(os.environ.get("CHECKPOINT_EVERY", "100"))
+# For benchmarks/: FIRST_STEP_MARK=1 waits for the first step after (re)start and prints
+# "first step at <unix time>", the moment the job is training. Off by default.
+FIRST_STEP_MARK = os.environ.get("FIRST_STEP_MARK", "") == "1"
 BATCH_SIZE = 64
 LEARNING_RATE = 0.01
 SEED = 0
@@ -107,6 +110,7 @@ def train(scratch_dir: str) -> int:
 
     started = time.monotonic()
     done = int(finished.numpy())
+    marked = not FIRST_STEP_MARK
     while done < TOTAL_STEPS:
         # Steps run asynchronously on whichever worker is free; one that was on a
         # worker that died is rescheduled on another. join() waits for the chunk, so
@@ -114,6 +118,10 @@ def train(scratch_dir: str) -> int:
         chunk = min(CHECKPOINT_EVERY, TOTAL_STEPS - done)
         for _ in range(chunk):
             last_loss = coordinator.schedule(train_step, args=(per_worker_iterator,))
+            if not marked:
+                last_loss.fetch()
+                print(f"first step at {time.time():.3f}", flush=True)
+                marked = True
         coordinator.join()
         done += chunk
         finished.assign(done)

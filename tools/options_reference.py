@@ -1,0 +1,76 @@
+"""Print the options reference (Markdown) from config-schema.json; README.md embeds its output.
+
+    python tools/options_reference.py           # print
+    python tools/options_reference.py --check   # exit 1 if README.md's copy is stale
+    python tools/options_reference.py --write   # refresh README.md's copy
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "<!-- options-reference:begin -->", "<!-- options-reference:end -->"
+
+
+def _type(leaf: dict) -> str:
+    t = leaf.get("type", "")
+    if t == "array":
+        return f"list of {leaf.get('items', {}).get('type', 'any')}"
+    if "enum" in leaf:
+        return " \\| ".join(f"`{v}`" for v in leaf["enum"])
+    bounds = []
+    if "minimum" in leaf:
+        bounds.append(f"{'>' if leaf.get('exclusiveMinimum') else '>='} {leaf['minimum']}")
+    if "maximum" in leaf:
+        bounds.append(f"<= {leaf['maximum']}")
+    return t + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def reference(schema: dict) -> str:
+    lines = ["| option | type | default | what it does |", "|---|---|---|---|"]
+
+    def walk(node: dict, path: str) -> None:
+        for name, leaf in node.get("properties", {}).items():
+            p = f"{path}.{name}" if path else name
+            if leaf.get("type") == "object" and "properties" in leaf:
+                if path == "roles":
+                    # The four roles share one shape: list it once.
+                    if name == "ps":
+                        walk(leaf, "roles.<role>")
+                    continue
+                walk(leaf, p)
+            else:
+                default = json.dumps(leaf.get("default"))
+                desc = leaf.get("description", "").replace("|", "\\|")
+                lines.append(f"| `{p}` | {_type(leaf)} | `{default}` | {desc} |")
+
+    walk(schema, "")
+    lines.append("")
+    lines.append("`<role>` is one of `ps`, `worker`, `chief`, `evaluator`; defaults are the same for all")
+    lines.append("except `server` (true for `ps`) and `count` (at most 1 for `chief` and `evaluator`).")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    text = reference(json.loads((ROOT / "config-schema.json").read_text()))
+    readme = ROOT / "README.md"
+    if not argv:
+        print(text)
+        return 0
+    current = readme.read_text()
+    head, rest = current.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    fresh = f"{head}{BEGIN}\n{text}\n{END}{tail}"
+    if argv[0] == "--check":
+        if fresh != current:
+            print("README.md's options reference is stale: run python tools/options_reference.py --write")
+            return 1
+        return 0
+    readme.write_text(fresh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
