@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent-mem", type=float, default=8192.0, help="embedded master: mem (MB) per agent")
     run.add_argument("--agent-disk", type=float, default=20000.0, help="embedded master: disk (MB) per agent")
     run.add_argument("--gpus-per-agent", type=int, default=0, help="embedded master: fake GPUs per agent")
+    run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
     run.set_defaults(func=cmd_run)
 
@@ -147,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    if not args.verbose:
+        # pymesos logs its IO thread's end as a traceback; we report that error ourselves, plainly.
+        logging.getLogger("pymesos.process").setLevel(logging.CRITICAL)
     try:
         return args.func(args)
     except OptionsError as exc:

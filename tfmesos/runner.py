@@ -218,6 +218,15 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         driver.start()
         try:
             result = sched.run_until_done(stop_requested)
+        except (RuntimeError, OSError, ValueError) as exc:
+            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master). The
+            # driver is gone; tasks already launched keep running until failover_timeout.
+            hint = " (check service.principal and the MESOS_SECRET variable)" if "401" in str(exc) else ""
+            console.line(f"lost the Mesos master at {master}: {exc}{hint}")
+            if sched.job.launch_seq:
+                console.line("the job's tasks keep running; start the same command again to resume it"
+                             + ("" if store else " (no state was persisted: tasks end at failover_timeout)"))
+            return 1
         except KeyboardInterrupt:
             console.event("interrupted: killing the job's tasks (Ctrl-C again to leave at once)")
             shutdown()

@@ -173,8 +173,10 @@ def test_kill_escalates_to_sigkill_after_the_grace_period(make_master):
     scheduler = RawScheduler(master.address)
     scheduler.subscribe(framework_info("stubborn", capabilities=[{"type": "MULTI_ROLE"},
                                                                  {"type": "TASK_KILLING_STATE"}]))
-    running_task(master, scheduler, "stubborn", "trap '' TERM; sleep 60",
+    running_task(master, scheduler, "stubborn", "trap '' TERM; touch trapped; sleep 60",
                  kill_policy={"grace_period": {"nanoseconds": 300_000_000}})
+    wait_until(lambda: list(master.work_dir.glob("agents/*/frameworks/*/executors/stubborn/runs/latest/trapped")),
+               message="the task to ignore SIGTERM")
     assert scheduler.framework_call("KILL", {"task_id": {"value": "stubborn"}}).status == 202
     killing = scheduler.next_update()
     assert killing["state"] == "TASK_KILLING", "TASK_KILLING_STATE frameworks see TASK_KILLING first"

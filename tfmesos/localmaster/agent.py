@@ -24,7 +24,8 @@ from .durations import format_duration, from_nanoseconds
 from .fetcher import FetchError, fetch_all
 from .httpserver import EventStream, HttpServer, StreamResponse, APPLICATION_JSON
 from .ids import IdGenerator
-from .procs import ManagedProcess, spawn, wait_status
+from .procs import ManagedProcess, spawn, start_time, wait_status
+from .recovery import checkpoint_container, container_path, load_containers, remove_container
 from .protojson import b64decode, b64encode
 from .resources import Resources
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
@@ -163,6 +164,7 @@ class Agent:
             executor.launched[task_id] = agent_task
             executor.ever_sent_task = True
             executor.send({"type": "LAUNCH", "launch": {"task": agent_task.info}})
+            self._checkpoint(executor, framework)
         else:
             executor.queued[task_id] = agent_task
             lost = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
@@ -351,6 +353,7 @@ class Agent:
         executor.launching = False
         executor.process = process
         process.watch(self._loop, lambda p: self._process_exited(executor, p))
+        self._checkpoint(executor, framework)
         if task is not None:
             runner = self._runners[(framework.id, executor.executor_id)]
             executor.state = ExecutorState.RUNNING
@@ -421,6 +424,8 @@ class Agent:
             executor.process.signal_tree(signal.SIGKILL)  # leftovers die with the container
         self._free_gpus = sorted(self._free_gpus + executor.gpus)
         executor.gpus = []
+        if executor.checkpoint_path is not None:
+            remove_container(executor.checkpoint_path)
         framework = self.frameworks.get(executor.framework_id)
         if framework is not None and not framework.terminating and not self.terminating:
             termination = executor.pending_termination or Termination(
@@ -457,6 +462,82 @@ class Agent:
             return from_nanoseconds(policy["grace_period"]["nanoseconds"])
         return self._tuning.kill_grace_period
 
+    # -- recovery -----------------------------------------------------------
+    def _checkpoint(self, executor: Executor, framework: AgentFramework) -> None:
+        """Record the container so that a restarted master can adopt or kill it."""
+        if executor.process is None or executor.state is ExecutorState.TERMINATED:
+            return
+        if executor.checkpoint_path is None:
+            executor.checkpoint_path = container_path(self.work_dir, self.id, executor.container_id)
+        checkpoint_container(executor.checkpoint_path, {
+            "framework_info": framework.info,
+            "executor_info": executor.info,
+            "container_id": executor.container_id,
+            "directory": str(executor.directory),
+            "recoverable": executor.checkpoint and not executor.command_task,
+            "pid": executor.process.pid,
+            "start_time": start_time(executor.process.pid),
+            "gpus": executor.gpus,
+            "shutdown_grace_period": executor.shutdown_grace_period,
+            "tasks": [{"info": t.info, "state": t.state} for t in executor.incomplete_tasks()],
+        })
+
+    def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
+        """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
+
+        Only custom executors of checkpointing frameworks are adopted (they
+        must re-subscribe within ``executor_reregistration_timeout``); any
+        other survivor is killed.
+        """
+        adopted = []
+        for path, record in load_containers(self.work_dir, self.id):
+            pid = int(record.get("pid", 0))
+            alive = pid > 0 and start_time(pid) == record.get("start_time")
+            if not alive:
+                remove_container(path)
+                continue
+            process = ManagedProcess.adopt(pid)
+            if not record.get("recoverable"):
+                process.signal_tree(signal.SIGKILL)
+                remove_container(path)
+                continue
+            framework_info = record["framework_info"]
+            framework = self.frameworks.setdefault(framework_info["id"]["value"], AgentFramework(framework_info))
+            info = record["executor_info"]
+            executor = Executor(
+                framework_id=framework.id, executor_id=info["executor_id"]["value"],
+                container_id=record["container_id"], info=info, directory=Path(record["directory"]),
+                checkpoint=True, command_task=False, shutdown_grace_period=record["shutdown_grace_period"],
+                process=process, ever_sent_task=True, checkpoint_path=path)
+            executor.gpus = [g for g in record.get("gpus", []) if g in self._free_gpus]
+            self._free_gpus = [g for g in self._free_gpus if g not in executor.gpus]
+            tasks = []
+            for entry in record.get("tasks", []):
+                task = AgentTask(entry["info"], entry["state"])
+                executor.launched[task.task_id] = task
+                self._task_executor[(framework.id, task.task_id)] = executor
+                tasks.append((entry["info"], entry["state"]))
+            framework.executors[executor.executor_id] = executor
+            self._live.add(executor)
+            self._all_dead.clear()
+            process.watch(self._loop, lambda p, e=executor: self._process_exited(e, p))
+            executor.registration_timer = self._loop.call_later(
+                self._tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
+            adopted.append((framework_info, info, tasks))
+        return adopted
+
+    def _reregistration_timeout(self, executor: Executor) -> None:
+        executor.registration_timer = None
+        if executor.state is not ExecutorState.REGISTERING:
+            return
+        framework = self.frameworks.get(executor.framework_id)
+        state = "TASK_GONE" if framework and _partition_aware(framework.info) else "TASK_LOST"
+        timeout = format_duration(self._tuning.executor_reregistration_timeout)
+        executor.pending_termination = Termination(
+            state, "REASON_EXECUTOR_REREGISTRATION_TIMEOUT", f"Executor did not reregister within {timeout}")
+        executor.state = ExecutorState.TERMINATING
+        self._destroy(executor)
+
     # -- status updates -----------------------------------------------------
     def _agent_update(self, executor: Executor, task_id: str, state: str, reason: str, message: str) -> None:
         """An update generated by the agent itself (SOURCE_AGENT, with uuid)."""
@@ -482,12 +563,14 @@ class Agent:
             container_status = executor.container_status(self.hostname)
             container_status.update(status.get("container_status") or {})
             status["container_status"] = container_status
+        framework = self.frameworks.get(framework_id)
         if executor is not None:
             error = executor.update_task_state(task_id, status["state"])
             if error is not None:
                 log.warning("agent %s: dropping update: %s", self.id, error)
                 return
-        framework = self.frameworks.get(framework_id)
+            if framework is not None and executor.process is not None:
+                self._checkpoint(executor, framework)
         if framework is None or framework.terminating or self.terminating:
             return
         executor_id = executor.executor_id if executor is not None and "executor_id" in status else None

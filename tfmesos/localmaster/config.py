@@ -1,11 +1,8 @@
 """Settings of an embedded master and its logical agents."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-
-log = logging.getLogger(__name__)
 
 MAX_PORT = 65535
 
@@ -21,6 +18,9 @@ class Tuning:
     status_update_retry_max: float = 600.0  # STATUS_UPDATE_RETRY_INTERVAL_MAX
     executor_registration_timeout: float = 60.0  # --executor_registration_timeout
     executor_shutdown_grace_period: float = 5.0  # --executor_shutdown_grace_period
+    # --executor_reregistration_timeout is 2 s in Mesos; pymesos executors back
+    # off up to 15 s between reconnects, so re-adoption after a restart needs more.
+    executor_reregistration_timeout: float = 30.0
     kill_grace_period: float = 3.0  # command executor default KillPolicy
     stop_grace_period: float = 3.0  # LocalMaster.stop(): SIGTERM, then SIGKILL
     max_completed_frameworks: int = 50
@@ -64,10 +64,7 @@ class MasterConfig:
         fitting = (MAX_PORT + 1 - self.first_port) // self.agents
         if fitting < 1:
             raise ValueError(f"{self.agents} agents do not fit a port range starting at {self.first_port}")
-        if fitting < self.ports_per_agent:
-            log.warning("only %d ports per agent fit below %d for %d agents", fitting, MAX_PORT, self.agents)
-            return fitting
-        return self.ports_per_agent
+        return min(fitting, self.ports_per_agent)
 
     def agent_port_range(self, index: int) -> tuple[int, int] | None:
         per_agent = self.effective_ports_per_agent()

@@ -65,6 +65,7 @@ class Executor:
     gpus: list[int] = field(default_factory=list)
     ever_sent_task: bool = False
     launching: bool = False  # sandbox/fetch/spawn in progress
+    checkpoint_path: Path | None = None  # recovery record of this container
     registration_timer: asyncio.TimerHandle | None = None
     kill_timer: asyncio.TimerHandle | None = None
     pending_termination: Termination | None = None

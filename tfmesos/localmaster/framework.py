@@ -70,6 +70,7 @@ class Framework:
     heartbeat_timer: asyncio.TimerHandle | None = None
     failover_timer: asyncio.TimerHandle | None = None
     removed: bool = False
+    recovered: bool = False  # rebuilt from agents after a master restart, not yet re-subscribed
 
     def __post_init__(self) -> None:
         if not self.reregistered_time:

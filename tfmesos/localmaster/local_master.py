@@ -20,6 +20,7 @@ from .ids import IdGenerator
 from .master import Master
 from .master_api import MasterApi
 from .operator_api import OperatorApi
+from .recovery import load_agents, save_agents
 from .scheduler_api import SchedulerApi
 from .state_json import master_state
 
@@ -169,6 +170,9 @@ class LocalMaster:
         config = self._config
         loop = self._loop
         assert config is not None and loop is not None and self._pool is not None
+        if config.effective_ports_per_agent() < config.ports_per_agent:
+            log.warning("only %d ports per agent fit below 65536 for %d agents",
+                        config.effective_ports_per_agent(), config.agents)
         master_socket = bind_socket(config.host, config.port)
         ids = IdGenerator()
         master = Master(config, loop, ids)
@@ -178,9 +182,12 @@ class LocalMaster:
         server = HttpServer(api.handle, "master")
         await server.start(master_socket)
         self._servers.append(server)
-        sockets = _agent_sockets(config, master.port)
+        previous = load_agents(config.work_dir)[: config.agents]
+        sockets = _agent_sockets(config, master.port, [entry.get("port") for entry in previous])
         for index, sock in enumerate(sockets):
-            agent = Agent(index=index, agent_id=ids.agent_id(index), config=config, loop=loop, master=master,
+            # Agents keep their ids (and ports) across restarts with the same work_dir.
+            agent_id = previous[index]["id"] if index < len(previous) else ids.agent_id(index)
+            agent = Agent(index=index, agent_id=agent_id, config=config, loop=loop, master=master,
                           pool=self._pool)
             agent_server = HttpServer(AgentApi(agent, lambda: config.host).handle, f"agent-{index}")
             await agent_server.start(sock)
@@ -190,6 +197,9 @@ class LocalMaster:
         self._master = master
         for agent in self._agents:
             master.add_agent(agent)
+            for framework_info, executor_info, tasks in agent.recover():
+                master.recover_executor(agent.id, framework_info, executor_info, tasks)
+        save_agents(config.work_dir, [{"id": agent.id, "port": agent.port} for agent in self._agents])
         master.start()
         log.info("local master %s listening on %s with %d agents", ids.master_id, master.address,
                  len(self._agents))
@@ -205,12 +215,13 @@ class LocalMaster:
                 await agent.server.close()
 
 
-def _agent_sockets(config: MasterConfig, master_port: int) -> list[socket.socket]:
+def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int | None]) -> list[socket.socket]:
     """One listening socket per agent, outside every agent's offered port range.
 
-    The kernel's ephemeral ports may fall inside the offered ranges (which can
-    cover most of 31000-65535 with many agents); after a few such picks we
-    walk down from ``first_port - 1`` instead.
+    ``preferred`` ports (from the previous run) are tried first, so executors
+    find their agent again.  The kernel's ephemeral ports may fall inside the
+    offered ranges (which can cover most of 31000-65535 with many agents);
+    after a few such picks we walk down from ``first_port - 1`` instead.
     """
     reserved = [r for r in (config.agent_port_range(i) for i in range(config.agents)) if r]
 
@@ -222,6 +233,13 @@ def _agent_sockets(config: MasterConfig, master_port: int) -> list[socket.socket
     explicit = iter(range(config.first_port - 1, 1023, -1))
     try:
         while len(sockets) < config.agents:
+            wanted = preferred[len(sockets)] if len(sockets) < len(preferred) else None
+            if wanted and usable(wanted):
+                try:
+                    sockets.append(bind_socket(config.host, wanted))
+                    continue
+                except OSError:
+                    log.warning("agent port %d of the previous run is taken", wanted)
             if len(rejected) < _EPHEMERAL_TRIES:
                 sock = bind_socket(config.host, 0)
                 if usable(sock.getsockname()[1]):

@@ -78,6 +78,37 @@ class Master:
     def start(self) -> None:
         self.allocator.start()
 
+    def recover_executor(self, agent_id: str, framework_info: dict[str, Any], executor_info: dict[str, Any],
+                         tasks: list[tuple[dict[str, Any], str]]) -> None:
+        """An agent re-adopted a running executor after a restart (agent re-registration).
+
+        Its framework is rebuilt as 'recovered' until the scheduler subscribes
+        again with its id; the failover timeout is not known any more.
+        """
+        record = self.agents[agent_id]
+        framework_id = framework_info["id"]["value"]
+        framework = self.frameworks.get(framework_id)
+        if framework is None:
+            framework = Framework(framework_id, _ordered_info(framework_info), recovered=True)
+            framework.completed_tasks = deque(maxlen=self.config.tuning.max_completed_tasks_per_framework)
+            self.frameworks[framework_id] = framework
+        executor_id = executor_info["executor_id"]["value"]
+        record.executors.setdefault(framework_id, {})[executor_id] = executor_info
+        framework.executors[(agent_id, executor_id)] = executor_info
+        executor_resources = Resources.from_json(executor_info.get("resources", [])).unallocate()
+        record.used = record.used + executor_resources
+        record.take(executor_resources)
+        for info, state in tasks:
+            resources = Resources.from_json(info.get("resources", []))
+            roles = resources.allocation_roles() - {None}
+            task = Task(task_id=info["task_id"]["value"], name=info.get("name", ""), framework_id=framework_id,
+                        agent_id=agent_id, executor_id=executor_id, resources=resources,
+                        role=next(iter(roles)) if roles else "*", info=info, state=state)
+            framework.tasks[task.task_id] = task
+            record.tasks[(framework_id, task.task_id)] = task
+            record.used = record.used + resources.unallocate()
+            record.take(resources.unallocate())
+
     async def stop(self) -> None:
         self.allocator.stop()
         for framework in list(self.frameworks.values()):
@@ -165,6 +196,7 @@ class Master:
                 return
             framework.info = _ordered_info(info)
             framework.reregistered_time = time.time()
+            framework.recovered = False
         framework.suppressed_roles = set(subscribe.get("suppressed_roles", []))
         if framework.connected:
             old = framework.stream
@@ -659,10 +691,6 @@ class Master:
     def framework_allocation(self, framework: Framework) -> dict[str, float]:
         allocated = framework.used_resources() + framework.offered_resources()
         return {name: allocated.scalar(name) for name in ("cpus", "mem", "disk", "gpus")}
-
-    def agent_executor_info(self, agent_id: str, framework_id: str, executor_id: str) -> dict[str, Any] | None:
-        record = self.agents.get(agent_id)
-        return record.executors.get(framework_id, {}).get(executor_id) if record else None
 
 
 def _master_status(task_id: str, state: str, message: str, reason: str, agent_id: str | None = None,

@@ -23,12 +23,16 @@ log = logging.getLogger(__name__)
 
 
 def wait_status(returncode: int) -> int:
-    """The raw waitpid() status Mesos reports in FAILURE events."""
+    """The raw waitpid() status Mesos reports in FAILURE events (-1: unknown)."""
+    if returncode == UNKNOWN_EXIT:
+        return -1
     return (-returncode) & 0x7F if returncode < 0 else (returncode & 0xFF) << 8
 
 
 def describe_exit(returncode: int) -> str:
     """stout WSTRINGIFY: 'exited with status N' / 'terminated with signal Name'."""
+    if returncode == UNKNOWN_EXIT:
+        return "exited with an unknown status"
     if returncode >= 0:
         return f"exited with status {returncode}"
     try:
@@ -38,16 +42,26 @@ def describe_exit(returncode: int) -> str:
     return f"terminated with signal {name}"
 
 
+# returncode of an adopted process (not our child: its exit status is unknowable).
+UNKNOWN_EXIT = -(2 ** 31)
+
+
 @dataclass
 class ManagedProcess:
-    popen: subprocess.Popen
+    popen: subprocess.Popen | None
     returncode: int | None = None
     _descendants: set[int] = field(default_factory=set)
     _pidfd: int | None = None
+    adopted_pid: int = 0
+
+    @classmethod
+    def adopt(cls, pid: int) -> "ManagedProcess":
+        """Take over a process a previous master started (after a restart)."""
+        return cls(None, adopted_pid=pid)
 
     @property
     def pid(self) -> int:
-        return self.popen.pid
+        return self.popen.pid if self.popen is not None else self.adopted_pid
 
     @property
     def alive(self) -> bool:
@@ -56,7 +70,7 @@ class ManagedProcess:
     def watch(self, loop: asyncio.AbstractEventLoop, on_exit: Callable[["ManagedProcess"], None]) -> None:
         """Call ``on_exit`` in the loop once the process has been reaped."""
         def reap() -> None:
-            code = self.popen.poll()
+            code = self.popen.poll() if self.popen is not None else UNKNOWN_EXIT
             if code is None:
                 return
             self._stop_watching(loop)
@@ -65,10 +79,18 @@ class ManagedProcess:
 
         try:
             self._pidfd = os.pidfd_open(self.pid)
+        except ProcessLookupError:
+            loop.call_soon(self._finish_from_thread, UNKNOWN_EXIT, on_exit)  # adopted and already gone
+            return
         except (AttributeError, OSError):
             # No pidfd (old kernel): one short-lived waiter thread per process.
             def wait() -> None:
-                code = self.popen.wait()
+                if self.popen is not None:
+                    code = self.popen.wait()
+                else:
+                    while psutil.pid_exists(self.pid) and _not_zombie(self.pid):
+                        threading.Event().wait(0.5)
+                    code = UNKNOWN_EXIT
                 loop.call_soon_threadsafe(self._finish_from_thread, code, on_exit)
 
             threading.Thread(target=wait, name=f"wait-{self.pid}", daemon=True).start()
@@ -108,6 +130,14 @@ class ManagedProcess:
         if _group_alive(self.pid):
             return True
         return any(psutil.pid_exists(pid) and _not_zombie(pid) for pid in self._descendants)
+
+
+def start_time(pid: int) -> float | None:
+    """Process start time, to tell a recorded pid from a recycled one."""
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
 
 
 def _descendants(pid: int) -> set[int]:

@@ -89,10 +89,6 @@ class ResourceKey:
     allocation_role: str | None = None
     identity: str = ""  # canonical JSON of reservation/disk/revocable/... fields
 
-    @property
-    def reserved(self) -> bool:
-        return self.role != "*" or '"reservations"' in self.identity or '"reservation"' in self.identity
-
 
 class ResourceError(ValueError):
     """A resource that Mesos' Resources::validate would reject."""
@@ -144,22 +140,11 @@ class Resources:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Resources) and self._items == other._items
 
-    def __hash__(self) -> int:  # pragma: no cover - not used as dict key
-        return hash(tuple(sorted(self._items.items(), key=repr)))
+    __hash__ = None  # type: ignore[assignment]  # mutable value type
 
     def scalar(self, name: str) -> float:
         total = sum(v for k, v in self._items.items() if k.name == name and k.type == SCALAR)
         return from_fixed(int(total))
-
-    def ranges(self, name: str) -> Ranges:
-        collected: list[tuple[int, int]] = []
-        for key, value in self._items.items():
-            if key.name == name and key.type == RANGES:
-                collected.extend(value)  # type: ignore[arg-type]
-        return normalize_ranges(collected)
-
-    def names(self) -> set[str]:
-        return {k.name for k in self._items}
 
     def allocation_roles(self) -> set[str | None]:
         return {k.allocation_role for k in self._items}
@@ -230,22 +215,11 @@ class Resources:
             result._add_item(new_key, value)
         return result
 
-    def allocate_missing(self, role: str) -> "Resources":
-        """Tag only resources that have no allocation role yet."""
-        result = Resources()
-        for key, value in self._items.items():
-            alloc = key.allocation_role if key.allocation_role is not None else role
-            result._add_item(ResourceKey(key.name, key.type, key.role, alloc, key.identity), value)
-        return result
-
     def unallocate(self) -> "Resources":
         result = Resources()
         for key, value in self._items.items():
             result._add_item(ResourceKey(key.name, key.type, key.role, None, key.identity), value)
         return result
-
-    def without(self, name: str) -> "Resources":
-        return Resources({k: v for k, v in self._items.items() if k.name != name})
 
     # -- output -------------------------------------------------------------
     def _sorted(self, order: str) -> list[tuple[ResourceKey, Value]]:

@@ -73,20 +73,16 @@ def _slave(record: "AgentRecord") -> dict[str, Any]:
         "attributes": {},
         "pid": agent.pid,
         "registered_time": record.registered_time,
-        "resources": _with_gpus(record.total),
-        "used_resources": _with_gpus(record.used),
-        "offered_resources": _with_gpus(record.offered),
+        "resources": record.total.summary(),
+        "used_resources": record.used.summary(),
+        "offered_resources": record.offered.summary(),
         "reserved_resources": {},
-        "unreserved_resources": _with_gpus(record.total),
+        "unreserved_resources": record.total.summary(),
         "active": True,
         "deactivated": False,
         "version": VERSION,
         "capabilities": list(AGENT_CAPABILITIES),
     }
-
-
-def _with_gpus(resources: Resources) -> dict[str, Any]:
-    return resources.summary()
 
 
 def _framework(master: "Master", framework: "Framework") -> dict[str, Any]:
@@ -103,7 +99,7 @@ def _framework(master: "Master", framework: "Framework") -> dict[str, Any]:
         "webui_url": info.get("webui_url", ""),
         "active": framework.active,
         "connected": framework.connected,
-        "recovered": False,
+        "recovered": framework.recovered,
         "user": info.get("user", ""),
         "failover_timeout": float(info.get("failover_timeout", 0.0)),
         "checkpoint": bool(info.get("checkpoint", False)),

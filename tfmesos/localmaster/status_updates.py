@@ -91,10 +91,6 @@ class StatusUpdateManager:
             self._send(key, stream, self._retry_min)
         return True
 
-    def latest_pending(self, framework_id: str, task_id: str) -> StatusUpdate | None:
-        stream = self._streams.get((framework_id, task_id))
-        return stream.pending[-1] if stream and stream.pending else None
-
     def has_pending(self, framework_id: str, task_id: str) -> bool:
         stream = self._streams.get((framework_id, task_id))
         return bool(stream and stream.pending)

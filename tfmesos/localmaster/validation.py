@@ -18,8 +18,6 @@ NAME_MAX = 255
 class MasterView(Protocol):
     offers: dict[str, Offer]
 
-    def agent_executor_info(self, agent_id: str, framework_id: str, executor_id: str) -> dict[str, Any] | None: ...
-
 
 def validate_offers(offer_ids: list[str], master: MasterView, framework: Framework) -> str | None:
     if not offer_ids:

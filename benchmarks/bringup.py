@@ -1,0 +1,170 @@
+"""Bring-up overhead, training overhead and footprint: the main example under tfmesos against the
+same four processes started by hand (``benchmarks.handlaunch``), in interleaved pairs.
+
+One run of each arm gives:
+  * servers_up_s  launch start -> the last of ps:0, worker:0, worker:1 printing
+                  ``tfmesos.tfserver: ... serving on ...`` (tfmesos: the mtime of the line in the
+                  task's sandbox stdout; by hand: when the launcher read it from the pipe)
+  * first_step_s  launch start -> the chief's first training step done (``first step at <unix
+                  time>``, printed by train.py when FIRST_STEP_MARK=1, in both arms)
+  * training_s    the chief's ``training took X s`` for TRAIN_STEPS steps -> steps/s
+tfmesos runs also give the scheduler's own timeline (registered, launched, TASK_RUNNING: the
+ClusterSpec delivered and the process started) and the footprint (psutil, once training runs).
+"""
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import (PYTHON, BenchError, StampedRun, ensure_gone, job_options, launched, log, rss_mib,
+                     sandbox_root, summary, wait_sandbox_line)
+from .handlaunch import HandJob
+from tests.e2e.harness import find_task_process
+
+SERVERS = ("ps:0", "worker:0", "worker:1")
+TASKS = ("chief:0",) + SERVERS
+
+
+def job_env(steps: int) -> list[str]:
+    return [f"TRAIN_STEPS={steps}", "CHECKPOINT_EVERY=100", "FIRST_STEP_MARK=1"]
+
+
+def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
+    opts = job_options(tmp / f"{name}.json", name, job_env(steps))
+    run = StampedRun(["run", str(opts), "--api-port", "0"])
+    t0 = run.started_at
+    try:
+        root = sandbox_root(run)
+        _, t_registered, _ = run.find(r"registered as framework", 60)
+        for key in TASKS:
+            run.find(rf"launch {key} as ", 120)
+        tasks = launched(run)
+        t_launched = max(tasks[k]["stamp"] for k in TASKS)
+        running = {k: run.find(rf"\] {k} TASK_RUNNING", 120)[1] for k in TASKS}
+        serving = {k: wait_sandbox_line(root, tasks[k]["task_id"], r"serving on", 300) for k in SERVERS}
+        first_step = float(run.find(r"chief:0 \| first step at (\S+)", 300)[2].group(1))
+        time.sleep(1.0)  # footprint while training runs
+        footprint = {"scheduler_with_embedded_master": rss_mib(run.proc.pid)}
+        executor = find_task_process(name, "worker", 0, executor=True)
+        server = find_task_process(name, "ps", 0)
+        footprint["executor"] = rss_mib(executor.pid) if executor else None
+        footprint["tfserver_ps"] = rss_mib(server.pid) if server else None
+        took = float(run.find(r"chief:0 \| training took (\S+) s", 900)[2].group(1))
+        code = run.wait(120)
+        if code != 0:
+            raise BenchError(f"tfmesos run exited {code}:\n" + run.output[-3000:])
+    finally:
+        run.stop()
+        left = ensure_gone(name)
+    rusage = run.rusage()
+    footprint["scheduler_peak_rss_mib"] = rusage.get("maxrss_mib")
+    return {
+        "arm": "tfmesos",
+        "servers_up_s": max(serving.values()) - t0,
+        "first_step_s": first_step - t0,
+        "training_s": took,
+        "steps_per_s": steps / took,
+        "timeline_s": {
+            "registered": t_registered - t0,
+            "all_launched": t_launched - t0,
+            "all_task_running": max(running.values()) - t0,
+            "servers_up": max(serving.values()) - t0,
+            "first_step": first_step - t0,
+        },
+        "ports": {k: tasks[k]["port"] for k in TASKS},
+        "footprint": footprint,
+        "scheduler_cpu_s": rusage.get("cpu_s"),
+        "leftover_processes": left,
+    }
+
+
+def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[str, Any]:
+    opts = job_options(tmp / f"{name}.json", name, job_env(steps))
+    work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
+    job = HandJob(opts, ports, work)
+    t0 = job.started_at
+    try:
+        serving = {k: job.tasks[k].find(r"serving on", 300)[0] for k in SERVERS}
+        chief = job.tasks["chief:0"]
+        first_step = float(chief.find(r"first step at (\S+)", 300)[1].group(1))
+        took = float(chief.find(r"training took (\S+) s", 900)[1].group(1))
+        code = chief.proc.wait(120)
+        if code != 0:
+            raise BenchError(f"hand-launched chief exited {code}")
+    finally:
+        job.stop()
+    return {
+        "arm": "hand",
+        "servers_up_s": max(serving.values()) - t0,
+        "first_step_s": first_step - t0,
+        "training_s": took,
+        "steps_per_s": steps / took,
+    }
+
+
+def import_tensorflow() -> float:
+    t = time.monotonic()
+    subprocess.run([PYTHON, "-c", "import tensorflow"], check=True, capture_output=True,
+                   env={"PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": "2"}, timeout=300)
+    return time.monotonic() - t
+
+
+def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2) -> dict[str, Any]:
+    results: dict[str, list[dict[str, Any]]] = {"tfmesos": [], "hand": []}
+    imports: list[float] = []
+    failures: list[str] = []
+    ports: dict[str, int] | None = None
+    for i in range(pairs):
+        order = ("tfmesos", "hand") if i % 2 == 0 or ports is None else ("hand", "tfmesos")
+        for arm in order:
+            name = f"bench-up-{i}-{arm}"
+            for attempt in range(2):  # one retry: other people's jobs may hold a port for a moment
+                try:
+                    log(f"bring-up/training pair {i + 1}/{pairs}: {arm} (TRAIN_STEPS={steps})")
+                    if arm == "tfmesos":
+                        r = tfmesos_arm(tmp, f"{name}{attempt or ''}", steps)
+                        ports = ports or r["ports"]
+                    else:
+                        assert ports is not None
+                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports)
+                    r["pair"] = i
+                    results[arm].append(r)
+                    log(f"  {arm}: servers up {r['servers_up_s']:.2f}s, first step {r['first_step_s']:.2f}s, "
+                        f"training {r['training_s']:.1f}s")
+                    break
+                except BenchError as exc:
+                    failures.append(f"{name} attempt {attempt + 1}: {exc}"[:2000])
+                    log(f"  {arm} failed: {str(exc)[:300]}")
+        for _ in range(imports_per_pair):
+            imports.append(import_tensorflow())
+            log(f"  python -c 'import tensorflow': {imports[-1]:.2f}s")
+    return _summarise(results, imports, failures)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], failures: list[str]) -> dict[str, Any]:
+    tm, hd = results["tfmesos"], results["hand"]
+    by_pair = {r["pair"]: r for r in hd}
+    paired = [(r, by_pair[r["pair"]]) for r in tm if r["pair"] in by_pair]
+    out: dict[str, Any] = {"runs": results, "failures": failures}
+    for metric in ("servers_up_s", "first_step_s", "steps_per_s", "training_s"):
+        out[metric] = {"tfmesos": summary(r[metric] for r in tm), "hand": summary(r[metric] for r in hd)}
+        # The ratio of each pair (taken side by side), then the median of those ratios.
+        out[metric]["pair_ratios"] = summary(_ratio(a[metric], b[metric]) for a, b in paired)
+        out[metric]["ratio_of_medians"] = _ratio(out[metric]["tfmesos"]["median"], out[metric]["hand"]["median"])
+    out["import_tensorflow_s"] = summary(imports)
+    out["timeline_s"] = {k: summary(r["timeline_s"][k] for r in tm) for k in (tm[0]["timeline_s"] if tm else {})}
+    fp: dict[str, Any] = {}
+    for part in ("scheduler_with_embedded_master", "executor", "tfserver_ps"):
+        samples = [r["footprint"].get(part) for r in tm if r["footprint"].get(part)]
+        fp[part] = {"rss_mib": summary(s["rss_mib"] for s in samples), "uss_mib": summary(s["uss_mib"] for s in samples)}
+    fp["scheduler_peak_rss_mib"] = summary(r["footprint"].get("scheduler_peak_rss_mib") for r in tm)
+    out["footprint"] = fp
+    out["scheduler_cpu_s"] = summary(r.get("scheduler_cpu_s") for r in tm)
+    return out

@@ -1,0 +1,225 @@
+"""Shared pieces of the benchmarks: timestamped scheduler runs, sandbox files, statistics.
+
+Processes are the real ones: ``tfmesos run`` (through ``benchmarks.stamped``, which only adds
+wall-clock stamps to its stdout), ``tfmesos local-master`` and the task processes the
+embedded agents start. The e2e test harness (``tests/e2e/harness.py``) provides the process
+plumbing (``LineProcess``, ``LocalMaster``, ``find_task_process``, ``write_options``, ``wait_gone``).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterable
+
+import psutil
+
+from tests.e2e.harness import ROOT, LineProcess, task_processes, wait_gone, write_options  # noqa: F401
+
+PSS = ROOT / "examples" / "pss_digits" / "options.json"
+PYTHON = sys.executable
+STAMPED = [PYTHON, "-m", "benchmarks.stamped"]
+
+_STAMP = re.compile(r"^(\d+\.\d+) (.*)$")
+
+
+class BenchError(RuntimeError):
+    """A run did not go as the benchmark expects (it is recorded, and the run is retried or skipped)."""
+
+
+class StampedRun(LineProcess):
+    """``tfmesos ARGS`` whose stdout lines carry the wall-clock time they were written at."""
+
+    def __init__(self, args: list[str], env: dict[str, str] | None = None):
+        self.started_at = time.time()
+        super().__init__(STAMPED + args, env=env)
+
+    def find(self, pattern: str, timeout: float, start: int = 0) -> tuple[int, float, re.Match]:
+        """The first line at index >= start whose text matches: (index, stamp, match); waits for it."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        seen = start
+        with self._cond:
+            while True:
+                for i in range(seen, len(self.lines)):
+                    m = _STAMP.match(self.lines[i])
+                    if m:
+                        found = rx.search(m.group(2))
+                        if found:
+                            return i, float(m.group(1)), found
+                seen = max(seen, len(self.lines))
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._reader.is_alive()):
+                    tail = "\n".join(self.lines[-40:])
+                    raise BenchError(f"no line matching {pattern!r} within {timeout:.0f}s; last lines:\n{tail}")
+                self._cond.wait(min(left, 1.0))
+
+    def all(self, pattern: str) -> list[tuple[int, float, re.Match]]:
+        rx = re.compile(pattern)
+        out = []
+        with self._cond:
+            lines = list(self.lines)
+        for i, line in enumerate(lines):
+            m = _STAMP.match(line)
+            if m:
+                found = rx.search(m.group(2))
+                if found:
+                    out.append((i, float(m.group(1)), found))
+        return out
+
+    def rusage(self) -> dict[str, float]:
+        hits = self.all(r"@bench rusage user=(\S+) sys=(\S+) maxrss_kb=(\d+)")
+        if not hits:
+            return {}
+        m = hits[-1][2]
+        return {"cpu_s": float(m.group(1)) + float(m.group(2)), "maxrss_mib": int(m.group(3)) / 1024}
+
+    def stop(self, timeout: float = 60.0) -> int | None:
+        """SIGTERM (a local run kills its job and exits), then SIGKILL of the whole group."""
+        if self.proc.poll() is None:
+            self.kill(signal.SIGTERM)
+        try:
+            return self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.killpg(signal.SIGKILL)
+            return self.wait(10)
+
+
+def sandbox_root(run: StampedRun, timeout: float = 30.0) -> Path:
+    return Path(run.find(r"sandboxes under (\S+)", timeout)[2].group(1))
+
+
+def sandbox_stdout(root: Path, task_id: str) -> Path | None:
+    hits = glob.glob(str(root / "agents" / "*" / "frameworks" / "*" / "executors" / task_id / "runs" / "*" / "stdout"))
+    hits = [h for h in hits if "/runs/latest/" not in h]
+    return Path(hits[0]) if hits else None
+
+
+def wait_sandbox_line(root: Path, task_id: str, pattern: str, timeout: float, poll: float = 0.1) -> float:
+    """When the task's process wrote a line matching ``pattern`` to its sandbox stdout: the file's mtime.
+
+    The built-in TensorFlow server writes one stdout line when it serves and one more when it
+    stops, so while it serves, the file's mtime is the time of the ``serving on`` line
+    (exact, whatever the polling interval).
+    """
+    rx = re.compile(pattern)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        path = sandbox_stdout(root, task_id)
+        if path is not None:
+            try:
+                if rx.search(path.read_text(errors="replace")):
+                    return path.stat().st_mtime  # read first: the mtime is that of the line's write or later
+            except OSError:
+                pass
+        time.sleep(poll)
+    raise BenchError(f"{task_id}: no {pattern!r} in its sandbox stdout within {timeout:.0f}s")
+
+
+def launched(run: StampedRun, start: int = 0) -> dict[str, dict[str, Any]]:
+    """role:index -> {task_id, port, stamp} of the launches at line index >= start (the latest wins)."""
+    out: dict[str, dict[str, Any]] = {}
+    for i, ts, m in run.all(r"launch (\S+) as (\S+) on [^:]+:(\d+)"):
+        if i >= start:
+            out[m.group(1)] = {"task_id": m.group(2), "port": int(m.group(3)), "stamp": ts, "line": i}
+    return out
+
+
+def median(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def summary(values: Iterable[float | None]) -> dict[str, Any]:
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return {"median": None, "min": None, "max": None, "n": 0, "samples": []}
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals),
+            "samples": [round(v, 4) for v in vals]}
+
+
+def rss_mib(pid: int) -> dict[str, float] | None:
+    try:
+        p = psutil.Process(pid)
+        full = p.memory_full_info()
+        return {"rss_mib": full.rss / 2**20, "uss_mib": full.uss / 2**20}
+    except psutil.Error:
+        return None
+
+
+def job_options(path: Path, name: str, env: list[str], **overrides: Any) -> Path:
+    """The main example's options with another service name and extra job environment."""
+    base = json.loads(PSS.read_text())
+    job = dict(overrides.pop("job", {}))
+    job["env"] = list(base.get("job", {}).get("env", [])) + env
+    return write_options(path, PSS, service={"name": name}, job=job, **overrides)
+
+
+def api_post(address: str, path: str) -> None:
+    req = urllib.request.Request(f"http://{address}{path}", data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        resp.read()
+
+
+def ensure_gone(service: str, timeout: float = 30.0) -> list[int]:
+    """Processes of the job still alive after ``timeout``: SIGKILLed, and their pids returned."""
+    left = wait_gone(service, timeout)
+    for p in left:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    return [p.pid for p in left]
+
+
+def environment() -> dict[str, Any]:
+    import platform
+
+    info: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "mem_total_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+    from importlib import metadata
+
+    for dist in ("tensorflow-cpu", "tensorflow", "pymesos", "keras", "psutil"):
+        try:
+            info[dist.replace("-", "_") + "_version"] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    if "tensorflow_version" not in info and "tensorflow_cpu_version" in info:
+        info["tensorflow_version"] = info["tensorflow_cpu_version"]
+    try:
+        info["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                            text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "unknown"
+
+
+def log(text: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)

@@ -1,0 +1,65 @@
+"""``python -m benchmarks.stamped ARGS...``: the real ``tfmesos`` command line (``tfmesos.cli.main``)
+with every line it writes to stdout prefixed by the wall-clock time of the write.
+
+The scheduler's console stamps its lines with a 0.1 s resolution relative to its own start
+(``[tfmesos   12.3s] ...``); the benchmarks need absolute times with millisecond resolution to
+compare them with other processes (the moment a task was killed, a sandbox file's mtime, the
+chief's ``first step at <unix time>``). Nothing else changes: same entry point, same process
+(so its RSS and CPU time are the scheduler's own, embedded master included when there is one).
+
+At exit it prints ``@bench rusage user=<s> sys=<s> maxrss_kb=<kB>`` for this process alone
+(not its children: the executors and tasks the embedded agents spawn are children).
+"""
+from __future__ import annotations
+
+import resource
+import sys
+import threading
+import time
+from typing import TextIO
+
+
+class StampedStdout:
+    """A text stream that writes ``<unix time> <line>`` for every complete line it is given."""
+
+    def __init__(self, raw: TextIO):
+        self._raw = raw
+        self._pending = ""
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            now = time.time()
+            self._pending += text
+            *lines, self._pending = self._pending.split("\n")
+            for line in lines:
+                self._raw.write(f"{now:.6f} {line}\n")
+            if lines:
+                self._raw.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str):  # encoding, fileno, ... of the real stream
+        return getattr(self._raw, name)
+
+
+def main(argv: list[str]) -> int:
+    # Before tfmesos is imported: tfmesos.runner binds sys.stdout as a default argument.
+    sys.stdout = StampedStdout(sys.__stdout__)
+    from tfmesos.cli import main as cli_main
+
+    try:
+        return cli_main(argv)
+    finally:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        sys.stdout.write(f"@bench rusage user={ru.ru_utime:.3f} sys={ru.ru_stime:.3f} maxrss_kb={ru.ru_maxrss}\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
