@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import (PYTHON, BenchError, StampedRun, ensure_gone, job_options, launched, log, rss_mib,
+from .common import (PYTHON, BenchError, CpuMonitor, StampedRun, ensure_gone, job_options, launched, log, rss_mib,
                      sandbox_root, summary, wait_sandbox_line)
 from .handlaunch import HandJob
 from tests.e2e.harness import find_task_process
@@ -36,6 +36,7 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
     opts = job_options(tmp / f"{name}.json", name, job_env(steps))
     run = StampedRun(["run", str(opts), "--api-port", "0"])
     t0 = run.started_at
+    cpu = CpuMonitor(lambda: [run.proc.pid])
     try:
         root = sandbox_root(run)
         _, t_registered, _ = run.find(r"registered as framework", 60)
@@ -44,7 +45,8 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
         tasks = launched(run)
         t_launched = max(tasks[k]["stamp"] for k in TASKS)
         running = {k: run.find(rf"\] {k} TASK_RUNNING", 120)[1] for k in TASKS}
-        serving = {k: wait_sandbox_line(root, tasks[k]["task_id"], r"serving on", 300) for k in SERVERS}
+        serving = {k: wait_sandbox_line(root, tasks[k]["task_id"], r"serving on", 300,
+                                        abort=lambda k=k: run.failed(k)) for k in SERVERS}
         first_step = float(run.find(r"chief:0 \| first step at (\S+)", 300)[2].group(1))
         time.sleep(1.0)  # footprint while training runs
         footprint = {"scheduler_with_embedded_master": rss_mib(run.proc.pid)}
@@ -57,9 +59,12 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
         if code != 0:
             raise BenchError(f"tfmesos run exited {code}:\n" + run.output[-3000:])
     finally:
+        cpu.stop()
         run.stop()
         left = ensure_gone(name)
+        (tmp / f"{name}.log").write_text(run.output)  # the stamped console, kept for inspection
     rusage = run.rusage()
+    footprint["scheduler_cpu_s"] = rusage.get("cpu_s")
     footprint["scheduler_peak_rss_mib"] = rusage.get("maxrss_mib")
     return {
         "arm": "tfmesos",
@@ -74,9 +79,9 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
             "servers_up": max(serving.values()) - t0,
             "first_step": first_step - t0,
         },
+        **_cpu_figures(cpu, first_step, took, steps),
         "ports": {k: tasks[k]["port"] for k in TASKS},
         "footprint": footprint,
-        "scheduler_cpu_s": rusage.get("cpu_s"),
         "leftover_processes": left,
     }
 
@@ -86,6 +91,7 @@ def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[st
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
     job = HandJob(opts, ports, work)
     t0 = job.started_at
+    cpu = CpuMonitor(lambda: [t.proc.pid for t in job.tasks.values()])
     try:
         serving = {k: job.tasks[k].find(r"serving on", 300)[0] for k in SERVERS}
         chief = job.tasks["chief:0"]
@@ -95,6 +101,7 @@ def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[st
         if code != 0:
             raise BenchError(f"hand-launched chief exited {code}")
     finally:
+        cpu.stop()
         job.stop()
     return {
         "arm": "hand",
@@ -102,7 +109,18 @@ def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[st
         "first_step_s": first_step - t0,
         "training_s": took,
         "steps_per_s": steps / took,
+        **_cpu_figures(cpu, first_step, took, steps),
     }
+
+
+def _cpu_figures(cpu: CpuMonitor, first_step: float, took: float, steps: int) -> dict[str, float | None]:
+    """CPU seconds of every process of the job: up to the first step, and per 1000 steps of training
+    (over most of the training window; contention from other users changes these far less than wall times)."""
+    at_first = cpu.at(first_step)
+    window = 0.8 * took
+    at_end = cpu.at(first_step + window)
+    per_1000 = (at_end - at_first) / (steps * window / took) * 1000 if at_first is not None and at_end is not None else None
+    return {"bringup_cpu_s": at_first, "training_cpu_s_per_1000_steps": per_1000}
 
 
 def import_tensorflow() -> float:
@@ -153,7 +171,8 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
     by_pair = {r["pair"]: r for r in hd}
     paired = [(r, by_pair[r["pair"]]) for r in tm if r["pair"] in by_pair]
     out: dict[str, Any] = {"runs": results, "failures": failures}
-    for metric in ("servers_up_s", "first_step_s", "steps_per_s", "training_s"):
+    for metric in ("servers_up_s", "first_step_s", "steps_per_s", "training_s", "bringup_cpu_s",
+                   "training_cpu_s_per_1000_steps"):
         out[metric] = {"tfmesos": summary(r[metric] for r in tm), "hand": summary(r[metric] for r in hd)}
         # The ratio of each pair (taken side by side), then the median of those ratios.
         out[metric]["pair_ratios"] = summary(_ratio(a[metric], b[metric]) for a, b in paired)
@@ -166,5 +185,5 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
         fp[part] = {"rss_mib": summary(s["rss_mib"] for s in samples), "uss_mib": summary(s["uss_mib"] for s in samples)}
     fp["scheduler_peak_rss_mib"] = summary(r["footprint"].get("scheduler_peak_rss_mib") for r in tm)
     out["footprint"] = fp
-    out["scheduler_cpu_s"] = summary(r.get("scheduler_cpu_s") for r in tm)
+    out["scheduler_cpu_s"] = summary(r["footprint"].get("scheduler_cpu_s") for r in tm)
     return out

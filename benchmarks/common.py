@@ -15,10 +15,11 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import psutil
 
@@ -27,6 +28,10 @@ from tests.e2e.harness import ROOT, LineProcess, task_processes, wait_gone, writ
 PSS = ROOT / "examples" / "pss_digits" / "options.json"
 PYTHON = sys.executable
 STAMPED = [PYTHON, "-m", "benchmarks.stamped"]
+
+# Offered ports of the embedded master in the benchmarks' scheduler runs (see benchmarks/stamped.py):
+# below the kernel's ephemeral range and away from the 31000-32999 that concurrent test runs use.
+FIRST_PORT = 24000
 
 _STAMP = re.compile(r"^(\d+\.\d+) (.*)$")
 
@@ -38,7 +43,10 @@ class BenchError(RuntimeError):
 class StampedRun(LineProcess):
     """``tfmesos ARGS`` whose stdout lines carry the wall-clock time they were written at."""
 
-    def __init__(self, args: list[str], env: dict[str, str] | None = None):
+    def __init__(self, args: list[str], env: dict[str, str] | None = None, first_port: int | None = FIRST_PORT):
+        env = dict(os.environ if env is None else env)
+        if first_port:
+            env["BENCH_FIRST_PORT"] = str(first_port)
         self.started_at = time.time()
         super().__init__(STAMPED + args, env=env)
 
@@ -75,6 +83,16 @@ class StampedRun(LineProcess):
                     out.append((i, float(m.group(1)), found))
         return out
 
+    def failed(self, key: str, start: int = 0) -> str | None:
+        """Why waiting for ``key`` (role:index) is pointless: it ended, or the scheduler did."""
+        hits = [h for h in self.all(rf"\] {key} TASK_(FAILED|KILLED|LOST|ERROR|DROPPED|GONE)") if h[0] >= start]
+        if hits:
+            i = hits[0][0]
+            return f"{key} ended: " + self.lines[i]
+        if self.proc.poll() is not None:
+            return f"the scheduler exited ({self.proc.returncode}):\n" + "\n".join(self.lines[-30:])
+        return None
+
     def rusage(self) -> dict[str, float]:
         hits = self.all(r"@bench rusage user=(\S+) sys=(\S+) maxrss_kb=(\d+)")
         if not hits:
@@ -103,7 +121,8 @@ def sandbox_stdout(root: Path, task_id: str) -> Path | None:
     return Path(hits[0]) if hits else None
 
 
-def wait_sandbox_line(root: Path, task_id: str, pattern: str, timeout: float, poll: float = 0.1) -> float:
+def wait_sandbox_line(root: Path, task_id: str, pattern: str, timeout: float, poll: float = 0.1,
+                      abort: Callable[[], str | None] | None = None) -> float:
     """When the task's process wrote a line matching ``pattern`` to its sandbox stdout: the file's mtime.
 
     The built-in TensorFlow server writes one stdout line when it serves and one more when it
@@ -120,6 +139,9 @@ def wait_sandbox_line(root: Path, task_id: str, pattern: str, timeout: float, po
                     return path.stat().st_mtime  # read first: the mtime is that of the line's write or later
             except OSError:
                 pass
+        why = abort() if abort else None
+        if why:
+            raise BenchError(f"{task_id}: {why}")
         time.sleep(poll)
     raise BenchError(f"{task_id}: no {pattern!r} in its sandbox stdout within {timeout:.0f}s")
 
@@ -223,3 +245,53 @@ def _cpu_model() -> str:
 
 def log(text: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+class CpuMonitor:
+    """CPU seconds (user + system) used by process trees, sampled every ``interval`` seconds.
+
+    A process that exits keeps the CPU time it had at its last sample. ``at(t)`` interpolates the
+    total between the samples around wall-clock time ``t``.
+    """
+
+    def __init__(self, roots: Callable[[], list[int]], interval: float = 0.2):
+        self._roots = roots
+        self._interval = interval
+        self._last: dict[int, float] = {}
+        self.series: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        for pid in self._roots():
+            try:
+                root = psutil.Process(pid)
+                procs = [root] + root.children(recursive=True)
+            except psutil.Error:
+                continue
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                    self._last[p.pid] = t.user + t.system
+                except psutil.Error:
+                    pass
+        self.series.append((time.time(), sum(self._last.values())))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self._interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def at(self, t: float) -> float | None:
+        s = self.series
+        if not s or t < s[0][0] or t > s[-1][0]:
+            return None
+        for (t0, c0), (t1, c1) in zip(s, s[1:]):
+            if t0 <= t <= t1:
+                return c0 + (c1 - c0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
+        return s[-1][1]

@@ -68,9 +68,19 @@ class HandTask:
                         return ts, m
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.proc.poll() is not None and not self._reader.is_alive()):
-                    raise BenchError(f"hand-launched {self.key}: no line matching {pattern!r}; last lines: "
-                                     + " | ".join(line for _, line in self.lines[-10:]))
+                    raise BenchError(f"hand-launched {self.key}: no line matching {pattern!r} (exit "
+                                     f"{self.proc.poll()}); stdout: " + " | ".join(l for _, l in self.lines[-5:])
+                                     + "; stderr: " + self.stderr_tail())
                 self._cond.wait(min(left, 1.0))
+
+    def stderr_tail(self, size: int = 1500) -> str:
+        try:
+            with open(self.stderr.name, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - size))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def stop(self, timeout: float = 30.0) -> int:
         if self.proc.poll() is None:
@@ -130,3 +140,28 @@ class HandJob:
 
     def stop(self) -> dict[str, int]:
         return {name: t.stop() for name, t in self.tasks.items()}
+
+
+def probe_tfserver(work_dir: Path, timeout: float = 300.0) -> float:
+    """Seconds for one ``python -m tfmesos.tfserver`` started by hand to print ``serving on``.
+
+    Run while a job trains, this is the physical limit for a relaunched server under the same
+    CPU contention: one TensorFlow process starting next to a busy job on the same cores.
+    """
+    import json
+    import socket
+
+    with socket.socket() as sock:  # a free port for a one-task cluster of its own
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    sandbox = work_dir / f"probe-{port}"
+    sandbox.mkdir(parents=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
+           "TMPDIR": str(sandbox), "TF_CONFIG": json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}"]},
+                                                            "task": {"type": "worker", "index": 0}})}
+    task = HandTask(TaskKey("worker", 0), [PYTHON, "-m", "tfmesos.tfserver"], env, str(sandbox), sandbox)
+    t0 = time.time()
+    try:
+        return task.find(r"serving on", timeout)[0] - t0
+    finally:
+        task.stop()

@@ -7,11 +7,17 @@ compare them with other processes (the moment a task was killed, a sandbox file'
 chief's ``first step at <unix time>``). Nothing else changes: same entry point, same process
 (so its RSS and CPU time are the scheduler's own, embedded master included when there is one).
 
+``BENCH_FIRST_PORT=N`` (set by the benchmarks) moves the embedded master's offered port ranges
+from 31000 to N: the machine is shared, and the test suites of other people run embedded masters
+on 31000-32999 at the same time; a TensorFlow server that finds its port taken would fail the run.
+Only the numbers of the ports change.
+
 At exit it prints ``@bench rusage user=<s> sys=<s> maxrss_kb=<kB>`` for this process alone
 (not its children: the executors and tasks the embedded agents spawn are children).
 """
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import threading
@@ -51,6 +57,17 @@ class StampedStdout:
 def main(argv: list[str]) -> int:
     # Before tfmesos is imported: tfmesos.runner binds sys.stdout as a default argument.
     sys.stdout = StampedStdout(sys.__stdout__)
+    first_port = os.environ.get("BENCH_FIRST_PORT")
+    if first_port:
+        from tfmesos.localmaster import local_master
+
+        original = local_master.LocalMaster.__init__
+
+        def init(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            kwargs.setdefault("first_port", int(first_port))
+            original(self, *args, **kwargs)
+
+        local_master.LocalMaster.__init__ = init  # type: ignore[method-assign]
     from tfmesos.cli import main as cli_main
 
     try:

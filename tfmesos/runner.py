@@ -27,6 +27,7 @@ from .spec import JobSpec
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
+EMBEDDED_PORTS_PER_AGENT = 100
 
 
 @dataclass
@@ -136,7 +137,12 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             raise OptionsError(problems)
         from .localmaster import LocalMaster
 
+        from .localmaster.ports import free_port_block
+
         master_proc = LocalMaster(
+            # A block of ports nobody uses now: other embedded masters may run on this host.
+            first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
+            ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
             agents=settings.agents,
             agent_cpus=settings.agent_cpus,
             agent_mem=settings.agent_mem,

@@ -85,6 +85,7 @@ class LocalMaster(LineProcess):
     def __init__(self, work_dir: Path, agents: int = 2, extra: list[str] | None = None):
         self.work_dir = work_dir
         super().__init__(TFMESOS + ["local-master", "--port", "0", "--agents", str(agents),
+                                    "--first-port", "0", "--ports-per-agent", "100",
                                     "--work-dir", str(work_dir)] + (extra or []))
         self.address = self.wait_for(r"listening on (\S+)", 30).group(1)
 

@@ -14,7 +14,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from .. import zookeeper
-from .harness import LocalMaster, find_task_process, run_scheduler, wait_gone, write_options
+from .harness import LocalMaster, find_task_process, run_scheduler, task_processes, wait_gone, write_options
 from .test_jobs import PSS
 
 SERVICE = "zk-failover"
@@ -88,7 +88,7 @@ def test_scheduler_killed_and_restarted_resumes_from_zookeeper(tmp_path, zk, kaz
     launched_first = re.findall(r"launch \S+ as (\S+)", first.output)
     launched_second = re.findall(r"launch \S+ as (\S+)", out)
     assert len(launched_first) >= 4
-    assert launched_second == [], "the restarted scheduler adopted the running tasks"
+    assert launched_second == [], "the restarted scheduler adopted the running tasks:\n" + out[-4000:]
     state = master.state()
     frameworks = state.get("frameworks", []) + state.get("completed_frameworks", [])
     assert [f["id"] for f in frameworks] == [fid], "one framework, the same across the failover"
@@ -98,3 +98,62 @@ def test_scheduler_killed_and_restarted_resumes_from_zookeeper(tmp_path, zk, kaz
 
     assert kazoo.exists(node) is None, "the finished job's state is cleared from ZooKeeper"
     assert not wait_gone(SERVICE)
+
+
+def restarted_master(old: LocalMaster) -> LocalMaster:
+    """A new ``tfmesos local-master`` on the same port with the same work dir (argparse: the last
+    ``--port`` wins over the harness's ``--port 0``)."""
+    port = old.address.rsplit(":", 1)[1]
+    new = LocalMaster(old.work_dir, extra=["--port", port])
+    assert new.address == old.address
+    return new
+
+
+@pytest.fixture
+def reap():
+    """Kills what a failed test left: with its master gone, nothing else would end the executors."""
+    services: list[str] = []
+    yield services.append
+    for service in services:
+        for proc in task_processes(service):
+            proc.kill()
+
+
+def test_master_killed_and_restarted_readopts_the_running_job(tmp_path, zk, reap):
+    reap("master-failover")
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "master-failover"}, job=TRAINING)
+    first_master = LocalMaster(tmp_path / "master")
+    second_master = None
+    run = None
+    try:
+        run = run_scheduler(opts, "--master", first_master.address, "--zk", f"zk://{zk.hosts}/tfmesos")
+        fid = run.wait_for(r"registered as framework (\S+)", 60).group(1)
+        run.wait_for(r"chief:0 \| step 100 ", 120)
+        chief = find_task_process("master-failover", "chief", 0)
+        assert chief is not None
+        first_master.kill(signal.SIGKILL)
+        first_master.wait(30)
+        launched_before = re.findall(r"launch \S+ as (\S+)", run.output)
+        assert chief.is_running(), "the tasks live on while the master is down"
+
+        second_master = restarted_master(first_master)
+        run.wait_for(rf"re-registered as framework {re.escape(fid)}", 60)
+        assert run.wait(120) == 0, run.output[-4000:]
+        out = run.output
+        state = second_master.state()
+    finally:
+        if run is not None:
+            run.killpg()
+        for m in (second_master, first_master):
+            if m is not None:
+                m.stop()
+    assert "job master-failover SUCCEEDED: chief:0 finished" in out
+    assert re.findall(r"launch \S+ as (\S+)", out) == launched_before, (
+        "nothing relaunched: the master re-adopted the tasks\n" + out[-4000:])
+    assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", out), out[-3000:]
+    frameworks = state.get("frameworks", []) + state.get("completed_frameworks", [])
+    assert [f["id"] for f in frameworks] == [fid], "the restarted master knows the same framework, and only it"
+    ids = [t["id"] for f in frameworks for t in f.get("tasks", []) + f.get("completed_tasks", [])]
+    assert len(ids) == len(set(ids)) == 4 and set(ids) <= set(launched_before), (
+        "the new master took over the four tasks that were running, and launched none")
+    assert not wait_gone("master-failover")

@@ -5,40 +5,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import psutil
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from localmaster_client import wait_until  # noqa: E402
+from localmaster_procs import assert_no_processes  # noqa: E402
 
 from tfmesos.localmaster import LocalMaster, Tuning  # noqa: E402
-
-HERE = Path(__file__).parent
-
-
-def processes_under(work_dir: Path) -> list[psutil.Process]:
-    """Live processes started from a sandbox below ``work_dir``."""
-    prefix = str(work_dir)
-    found = []
-    for process in psutil.process_iter(["pid", "cwd", "status"]):
-        try:
-            if process.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            cwd = process.info["cwd"] or ""
-            if cwd.startswith(prefix):
-                found.append(process)
-                continue
-            directory = process.environ().get("MESOS_DIRECTORY", "")
-            if directory.startswith(prefix):
-                found.append(process)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
-
-
-def assert_no_processes(work_dir: Path, timeout: float = 10.0) -> None:
-    wait_until(lambda: not processes_under(work_dir), timeout, message=f"processes under {work_dir} to exit")
 
 
 @pytest.fixture
@@ -63,8 +36,3 @@ def make_master(tmp_path: Path) -> Iterator[Callable[..., LocalMaster]]:
         master.stop()
     for master in masters:
         assert_no_processes(master.work_dir)
-
-
-@pytest.fixture
-def master(make_master: Callable[..., LocalMaster]) -> LocalMaster:
-    return make_master()

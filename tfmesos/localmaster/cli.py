@@ -21,12 +21,31 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mem", type=float, default=8192.0, help="memory per agent in MB (default 8192)")
     parser.add_argument("--disk", type=float, default=20000.0, help="disk per agent in MB (default 20000)")
     parser.add_argument("--gpus-per-agent", type=int, default=0, help="emulated GPUs per agent (default 0)")
+    parser.add_argument("--first-port", type=int, default=31000,
+                        help="first port offered to tasks (default 31000); agent i offers "
+                             "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir)")
+    parser.add_argument("--ports-per-agent", type=int, default=1000, help="ports offered per agent (default 1000)")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="sandbox root (default: a temporary directory removed on exit)")
     parser.add_argument("--credentials", type=Path, default=None,
                         help="file with 'principal secret' lines: enables HTTP Basic authentication")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
+
+
+def _chosen_first_port(work_dir: Path | None, size: int) -> int:
+    """A free block of ports; a restarted master with the same work dir reuses its block, since
+    its running tasks hold ports from it."""
+    from .ports import free_port_block
+
+    record = work_dir / "meta" / "first_port" if work_dir else None
+    if record is not None and record.is_file():
+        return int(record.read_text())
+    first = free_port_block(size)
+    if record is not None:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(str(first))
+    return first
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,9 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     def request_stop(signum: int, frame: object) -> None:
         stop.set()
 
+    first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.cpus,
                          agent_mem=args.mem, agent_disk=args.disk, gpus_per_agent=args.gpus_per_agent,
+                         ports_per_agent=args.ports_per_agent, first_port=first_port,
                          work_dir=args.work_dir, credentials=credentials)
     try:
         master.start()

@@ -113,7 +113,7 @@ class ManagedProcess:
         Mesos kills the whole container; we approximate a container by the
         session's process group plus descendants that left the group.
         """
-        self._descendants |= _descendants(self.pid)
+        self._descendants |= _descendants(self.pid) | _session_members(self.pid)
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -138,6 +138,20 @@ def start_time(pid: int) -> float | None:
         return psutil.Process(pid).create_time()
     except psutil.Error:
         return None
+
+
+def _session_members(sid: int) -> set[int]:
+    """Processes still in the container's session: they may have left its process group and,
+    once their parent died, its process tree too (an executor killed with -9 leaves its task's
+    children to init), but not the session (only setsid leaves it)."""
+    members = set()
+    for pid in psutil.pids():
+        try:
+            if pid != sid and os.getsid(pid) == sid:
+                members.add(pid)
+        except (ProcessLookupError, PermissionError):
+            continue
+    return members
 
 
 def _descendants(pid: int) -> set[int]:

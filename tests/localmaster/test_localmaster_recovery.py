@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import HERE, assert_no_processes, processes_under
+from localmaster_procs import HERE, assert_no_processes, processes_under
 from localmaster_client import RawScheduler, framework_info, http_call, launch, scalar, wait_until
 
 from pymesos import decode_data, encode_data

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import assert_no_processes, processes_under
+from localmaster_procs import assert_no_processes, processes_under
 from localmaster_client import RawScheduler, command_task, framework_info, http_call, launch, wait_until
 
 from tfmesos.localmaster import main
@@ -37,6 +37,7 @@ def cli(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "tfmesos.localmaster", "--port", "0", "--agents", "2", "--cpus", "1",
          "--mem", "512", "--disk", "100", "--gpus-per-agent", "1", "--work-dir", str(work_dir),
+         "--first-port", "40000", "--ports-per-agent", "10",
          "--credentials", str(credentials)],
         stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -56,6 +57,7 @@ def test_cli_serves_until_sigterm_and_cleans_up(cli):
     address = f"127.0.0.1:{found.group(1)}"
     state = http_call(address, "GET", "/state").body
     assert len(state["slaves"]) == 2 and state["slaves"][0]["resources"]["gpus"] == 1.0
+    assert sorted(s["resources"]["ports"] for s in state["slaves"]) == ["[40000-40009]", "[40010-40019]"]
 
     assert http_call(address, "POST", "/api/v1/scheduler", {}, {"Content-Type": "application/json"}).status == 401
     scheduler = RawScheduler(address, auth="Basic " + base64.b64encode(b"alice:s3cret").decode())

@@ -3,7 +3,7 @@
 Each test sends the same calls as the trace recorder (raw http.client) and
 compares statuses, headers, bodies and events with the trace files; ids,
 uuids, timestamps and pids are matched through consistent placeholder
-bindings (see mesos_traces.Bindings).
+bindings (see localmaster_traces.Bindings).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from conftest import HERE, assert_no_processes
+from localmaster_procs import HERE, assert_no_processes
 from localmaster_client import (EventStreamClient, RawScheduler, http_call, open_stream, wait_until)
-from mesos_traces import Bindings, call_with_note, calls, events, load, load_json, raw_frame, update
+from localmaster_traces import Bindings, call_with_note, calls, events, load, load_json, raw_frame, update
 
 from tfmesos.localmaster import LocalMaster
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_processes, processes_under
+from localmaster_procs import assert_no_processes, processes_under
 from localmaster_client import (JSON_HEADERS, RawScheduler, command_task, framework_info, http_call, launch,
                                 scalar, wait_until)
 

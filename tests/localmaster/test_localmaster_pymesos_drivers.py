@@ -8,7 +8,7 @@ from typing import Any
 
 from pymesos import MesosSchedulerDriver, Scheduler, decode_data, encode_data
 
-from conftest import HERE, assert_no_processes, processes_under
+from localmaster_procs import HERE, assert_no_processes, processes_under
 from localmaster_client import wait_until
 
 EXECUTOR = HERE / "pymesos_executor.py"

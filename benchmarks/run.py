@@ -1,0 +1,98 @@
+"""``python -m benchmarks.run [--out FILE] [--quick] [--only NAMES]``: every benchmark, one results file.
+
+Writes FILE (JSON: the environment, every sample, medians, ratios, verdicts) and ``RESULTS.md``
+next to it (the table the README quotes). ``make bench`` runs the full set (about 8-12 minutes
+on 2 cores); ``--quick`` is a smoke run of every part (about 2-3 minutes; one sample each, so
+its figures are not medians and its ratios are only indicative).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import bringup, placement, recovery, scale
+from .common import environment, log
+from .report import render
+
+PARTS = ("placement", "scale", "bringup", "recovery")
+
+FULL = {
+    "bringup": {"pairs": 3, "steps": 2000, "imports_per_pair": 1},
+    "recovery": {"runs": 3},
+    "placement": {"task_sizes": (10, 100, 1000), "agent_sizes": (100, 1000, 10000), "repeats": 5},
+    "scale": {"configs": ((200, 25), (1000, 25), (1000, 75)), "repeats": 2},
+}
+QUICK = {
+    "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
+    "recovery": {"runs": 1},
+    "placement": {"task_sizes": (10, 100), "agent_sizes": (100, 1000), "repeats": 3},
+    "scale": {"configs": ((200, 20),), "repeats": 1},
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"), help="results JSON (RESULTS.md goes next to it)")
+    parser.add_argument("--quick", action="store_true", help="smoke mode: every part once, small sizes (~2-3 min)")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    parser.add_argument("--keep-logs", action="store_true", help="keep the scheduler consoles and sandboxes (printed path)")
+    args = parser.parse_args(argv)
+    only = [p for p in args.only.split(",") if p]
+    unknown = set(only) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown part(s): {', '.join(sorted(unknown))}")
+    settings = QUICK if args.quick else FULL
+
+    started = time.monotonic()
+    results: dict[str, Any] = {
+        "mode": "quick" if args.quick else "full",
+        "environment": environment(),
+        "settings": {k: settings[k] for k in only},
+    }
+    tmp = Path(tempfile.mkdtemp(prefix="tfmesos-bench-"))
+    log(f"benchmarks ({results['mode']}): {', '.join(only)}; work files under {tmp}")
+    try:
+        for part in PARTS:
+            if part not in only:
+                continue
+            t = time.monotonic()
+            if part == "placement":
+                log("placement: Job.offers -> place on synthetic offers")
+                results["placement"] = placement.run(**settings["placement"])
+            elif part == "scale":
+                results["scale"] = scale.run(tmp, **settings["scale"])
+            elif part == "bringup":
+                results["bringup"] = bringup.run(tmp, **settings["bringup"])
+            elif part == "recovery":
+                results["recovery"] = recovery.run(tmp, **settings["recovery"])
+            results.setdefault("durations_s", {})[part] = round(time.monotonic() - t, 1)
+            _write(args.out, results, started)  # partial results survive an interrupted run
+    finally:
+        if args.keep_logs:
+            log(f"logs kept under {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    _write(args.out, results, started)
+    log(f"wrote {args.out} and {args.out.parent / 'RESULTS.md'} in {time.monotonic() - started:.0f}s")
+    return 0
+
+
+def _write(out: Path, results: dict[str, Any], started: float) -> None:
+    results["total_s"] = round(time.monotonic() - started, 1)
+    results["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    md, verdicts = render(results)
+    results["verdicts"] = verdicts
+    out.write_text(json.dumps(results, indent=1, default=str) + "\n")
+    (out.parent / "RESULTS.md").write_text(md)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The whole scheduler at scale: ``tfmesos run --master`` against ``tfmesos local-master`` with
+hundreds or a thousand logical agents, for a job of trivial tasks (``sleep``).
+
+The master's agents have 1 cpu each and every task needs 0.5 (+0.1 for its executor), so every
+task lands on its own agent: the scheduler gets one offer per agent, places the gang, and sends
+one launch per agent. Measured (seconds from the scheduler's SUBSCRIBED, from its stamped console):
+  * all_launched   every ``launch`` call made (offers received, parsed and placed, TaskInfos built)
+  * all_running    every task TASK_RUNNING (executor processes spawned and subscribed, ClusterSpec
+                   delivered, ``sleep`` started): bounded by spawning one Python executor per task
+and the CPU seconds and peak RSS of the scheduler process (no master in it here), the RSS of the
+master process while the job runs, and of the idle master.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tests.e2e.harness import LocalMaster
+
+from .common import BenchError, StampedRun, ensure_gone, log, rss_mib, summary, write_options
+
+# A few offered ports per agent, so that a thousand agents' ranges fit in one free block (the
+# tasks here bind no port).
+PORTS = ["--ports-per-agent", "5"]
+
+
+def idle_master(tmp: Path, agents: int) -> dict[str, Any]:
+    master = LocalMaster(tmp / f"idle-master-{agents}", agents=agents, extra=PORTS)
+    try:
+        time.sleep(2.0)
+        return {"agents": agents, **(rss_mib(master.proc.pid) or {})}
+    finally:
+        master.stop()
+
+
+def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
+    master = LocalMaster(tmp / f"master-{name}", agents=agents, extra=["--cpus", "1", "--mem", "1024"] + PORTS)
+    try:
+        opts = write_options(
+            tmp / f"{name}.json", service={"name": name}, job={"command": "exec sleep 3"},
+            roles={"worker": {"count": tasks, "cpus": 0.5, "mem": 32, "restart_policy": "Never"}},
+            policies={"success": "all_workers", "placement_timeout_seconds": 120},
+        )
+        run = StampedRun(["run", str(opts), "--master", master.address, "--api-port", "0"], first_port=None)
+        try:
+            _, t_sub, _ = run.find(r"registered as framework", 60)
+            deadline = time.monotonic() + 300
+            master_rss = None
+            while True:
+                launches = run.all(r"launch worker:\d+ as ")
+                runs = run.all(r"\] worker:\d+ TASK_RUNNING")
+                if master_rss is None and len(launches) == tasks:
+                    master_rss = rss_mib(master.proc.pid)
+                if len(runs) >= tasks:
+                    break
+                why = run.failed(r"worker:\d+")
+                if why or time.monotonic() > deadline:
+                    raise BenchError(f"{name}: {len(launches)} launched, {len(runs)} running of {tasks}: {why or 'timeout'}")
+                time.sleep(0.2)
+            sched_rss = rss_mib(run.proc.pid)
+            code = run.wait(120)
+            if code != 0:
+                raise BenchError(f"{name}: the job ended with exit {code}:\n" + run.output[-2000:])
+            try:
+                t = psutil.Process(master.proc.pid).cpu_times()
+                master_cpu = t.user + t.system
+            except psutil.Error:
+                master_cpu = None
+        finally:
+            run.stop()
+            ensure_gone(name)
+        offers_seen = len({m.group(1) for _, _, m in run.all(r"launch worker:\d+ as \S+ on (\S+)")})
+        return {
+            "agents": agents, "tasks": tasks,
+            "first_launch_s": min(ts for _, ts, _ in launches) - t_sub,
+            "all_launched_s": max(ts for _, ts, _ in launches) - t_sub,
+            "all_running_s": max(ts for _, ts, _ in runs) - t_sub,
+            "scheduler_cpu_s": run.rusage().get("cpu_s"),
+            "scheduler_peak_rss_mib": run.rusage().get("maxrss_mib"),
+            "scheduler_rss_mib": (sched_rss or {}).get("rss_mib"),
+            "master_rss_mib": (master_rss or {}).get("rss_mib"),
+            "master_cpu_s": master_cpu,
+            "distinct_agents_used": offers_seen,
+            # Status updates the scheduler saw more than once: the agents re-send those not acknowledged
+            # within 10 s, so these count how far the scheduler's event handling fell behind.
+            "status_updates_resent": len(run.all(r"\] worker:\d+ TASK_(STARTING|RUNNING)")) - 2 * tasks,
+        }
+    finally:
+        master.stop()
+
+
+def run(tmp: Path, configs: tuple[tuple[int, int], ...] = ((200, 20), (1000, 20), (1000, 100)),
+        repeats: int = 2) -> dict[str, Any]:
+    rows, failures = [], []
+    for rep in range(repeats):
+        for agents, tasks in configs:  # interleaved: one of each per round
+            name = f"bench-scale-{agents}-{tasks}-{rep}"
+            log(f"scale: {tasks} tasks on {agents} agents (round {rep + 1}/{repeats})")
+            try:
+                r = one_run(tmp, agents, tasks, name)
+                rows.append(r)
+                log(f"  all launched +{r['all_launched_s']:.3f}s, all running +{r['all_running_s']:.2f}s after SUBSCRIBED; "
+                    f"scheduler {r['scheduler_cpu_s']:.2f} CPU s")
+            except BenchError as exc:
+                failures.append(str(exc)[:2000])
+                log(f"  failed: {str(exc)[:300]}")
+    out: dict[str, Any] = {"runs": rows, "failures": failures, "configs": []}
+    for agents, tasks in configs:
+        sel = [r for r in rows if r["agents"] == agents and r["tasks"] == tasks]
+        out["configs"].append({"agents": agents, "tasks": tasks, **{
+            k: summary(r[k] for r in sel)
+            for k in ("first_launch_s", "all_launched_s", "all_running_s", "status_updates_resent", "scheduler_cpu_s", "scheduler_peak_rss_mib",
+                      "master_rss_mib", "master_cpu_s")}})
+    out["idle_master"] = [idle_master(tmp, n) for n in (2, max(a for a, _ in configs))]
+    return out
+

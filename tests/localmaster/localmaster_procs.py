@@ -1,0 +1,34 @@
+"""Test helpers: find (leaked) processes started below a work dir."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+from localmaster_client import wait_until
+
+HERE = Path(__file__).parent
+
+
+def processes_under(work_dir: Path) -> list[psutil.Process]:
+    """Live processes started from a sandbox below ``work_dir``."""
+    prefix = str(work_dir)
+    found = []
+    for process in psutil.process_iter(["pid", "cwd", "status"]):
+        try:
+            if process.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            cwd = process.info["cwd"] or ""
+            if cwd.startswith(prefix):
+                found.append(process)
+                continue
+            directory = process.environ().get("MESOS_DIRECTORY", "")
+            if directory.startswith(prefix):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def assert_no_processes(work_dir: Path, timeout: float = 10.0) -> None:
+    wait_until(lambda: not processes_under(work_dir), timeout, message=f"processes under {work_dir} to exit")
