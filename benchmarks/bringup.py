@@ -153,7 +153,7 @@ def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2)
                     log(f"  {arm}: servers up {r['servers_up_s']:.2f}s, first step {r['first_step_s']:.2f}s, "
                         f"training {r['training_s']:.1f}s")
                     break
-                except BenchError as exc:
+                except Exception as exc:  # noqa: BLE001 - recorded, and retried once
                     failures.append(f"{name} attempt {attempt + 1}: {exc}"[:2000])
                     log(f"  {arm} failed: {str(exc)[:300]}")
         for _ in range(imports_per_pair):

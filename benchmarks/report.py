@@ -97,6 +97,13 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             verdicts["recovery_worker"] = {"serving_s": w_serv, "bar_s": wbar, "ok": ok}
         out.append(f"| worker:1 | {_f(_med(w['task_failed']))} | {_f(_med(w['relaunched']))} | {_f(_med(w['task_running']))} | "
                    f"{_f(w_serv)} | (the chief trains on with worker:0) | serving <= TF start + 3 = {_f(wbar)} | {wv} |")
+        probe = _med(w.get("tfserver_by_hand_under_load"))
+        lbar = probe + RECOVERY_SLACK_S if probe is not None else None
+        if lbar is not None and w_serv is not None:
+            ok = w_serv <= lbar
+            verdicts["recovery_worker_vs_same_load"] = {"serving_s": w_serv, "bar_s": lbar, "ok": ok}
+            out.append(f"| worker:1, against a TF server started by hand under the same load ({_f(probe)} s) | | | | "
+                       f"{_f(w_serv)} | | serving <= that + 3 = {_f(lbar)} | {'ok' if ok else '**POOR**'} |")
         pbar = hand_first + RECOVERY_SLACK_S if hand_first is not None else None
         p_first = _med(p["first_step"])
         pv = ""

@@ -4,7 +4,6 @@ agent, run the job on a real master with its state in a real ZooKeeper; the heal
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -69,6 +68,7 @@ def marathon_argv(app: dict[str, Any]) -> list[str]:
 def marathon_env(app: dict[str, Any], port: int, sandbox: Path) -> dict[str, str]:
     """The app's env plus what Marathon and the Mesos agent add for a task; nothing of ours leaks in
     except PATH, which puts the venv's ``tfmesos`` first as the image would."""
+    assert (VENV_BIN / "tfmesos").is_file(), f"no tfmesos console script in {VENV_BIN}"
     env = {name: value for name, value in app["env"].items() if isinstance(value, str)}  # secrets are references
     env.update(
         PATH=f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin",
@@ -137,6 +137,7 @@ def test_rendered_app_runs_the_job_under_marathon_conditions_and_stays_finished(
     app = api_on_loopback(rendered)
     assert app["env"]["MESOS_MASTER"] == master.address and app["env"]["TFMESOS_ZK"] == f"zk://{zk.hosts}/tfmesos-e2e"
     [check] = app["healthChecks"]
+    assert check["protocol"] in ("MESOS_HTTP", "HTTP")
     assert app["portDefinitions"][check["portIndex"]]["name"] == "api"
 
     sandbox = tmp_path / "sandbox"

@@ -29,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="sandbox root (default: a temporary directory removed on exit)")
     parser.add_argument("--credentials", type=Path, default=None,
                         help="file with 'principal secret' lines: enables HTTP Basic authentication")
+    parser.add_argument("--zk", default=None,
+                        help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
 
@@ -65,12 +67,20 @@ def main(argv: list[str] | None = None) -> int:
                          agent_mem=args.mem, agent_disk=args.disk, gpus_per_agent=args.gpus_per_agent,
                          ports_per_agent=args.ports_per_agent, first_port=first_port,
                          work_dir=args.work_dir, credentials=credentials)
+    contender = None
     try:
         master.start()
+        if args.zk:
+            from .zk_contender import ZkContender
+
+            contender = ZkContender(args.zk, master.master_info())
+            contender.start()
         print(f"tfmesos local-master listening on {master.address}", flush=True)
         while not stop.wait(3600):
             pass
     finally:
+        if contender is not None:
+            contender.stop()
         master.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

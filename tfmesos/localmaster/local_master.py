@@ -126,6 +126,11 @@ class LocalMaster:
             raise RuntimeError("LocalMaster is not started")
         return self._config.work_dir
 
+    def master_info(self) -> dict[str, Any]:
+        """The MasterInfo a Mesos master publishes (also in ZooKeeper)."""
+        master = self._require_master()
+        return self._call(master.master_info)
+
     def state(self) -> dict[str, Any]:
         """The same document as ``GET /state``."""
         master = self._require_master()
