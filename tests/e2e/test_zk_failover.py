@@ -1,8 +1,9 @@
-"""Scheduler failover with its state in a real ZooKeeper: kill -9 mid-training, start it again with
-the same command, and the job goes on under the same framework without launching anything twice.
+"""Failover with real processes and a real ZooKeeper.
 
-(A master failover is not tested: ``tfmesos local-master`` keeps no state on disk and takes a new
-master id at every start, so a restarted one knows neither the framework nor its executors.)
+Scheduler: kill -9 mid-training, start it again with the same command; it reads its framework id
+from ZooKeeper and the job goes on under the same framework without launching anything twice.
+Master: kill -9 the ``tfmesos local-master`` mid-training and start it again on the same port with
+the same work dir; it re-adopts the running executors, the scheduler re-subscribes, the job succeeds.
 """
 from __future__ import annotations
 
