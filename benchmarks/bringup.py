@@ -65,7 +65,7 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
         (tmp / f"{name}.log").write_text(run.output)  # the stamped console, kept for inspection
     rusage = run.rusage()
     footprint["scheduler_cpu_s"] = rusage.get("cpu_s")
-    footprint["scheduler_peak_rss_mib"] = rusage.get("maxrss_mib")
+    footprint["scheduler_peak_rss_mib"] = cpu.peak_rss_mib(run.proc.pid)
     return {
         "arm": "tfmesos",
         "servers_up_s": max(serving.values()) - t0,
@@ -79,7 +79,7 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
             "servers_up": max(serving.values()) - t0,
             "first_step": first_step - t0,
         },
-        **_cpu_figures(cpu, first_step, took, steps),
+        **_cpu_figures(cpu, t0, first_step, took, steps),
         "ports": {k: tasks[k]["port"] for k in TASKS},
         "footprint": footprint,
         "leftover_processes": left,
@@ -109,18 +109,21 @@ def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[st
         "first_step_s": first_step - t0,
         "training_s": took,
         "steps_per_s": steps / took,
-        **_cpu_figures(cpu, first_step, took, steps),
+        **_cpu_figures(cpu, t0, first_step, took, steps),
     }
 
 
-def _cpu_figures(cpu: CpuMonitor, first_step: float, took: float, steps: int) -> dict[str, float | None]:
+def _cpu_figures(cpu: CpuMonitor, t0: float, first_step: float, took: float, steps: int) -> dict[str, float | None]:
     """CPU seconds of every process of the job: up to the first step, and per 1000 steps of training
-    (over most of the training window; contention from other users changes these far less than wall times)."""
+    (over most of the training window; contention from other users changes these far less than wall
+    times), and the cores other processes on the machine kept busy meanwhile."""
     at_first = cpu.at(first_step)
     window = 0.8 * took
     at_end = cpu.at(first_step + window)
     per_1000 = (at_end - at_first) / (steps * window / took) * 1000 if at_first is not None and at_end is not None else None
-    return {"bringup_cpu_s": at_first, "training_cpu_s_per_1000_steps": per_1000}
+    return {"bringup_cpu_s": at_first, "training_cpu_s_per_1000_steps": per_1000,
+            "foreign_cores_bringup": cpu.foreign_cores(t0, first_step),
+            "foreign_cores_training": cpu.foreign_cores(first_step, first_step + window)}
 
 
 def import_tensorflow() -> float:
@@ -172,7 +175,7 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
     paired = [(r, by_pair[r["pair"]]) for r in tm if r["pair"] in by_pair]
     out: dict[str, Any] = {"runs": results, "failures": failures}
     for metric in ("servers_up_s", "first_step_s", "steps_per_s", "training_s", "bringup_cpu_s",
-                   "training_cpu_s_per_1000_steps"):
+                   "training_cpu_s_per_1000_steps", "foreign_cores_bringup", "foreign_cores_training"):
         out[metric] = {"tfmesos": summary(r[metric] for r in tm), "hand": summary(r[metric] for r in hd)}
         # The ratio of each pair (taken side by side), then the median of those ratios.
         out[metric]["pair_ratios"] = summary(_ratio(a[metric], b[metric]) for a, b in paired)

@@ -61,6 +61,8 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             ("CPU s of all job processes until the first step", "bringup_cpu_s", 1, "info", None, None, None),
             ("training speed (steps/s)", "steps_per_s", 1, f">= {TRAINING_MIN_RATIO}", "training", "ge", TRAINING_MIN_RATIO),
             ("CPU s of all job processes per 1000 steps", "training_cpu_s_per_1000_steps", 2, "info", None, None, None),
+            ("other users' load during bring-up (cores of 2)", "foreign_cores_bringup", 2, "info", None, None, None),
+            ("other users' load during training (cores of 2)", "foreign_cores_training", 2, "info", None, None, None),
         ]
         for label, key, digits, bar, vkey, op, limit in rows:
             m = b[key]
@@ -163,7 +165,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         fp = b["footprint"]
         out.append(f"| scheduler with the embedded master (2 agents), job running | {_f(_med(fp['scheduler_with_embedded_master']['rss_mib']), 1)} | "
                    f"{_f(_med(fp['scheduler_with_embedded_master']['uss_mib']), 1)} |")
-        out.append(f"| the same, peak over the whole job (ru_maxrss) | {_f(_med(fp['scheduler_peak_rss_mib']), 1)} | |")
+        out.append(f"| the same, peak over the whole job (sampled every 0.5 s) | {_f(_med(fp['scheduler_peak_rss_mib']), 1)} | |")
         out.append(f"| one executor (`python -m tfmesos.executor`) | {_f(_med(fp['executor']['rss_mib']), 1)} | {_f(_med(fp['executor']['uss_mib']), 1)} |")
         out.append(f"| for scale: one TensorFlow server (ps:0) | {_f(_med(fp['tfserver_ps']['rss_mib']), 1)} | {_f(_med(fp['tfserver_ps']['uss_mib']), 1)} |")
     if sc:

@@ -20,7 +20,7 @@ import psutil
 
 from tests.e2e.harness import LocalMaster
 
-from .common import BenchError, StampedRun, ensure_gone, log, rss_mib, summary, write_options
+from .common import BenchError, CpuMonitor, StampedRun, ensure_gone, log, rss_mib, summary, write_options
 
 # A few offered ports per agent from a fixed block: the tasks here bind no port, so the block need
 # not be free (a free block of a thousand agents' ports is often not to be had on a busy machine).
@@ -45,6 +45,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             policies={"success": "all_workers", "placement_timeout_seconds": 120},
         )
         run = StampedRun(["run", str(opts), "--master", master.address, "--api-port", "0"], first_port=None)
+        monitor = CpuMonitor(lambda: [run.proc.pid])
         try:
             _, t_sub, _ = run.find(r"registered as framework", 60)
             deadline = time.monotonic() + 300
@@ -70,6 +71,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             except psutil.Error:
                 master_cpu = None
         finally:
+            monitor.stop()
             run.stop()
             ensure_gone(name)
         offers_seen = len({m.group(1) for _, _, m in run.all(r"launch worker:\d+ as \S+ on (\S+)")})
@@ -79,7 +81,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             "all_launched_s": max(ts for _, ts, _ in launches) - t_sub,
             "all_running_s": max(ts for _, ts, _ in runs) - t_sub,
             "scheduler_cpu_s": run.rusage().get("cpu_s"),
-            "scheduler_peak_rss_mib": run.rusage().get("maxrss_mib"),
+            "scheduler_peak_rss_mib": monitor.peak_rss_mib(run.proc.pid),
             "scheduler_rss_mib": (sched_rss or {}).get("rss_mib"),
             "master_rss_mib": (master_rss or {}).get("rss_mib"),
             "master_cpu_s": master_cpu,

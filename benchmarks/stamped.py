@@ -12,8 +12,10 @@ from 31000 to N: the machine is shared, and the test suites of other people run 
 on 31000-32999 at the same time; a TensorFlow server that finds its port taken would fail the run.
 Only the numbers of the ports change.
 
-At exit it prints ``@bench rusage user=<s> sys=<s> maxrss_kb=<kB>`` for this process alone
-(not its children: the executors and tasks the embedded agents spawn are children).
+At exit it prints ``@bench rusage user=<s> sys=<s>``: this process's own CPU time, not its
+children's (the executors and tasks the embedded agents spawn are children). Not its peak RSS:
+Linux carries ``ru_maxrss`` over ``execve``, so it would be the benchmark's own (the monitors
+sample the RSS instead).
 """
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ def main(argv: list[str]) -> int:
         return cli_main(argv)
     finally:
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        sys.stdout.write(f"@bench rusage user={ru.ru_utime:.3f} sys={ru.ru_stime:.3f} maxrss_kb={ru.ru_maxrss}\n")
+        sys.stdout.write(f"@bench rusage user={ru.ru_utime:.3f} sys={ru.ru_stime:.3f}\n")
         sys.stdout.flush()
 
 

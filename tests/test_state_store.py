@@ -3,7 +3,6 @@ import pytest
 
 from tfmesos.state_store import DirStore, ZkStore
 
-from . import zookeeper
 
 
 def roundtrip(store):
@@ -21,13 +20,6 @@ def test_dir_store(tmp_path):
     assert not list(tmp_path.glob(".state-*")), "no temporary file left behind"
 
 
-@pytest.fixture(scope="session")
-def zk(tmp_path_factory):
-    if not zookeeper.available():
-        pytest.skip("ZooKeeper is not installed (.ci/run installs Debian's zookeeper package)")
-    server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk")).start()
-    yield server
-    server.stop()
 
 
 def test_zk_store(zk):

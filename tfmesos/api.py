@@ -23,8 +23,6 @@ class ApiServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ):
-        api = self
-
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -67,7 +65,6 @@ class ApiServer:
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="tfmesos-api", daemon=True)
-        _ = api
 
     @property
     def address(self) -> str:

@@ -87,7 +87,6 @@ class JobScheduler:
         self.done = threading.Event()
         self.result: act.Done | None = None
         self.connected = False
-        self.launched_task_ids: list[str] = []  # every task id this process launched, in order
         self._events_seen = len(job.events)  # the job's notable events already shown
 
     # ------------------------------------------------------------------ persistence
@@ -123,7 +122,6 @@ class JobScheduler:
             raw = self.raw_offers.pop(a.offer_id)
             ledger = OfferLedger(raw)
             infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
-            self.launched_task_ids += [t.task_id for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
             d.launchTasks([{"value": a.offer_id}], infos, {"refuse_seconds": 2.0})

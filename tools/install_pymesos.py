@@ -99,7 +99,8 @@ def main() -> int:
             if not _build_with_cython(src):
                 _install_pure_python(src)
     if not _have("pymesos"):
-        _pip("install", "--quiet", "--no-deps", PYMESOS)
+        # With http-parser in place pip takes it as met and installs the rest (six, addict, kazoo).
+        _pip("install", "--quiet", PYMESOS)
     # A smoke import proves the pair works (pymesos imports http_parser.http at import time).
     subprocess.run([sys.executable, "-c", "import pymesos, http_parser.http"], check=True)
     return 0

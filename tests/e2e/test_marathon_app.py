@@ -25,13 +25,6 @@ SERVICE = "marathon-digits"
 VENV_BIN = Path(TFMESOS[0]).parent  # the venv's python, and its `tfmesos` console script beside it
 
 
-@pytest.fixture(scope="module")
-def zk(tmp_path_factory):
-    if not zookeeper.available():
-        pytest.skip("ZooKeeper is not installed (.ci/run installs Debian's zookeeper package)")
-    server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk")).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

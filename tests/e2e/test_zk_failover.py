@@ -14,7 +14,6 @@ import signal
 import pytest
 from kazoo.client import KazooClient
 
-from .. import zookeeper
 from .harness import LocalMaster, find_task_process, run_scheduler, task_processes, wait_gone, write_options
 from .test_jobs import PSS
 
@@ -23,13 +22,6 @@ SERVICE = "zk-failover"
 TRAINING = {"env": ["TRAIN_STEPS=1000", "CHECKPOINT_EVERY=100"]}
 
 
-@pytest.fixture(scope="module")
-def zk(tmp_path_factory):
-    if not zookeeper.available():
-        pytest.skip("ZooKeeper is not installed (.ci/run installs Debian's zookeeper package)")
-    server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk")).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

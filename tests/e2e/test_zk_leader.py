@@ -5,22 +5,13 @@ import json
 import re
 import signal
 
-import pytest
 from kazoo.client import KazooClient
 
-from tests import zookeeper
 
 from .harness import LocalMaster, run_scheduler, task_processes, wait_gone, write_options
 from .test_jobs import PSS
 
 
-@pytest.fixture(scope="module")
-def zk(tmp_path_factory):
-    if not zookeeper.available():
-        pytest.skip("ZooKeeper is not installed (.ci/run installs Debian's zookeeper package)")
-    server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk-leader")).start()
-    yield server
-    server.stop()
 
 
 def test_leader_change_announced_in_zookeeper_is_followed(tmp_path, zk):

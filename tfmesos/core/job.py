@@ -16,9 +16,9 @@ from typing import Any, Iterable
 from ..spec import ROLE_ORDER, JobSpec, TaskKey
 from . import restart
 from .actions import Action, Decline, Done, Kill, Launch, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
-from .clusterspec import IN_CLUSTER, cluster_spec
+from .clusterspec import cluster_spec
 from .offers import Offer
-from .placement import Demand, Placement, largest_offer, place
+from .placement import Demand, Placement, place
 
 PENDING = "PENDING"
 LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE"})

@@ -160,8 +160,3 @@ def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
             i += n
         unplaced.extend(d.key for d in queue[i:])
     return Placement(tuple(assignments), tuple(unplaced))
-
-
-def largest_offer(offers: Iterable[Offer]) -> Offer | None:
-    """The offer with the most cpus (then mem): quoted when a job does not fit."""
-    return max(offers, key=lambda o: (o.cpus, o.mem, o.gpus), default=None)
