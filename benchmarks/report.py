@@ -66,7 +66,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         ]
         for label, key, digits, bar, vkey, op, limit in rows:
             m = b[key]
-            ratio = _med(m["pair_ratios"])
+            ratio = None if key.startswith("foreign") else _med(m["pair_ratios"])
             verdict = ""
             if vkey and ratio is not None:
                 ok = ratio <= limit if op == "le" else ratio >= limit

@@ -25,10 +25,10 @@ from .report import render
 PARTS = ("placement", "scale", "bringup", "recovery")
 
 FULL = {
-    "bringup": {"pairs": 3, "steps": 2000, "imports_per_pair": 1},
+    "bringup": {"pairs": 4, "steps": 2000, "imports_per_pair": 1},
     "recovery": {"runs": 3},
     "placement": {"task_sizes": (10, 100, 1000), "agent_sizes": (100, 1000, 10000), "repeats": 5},
-    "scale": {"configs": ((200, 20), (1000, 20), (1000, 60)), "repeats": 2},
+    "scale": {"configs": ((200, 20), (1000, 20), (1000, 100)), "repeats": 2},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},

@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-TRACE_DIR = Path("/work/shared/reference/mesos-traces")
+# shared/ lies beside the checkout (here and in CI).
+TRACE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "mesos-traces"
 _PLACEHOLDER = re.compile(r"<[A-Z_]+?(?:_\d+)?>")
 _PLAIN_PLACEHOLDER = re.compile(r"^<[A-Z_]+?(?:_\d+)?>$")
 
