@@ -110,3 +110,28 @@ def test_scheduler_killed_and_restarted_finishes_the_job_without_relaunching(tmp
     assert len(ids) == len(set(ids)) == 4, "no task id launched twice"
     assert not wait_gone("failover")
     assert not (tmp_path / "state" / "failover.json").exists(), "the finished job's state is cleared"
+
+
+def test_two_jobs_competing_for_a_cluster_that_fits_one_do_not_deadlock(tmp_path):
+    # Two agents of 2.5 cpus; each job needs 4 tasks of 1.2 cpus (executor included): both agents
+    # whole. If each job sat on the offer of one agent, neither could ever start.
+    master = LocalMaster(tmp_path / "m", agents=2, extra=["--cpus", "2.5"])
+    runs = []
+    try:
+        for name in ("gang-a", "gang-b"):
+            opts = write_options(
+                tmp_path / f"{name}.json",
+                service={"name": name},
+                job={"command": "sleep 2"},
+                roles={"worker": {"count": 4, "cpus": 1.1, "mem": 256}},
+                policies={"success": "all_workers", "placement_timeout_seconds": 120},
+            )
+            runs.append(run_scheduler(opts, "--master", master.address))
+        codes = [r.wait(180) for r in runs]
+    finally:
+        for r in runs:
+            r.killpg()
+        master.stop()
+    assert codes == [0, 0], "\n\n".join(r.output[-2000:] for r in runs)
+    for r in runs:
+        assert len(re.findall(r"launch worker:\d as", r.output)) == 4, "each job started whole, exactly once"
