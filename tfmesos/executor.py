@@ -192,7 +192,10 @@ class TFExecutor:
             if self.spec is not None and msg["version"] <= self.spec["version"]:
                 return
             self.spec = msg
-            Path("clusterspec.json").write_text(json.dumps(msg, indent=1))
+            sandbox = Path(os.environ.get("MESOS_SANDBOX") or os.getcwd())
+            tmp = sandbox / ".clusterspec.json.tmp"
+            tmp.write_text(json.dumps(msg, indent=1))
+            tmp.replace(sandbox / "clusterspec.json")  # atomic: a task reading it never sees half
             start = self.process is None and not self.killed
         self._have_spec.set()
         if start:
@@ -249,6 +252,8 @@ class TFExecutor:
                 "TFMESOS_CHECKPOINT_DIR": p.get("checkpoint_dir") or "",
                 "TFMESOS_PYTHON": p["python"],
                 "TFMESOS_SERVICE": p["job"],
+                # Rewritten when the scheduler broadcasts a newer ClusterSpec (a peer moved).
+                "TFMESOS_CLUSTERSPEC_FILE": str(Path(sandbox) / "clusterspec.json"),
                 "TMPDIR": str(tmp),
                 "PYTHONUNBUFFERED": "1",
             }

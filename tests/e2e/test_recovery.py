@@ -135,3 +135,38 @@ def test_two_jobs_competing_for_a_cluster_that_fits_one_do_not_deadlock(tmp_path
     assert codes == [0, 0], "\n\n".join(r.output[-2000:] for r in runs)
     for r in runs:
         assert len(re.findall(r"launch worker:\d as", r.output)) == 4, "each job started whole, exactly once"
+
+
+def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspec(tmp_path):
+    import json
+    import urllib.request
+
+    # Agents of 0.7 cpus hold one task each, so worker:1 is alone on its agent; a fifth is spare.
+    master = LocalMaster(tmp_path / "m", agents=5, extra=["--cpus", "0.7"])
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "agent-gone"}, job=LONG)
+    run = run_scheduler(opts, "--master", master.address)
+    try:
+        run.wait_for(r"chief:0 \| step 200 ", 180)
+        old = re.search(r"launch worker:1 as \S+ on (\S+)", run.output).group(1)
+        ps = find_task_process("agent-gone", "ps", 0)
+        spec_file = ps.environ()["TFMESOS_CLUSTERSPEC_FILE"]
+        assert json.loads(open(spec_file).read())["version"] == 1
+        tasks = [t for f in master.state()["frameworks"] for t in f["tasks"]]
+        agent = next(t["slave_id"] for t in tasks if t["name"].endswith("/job:worker/task:1") and t["state"] == "TASK_RUNNING")
+        body = json.dumps({"type": "MARK_AGENT_GONE", "mark_agent_gone": {"agent_id": {"value": agent}}}).encode()
+        req = urllib.request.Request(f"http://{master.address}/api/v1", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status == 200
+        run.wait_for(r"launch worker:1 as \S+ on \S+", 60)
+        assert run.wait(300) == 0, run.output[-4000:]
+    finally:
+        run.killpg()
+        master.stop()
+    out = run.output
+    assert "worker:1 TASK_LOST (REASON_AGENT_REMOVED)" in out
+    new = re.findall(r"launch worker:1 as \S+ on (\S+)", out)[-1]
+    assert new != old, "relaunched away from the lost agent"
+    spec = json.loads(open(spec_file).read())
+    assert spec["version"] == 2 and spec["cluster"]["worker"][1] == new, "the ps executor got the new ClusterSpec"
+    assert "chief:0: restarting from its checkpoint because a worker moved to a new address" in out
+    assert accuracy(out) >= 0.9
