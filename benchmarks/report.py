@@ -159,6 +159,28 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
                 growth_note.append(f"on {agents} agents, CPU per task grows {g:.1f}x from {pts[0][0]} to {pts[-1][0]} tasks "
                                    f"(constant is linear; bar <= {SCALE_MAX_PER_TASK_GROWTH:g}x): {'ok' if ok else '**POOR: super-linear**'}")
         out += ["", "Seconds from SUBSCRIBED. " + ("; ".join(growth_note) + "." if growth_note else ""), ""]
+        ev = sc.get("per_event") or []
+        if ev:
+            out += ["One status update handled by `JobScheduler.statusUpdate` (median of 20), by job size:", "",
+                    "| tasks | CPU ms, with the state store (`--master`) | wall ms, same | CPU ms, no state store (embedded master) | "
+                    "persistence share | projected scheduler CPU s to bring the job up (3 updates per task) |",
+                    "|---|---|---|---|---|---|"]
+            for e in ev:
+                w, n = e["with_state_store"], e["no_state_store"]
+                share = 1 - n["cpu_ms"] / w["cpu_ms"] if w["cpu_ms"] else None
+                out.append(f"| {e['tasks']} | {_f(w['cpu_ms'])} | {_f(w['wall_ms'])} | {_f(n['cpu_ms'], 3)} | "
+                           f"{_f(share * 100 if share is not None else None, 0)}% | {_f(3 * e['tasks'] * w['cpu_ms'] / 1e3, 2)} |")
+            first, last = ev[0], ev[-1]
+            persist = [(e["tasks"], e["with_state_store"]["cpu_ms"] - e["no_state_store"]["cpu_ms"]) for e in ev]
+            if len(persist) >= 2 and persist[0][1] > 0:
+                decades = max(1e-9, __import__("math").log10(persist[-1][0] / persist[0][0]))
+                g = (persist[-1][1] / persist[0][1]) ** (1 / decades)
+                ok = g <= SCALE_MAX_PER_TASK_GROWTH
+                verdicts["scheduler_event_cost_constant"] = {"persistence_cpu_growth_per_10x_tasks": g,
+                                                             "bar": SCALE_MAX_PER_TASK_GROWTH, "ok": ok}
+                out += ["", f"Persistence per event grows {g:.1f}x per 10x tasks from {first['tasks']} to {last['tasks']} tasks "
+                        f"(it should not grow; bar <= {SCALE_MAX_PER_TASK_GROWTH:g}x): "
+                        f"{'ok' if ok else '**POOR: O(tasks) per event, O(tasks^2) per job**'}.", ""]
 
     out += ["## Footprint (RSS / USS in MiB, psutil, median)", "", "| process | RSS | USS |", "|---|---|---|"]
     if b:
@@ -167,7 +189,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
                    f"{_f(_med(fp['scheduler_with_embedded_master']['uss_mib']), 1)} |")
         out.append(f"| the same, peak over the whole job (sampled every 0.5 s) | {_f(_med(fp['scheduler_peak_rss_mib']), 1)} | |")
         out.append(f"| one executor (`python -m tfmesos.executor`) | {_f(_med(fp['executor']['rss_mib']), 1)} | {_f(_med(fp['executor']['uss_mib']), 1)} |")
-        out.append(f"| for scale: one TensorFlow server (ps:0) | {_f(_med(fp['tfserver_ps']['rss_mib']), 1)} | {_f(_med(fp['tfserver_ps']['uss_mib']), 1)} |")
+        out.append(f"| for comparison: one TensorFlow server (ps:0) | {_f(_med(fp['tfserver_ps']['rss_mib']), 1)} | {_f(_med(fp['tfserver_ps']['uss_mib']), 1)} |")
     if sc:
         for m in sc.get("idle_master", []):
             out.append(f"| `tfmesos local-master --agents {m['agents']}` alone, idle | {_f(m.get('rss_mib'), 1)} | {_f(m.get('uss_mib'), 1)} |")

@@ -12,6 +12,7 @@ master process while the job runs, and of the idle master.
 """
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -94,8 +95,55 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
         master.stop()
 
 
+class _NullDriver:
+    """Stands in for pymesos' driver: every call is accepted and dropped."""
+
+    def __getattr__(self, name: str):  # launchTasks, sendFrameworkMessage, ...
+        return lambda *args, **kwargs: None
+
+
+def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
+    """CPU and wall time of the scheduler's handling of one status update (``JobScheduler.statusUpdate``:
+    parse, core ``Job.status``, persistence, the ClusterSpec message), for a job of ``tasks`` tasks,
+    with the state store ``tfmesos run --master`` uses (a ``DirStore`` file) and without one (the
+    embedded master's case). The real scheduler object; only the driver is a null object."""
+    import random
+    import statistics
+
+    from tfmesos.core.job import Job
+    from tfmesos.core.offers import parse_offer
+    from tfmesos.mesos.taskinfo import ExecutorSettings
+    from tfmesos.scheduler import JobScheduler
+    from tfmesos.state_store import DirStore
+
+    from .placement import job_of, synthetic_raw_offer
+
+    out: dict[str, Any] = {"tasks": tasks}
+    spec = job_of(tasks)
+    rng = random.Random(7)
+    offers = [parse_offer(synthetic_raw_offer(i, rng)) for i in range(max(100, tasks * 10))]
+    for label, store in (("with_state_store", DirStore(tmp / "state", f"bench-events-{tasks}")), ("no_state_store", None)):
+        job = Job.new(spec, 0.0)
+        job.offers(offers, 0.0)  # the whole gang launched: every task TASK_STAGING with an id
+        sched = JobScheduler(job, spec, {"service": {"name": "bench"}}, ExecutorSettings(python=sys.executable),
+                             store=store, framework_id="bench-framework")
+        sched.driver, sched.connected = _NullDriver(), True
+        recs = list(job.tasks.values())[:samples]
+        cpu, wall = [], []
+        for rec in recs:
+            status = {"task_id": {"value": rec.task_id}, "state": "TASK_STARTING", "agent_id": {"value": rec.agent_id}}
+            c0, w0 = time.process_time(), time.perf_counter()
+            sched.statusUpdate(sched.driver, status)
+            cpu.append(time.process_time() - c0)
+            wall.append(time.perf_counter() - w0)
+        out[label] = {"cpu_ms": statistics.median(cpu) * 1e3, "wall_ms": statistics.median(wall) * 1e3}
+        if store is not None:
+            store.clear()
+    return out
+
+
 def run(tmp: Path, configs: tuple[tuple[int, int], ...] = ((200, 20), (1000, 20), (1000, 100)),
-        repeats: int = 2) -> dict[str, Any]:
+        repeats: int = 2, event_sizes: tuple[int, ...] = (10, 100, 1000)) -> dict[str, Any]:
     rows, failures = [], []
     for rep in range(repeats):
         for agents, tasks in configs:  # interleaved: one of each per round
@@ -117,5 +165,7 @@ def run(tmp: Path, configs: tuple[tuple[int, int], ...] = ((200, 20), (1000, 20)
             for k in ("first_launch_s", "all_launched_s", "all_running_s", "status_updates_resent", "scheduler_cpu_s", "scheduler_peak_rss_mib",
                       "master_rss_mib", "master_cpu_s")}})
     out["idle_master"] = [idle_master(tmp, n) for n in (2, max(a for a, _ in configs))]
+    log("scale: one status update's handling in the scheduler, by job size")
+    out["per_event"] = [event_cost(tmp, n) for n in event_sizes]
     return out
 

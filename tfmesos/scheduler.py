@@ -16,7 +16,7 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import Job, StatusUpdate
+from .core.job import LIVE, Job, StatusUpdate
 from .core.offers import parse_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .spec import JobSpec
@@ -103,9 +103,15 @@ class JobScheduler:
         )
 
     # ------------------------------------------------------------------ applying actions
-    def _apply(self, actions: list[act.Action]) -> None:
-        """Persist first, then act: a task id is on disk before Mesos hears of it."""
-        self.persist()
+    def _apply(self, actions: list[act.Action], durable: bool = True) -> None:
+        """Persist first, then act: a task id is on disk before Mesos hears of it.
+
+        ``durable=False`` skips the write for events a restarted scheduler learns again anyway
+        (a task becoming RUNNING: reconciliation reports it), unless they led to a launch, kill
+        or the end. Writing the whole job on every event would cost O(tasks) per event.
+        """
+        if durable or any(isinstance(a, (act.Launch, act.Kill, act.Done)) for a in actions):
+            self.persist()
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
@@ -182,7 +188,7 @@ class JobScheduler:
                 o = parse_offer(raw)
                 self.raw_offers[o.id] = raw
                 parsed.append(o)
-            self._apply(self.job.offers(parsed, self.clock()))
+            self._apply(self.job.offers(parsed, self.clock()), durable=False)
 
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
         pass  # maintenance windows: not acted on
@@ -203,7 +209,7 @@ class JobScheduler:
                 detail = update.message if update.state != "TASK_RUNNING" else ""
                 self.on_event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                               f"{': ' + detail if detail else ''}")
-            self._apply(self.job.status(update, self.clock()))
+            self._apply(self.job.status(update, self.clock()), durable=update.state not in LIVE)
 
     @_guard
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802
@@ -213,7 +219,7 @@ class JobScheduler:
             return
         if msg.get("type") == "need_spec":
             with self.cond:
-                self._apply(self.job.executor_asks_spec(msg["task_id"]))
+                self._apply(self.job.executor_asks_spec(msg["task_id"]), durable=False)
 
     @_guard
     def slaveLost(self, driver: Any, agent_id: dict) -> None:  # noqa: N802
@@ -247,7 +253,7 @@ class JobScheduler:
                     self._apply(self.job.abort("stopped on request", now))
                     continue
                 if self.connected:
-                    self._apply(self.job.tick(now))
+                    self._apply(self.job.tick(now), durable=False)
                 if self.done.is_set():
                     break
                 self.cond.wait(timeout=max(0.05, min(self.job.next_deadline(now) - now, 1.0)))
