@@ -80,6 +80,8 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
             "first_step": first_step - t0,
         },
         **_cpu_figures(cpu, t0, first_step, took, steps),
+        # tfmesos' own processes (the scheduler with the embedded master, the executors) while training
+        "tfmesos_processes_cpu_s_per_1000_steps": _own_cpu(cpu, run.proc.pid, first_step, took, steps),
         "ports": {k: tasks[k]["port"] for k in TASKS},
         "footprint": footprint,
         "leftover_processes": left,
@@ -111,6 +113,13 @@ def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[st
         "steps_per_s": steps / took,
         **_cpu_figures(cpu, t0, first_step, took, steps),
     }
+
+
+def _own_cpu(cpu: CpuMonitor, scheduler_pid: int, first_step: float, took: float, steps: int) -> float | None:
+    window = 0.8 * took
+    used = cpu.cpu_of(first_step, first_step + window,
+                      lambda pid, cmd: pid == scheduler_pid or "tfmesos.executor" in cmd)
+    return None if used is None else used / (steps * window / took) * 1000
 
 
 def _cpu_figures(cpu: CpuMonitor, t0: float, first_step: float, took: float, steps: int) -> dict[str, float | None]:
@@ -188,5 +197,6 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
         fp[part] = {"rss_mib": summary(s["rss_mib"] for s in samples), "uss_mib": summary(s["uss_mib"] for s in samples)}
     fp["scheduler_peak_rss_mib"] = summary(r["footprint"].get("scheduler_peak_rss_mib") for r in tm)
     out["footprint"] = fp
+    out["tfmesos_processes_cpu_s_per_1000_steps"] = summary(r.get("tfmesos_processes_cpu_s_per_1000_steps") for r in tm)
     out["scheduler_cpu_s"] = summary(r["footprint"].get("scheduler_cpu_s") for r in tm)
     return out

@@ -263,6 +263,8 @@ class CpuMonitor:
         self._last: dict[int, float] = {}
         self.series: list[tuple[float, float, float]] = []  # (time, trees' CPU s, machine busy CPU s)
         self.peak_rss: dict[int, int] = {}
+        self.cmdlines: dict[int, str] = {}
+        self.by_pid: list[tuple[float, dict[int, float]]] = []  # (time, CPU s of every pid seen so far)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -292,12 +294,16 @@ class CpuMonitor:
             try:
                 t = p.cpu_times()
                 self._last[p.pid] = t.user + t.system
+                if p.pid not in self.cmdlines:
+                    self.cmdlines[p.pid] = " ".join(p.cmdline())
                 if p.pid in roots:
                     self.peak_rss[p.pid] = max(self.peak_rss.get(p.pid, 0), p.memory_info().rss)
             except psutil.Error:
                 continue
             todo.extend(children.get(p.pid, ()))
-        self.series.append((time.time(), sum(self._last.values()), self._busy()))
+        now = time.time()
+        self.series.append((now, sum(self._last.values()), self._busy()))
+        self.by_pid.append((now, dict(self._last)))
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -323,6 +329,15 @@ class CpuMonitor:
 
     def at(self, t: float) -> float | None:
         return self._interp(t, 1)
+
+    def cpu_of(self, t0: float, t1: float, select: Callable[[int, str], bool]) -> float | None:
+        """CPU seconds the selected processes (by pid and command line) used between two samples
+        nearest to ``t0`` and ``t1``."""
+        if not self.by_pid:
+            return None
+        a = min(self.by_pid, key=lambda s: abs(s[0] - t0))[1]
+        b = min(self.by_pid, key=lambda s: abs(s[0] - t1))[1]
+        return sum(cpu - a.get(pid, 0.0) for pid, cpu in b.items() if select(pid, self.cmdlines.get(pid, "")))
 
     def foreign_cores(self, t0: float, t1: float) -> float | None:
         t0 = max(t0, self.series[0][0]) if self.series else t0

@@ -125,6 +125,9 @@ class HandJob:
                 agent_endpoint="127.0.0.1:5051", agent_id="hand-S0", agent_pid="slave(1)@127.0.0.1:5051",
                 framework_id="hand-0000", executor_id=task_id, directory=sandbox, checkpoint=True,
                 shutdown_grace_period=5.0, gpus=None, command=None)
+            # The executor is a Python started without a locale: its locale coercion (PEP 538) puts
+            # LC_CTYPE=C.UTF-8 in its environment, which its tasks inherit.
+            base.setdefault("LC_CTYPE", "C.UTF-8")
             executor = TFExecutor()
             executor.payload = payload
             with mock.patch.dict(os.environ, base, clear=True):

@@ -104,7 +104,8 @@ class _NullDriver:
 
 def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     """CPU and wall time of the scheduler's handling of one status update (``JobScheduler.statusUpdate``:
-    parse, core ``Job.status``, persistence, the ClusterSpec message), for a job of ``tasks`` tasks,
+    parse, core ``Job.status``, persistence, the ClusterSpec message), live (TASK_STARTING after the
+    launch) and terminal (TASK_KILLED while the job is torn down), for a job of ``tasks`` tasks,
     with the state store ``tfmesos run --master`` uses (a ``DirStore`` file) and without one (the
     embedded master's case). The real scheduler object; only the driver is a null object."""
     import random
@@ -122,23 +123,29 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     spec = job_of(tasks)
     rng = random.Random(7)
     offers = [parse_offer(synthetic_raw_offer(i, rng)) for i in range(max(100, tasks * 10))]
-    for label, store in (("with_state_store", DirStore(tmp / "state", f"bench-events-{tasks}")), ("no_state_store", None)):
-        job = Job.new(spec, 0.0)
-        job.offers(offers, 0.0)  # the whole gang launched: every task TASK_STAGING with an id
-        sched = JobScheduler(job, spec, {"service": {"name": "bench"}}, ExecutorSettings(python=sys.executable),
-                             store=store, framework_id="bench-framework")
-        sched.driver, sched.connected = _NullDriver(), True
-        recs = list(job.tasks.values())[:samples]
-        cpu, wall = [], []
-        for rec in recs:
-            status = {"task_id": {"value": rec.task_id}, "state": "TASK_STARTING", "agent_id": {"value": rec.agent_id}}
-            c0, w0 = time.process_time(), time.perf_counter()
-            sched.statusUpdate(sched.driver, status)
-            cpu.append(time.process_time() - c0)
-            wall.append(time.perf_counter() - w0)
-        out[label] = {"cpu_ms": statistics.median(cpu) * 1e3, "wall_ms": statistics.median(wall) * 1e3}
-        if store is not None:
-            store.clear()
+    # live: a task reporting TASK_STARTING right after the gang launch (the ClusterSpec goes out);
+    # terminal: a task reporting TASK_KILLED while the job is being torn down (the end of every job).
+    for kind, state in (("live", "TASK_STARTING"), ("terminal", "TASK_KILLED")):
+        for label, store in (("with_state_store", DirStore(tmp / "state", f"bench-events-{tasks}")), ("no_state_store", None)):
+            job = Job.new(spec, 0.0)
+            job.offers(offers, 0.0)  # the whole gang launched: every task TASK_STAGING with an id
+            if kind == "terminal":
+                job.abort("benchmark", 0.0)  # FINISHING: every task being killed
+            sched = JobScheduler(job, spec, {"service": {"name": "bench"}}, ExecutorSettings(python=sys.executable),
+                                 store=store, framework_id="bench-framework")
+            sched.driver, sched.connected = _NullDriver(), True
+            recs = list(job.tasks.values())[:samples]
+            cpu, wall = [], []
+            for rec in recs:
+                status = {"task_id": {"value": rec.task_id}, "state": state, "agent_id": {"value": rec.agent_id}}
+                c0, w0 = time.process_time(), time.perf_counter()
+                sched.statusUpdate(sched.driver, status)
+                cpu.append(time.process_time() - c0)
+                wall.append(time.perf_counter() - w0)
+            out.setdefault(kind, {})[label] = {"cpu_ms": statistics.median(cpu) * 1e3,
+                                               "wall_ms": statistics.median(wall) * 1e3}
+            if store is not None:
+                store.clear()
     return out
 
 
