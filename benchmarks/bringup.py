@@ -88,10 +88,10 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
     }
 
 
-def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int]) -> dict[str, Any]:
+def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int], own_sessions: bool = False) -> dict[str, Any]:
     opts = job_options(tmp / f"{name}.json", name, job_env(steps))
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
-    job = HandJob(opts, ports, work)
+    job = HandJob(opts, ports, work, own_sessions)
     t0 = job.started_at
     cpu = CpuMonitor(lambda: [t.proc.pid for t in job.tasks.values()])
     try:
@@ -142,7 +142,7 @@ def import_tensorflow() -> float:
     return time.monotonic() - t
 
 
-def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2) -> dict[str, Any]:
+def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2, own_sessions: bool = False) -> dict[str, Any]:
     results: dict[str, list[dict[str, Any]]] = {"tfmesos": [], "hand": []}
     imports: list[float] = []
     failures: list[str] = []
@@ -159,7 +159,7 @@ def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2)
                         ports = ports or r["ports"]
                     else:
                         assert ports is not None
-                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports)
+                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports, own_sessions)
                     r["pair"] = i
                     results[arm].append(r)
                     log(f"  {arm}: servers up {r['servers_up_s']:.2f}s, first step {r['first_step_s']:.2f}s, "

@@ -33,14 +33,17 @@ from .common import PYTHON, BenchError
 
 
 class HandTask:
-    def __init__(self, key: TaskKey, argv: list[str], env: dict[str, str], cwd: str, sandbox: Path):
+    def __init__(self, key: TaskKey, argv: list[str], env: dict[str, str], cwd: str, sandbox: Path,
+                 own_session: bool = False):
         self.key = key
         self.lines: list[tuple[float, str]] = []
         self._cond = threading.Condition()
         self.stderr = open(sandbox / "stderr", "ab")
         self.proc = subprocess.Popen(
             argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.stderr,
-            process_group=0, preexec_fn=_die_with_parent,
+            # own_session: a session of its own, as every Mesos container (and executor) has; with the
+            # kernel's autogroup scheduling, each session is then scheduled as a group of its own.
+            start_new_session=own_session, process_group=None if own_session else 0, preexec_fn=_die_with_parent,
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -101,7 +104,7 @@ class HandTask:
 class HandJob:
     """The job's tasks started directly, in the scheduler's launch order."""
 
-    def __init__(self, options_path: Path, ports: dict[str, int], work_dir: Path):
+    def __init__(self, options_path: Path, ports: dict[str, int], work_dir: Path, own_sessions: bool = False):
         _, spec = load_job(argparse.Namespace(options=str(options_path), options_from_env=False))
         if not spec.checkpoint_dir:  # as tfmesos.runner does on the embedded master
             spec = dataclasses.replace(spec, checkpoint_dir=str(work_dir / "checkpoints" / spec.service.name))
@@ -139,7 +142,7 @@ class HandJob:
             prepared.append((key, argv, env, payload.get("workdir") or str(sandbox), sandbox))
         self.started_at = time.time()
         for key, argv, env, cwd, sandbox in prepared:
-            self.tasks[str(key)] = HandTask(key, argv, env, cwd, sandbox)
+            self.tasks[str(key)] = HandTask(key, argv, env, cwd, sandbox, own_sessions)
 
     def stop(self) -> dict[str, int]:
         return {name: t.stop() for name, t in self.tasks.items()}

@@ -44,7 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke mode: every part once, small sizes (~2-3 min)")
     parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
     parser.add_argument("--keep-logs", action="store_true", help="keep the scheduler consoles and sandboxes (printed path)")
+    parser.add_argument("--hand-own-sessions", action="store_true",
+                        help="start each hand-launched task in a session of its own, as Mesos starts containers")
+    parser.add_argument("--render", action="store_true", help="only rewrite RESULTS.md (and the verdicts) from --out")
     args = parser.parse_args(argv)
+    if args.render:
+        results = json.loads(args.out.read_text())
+        md, results["verdicts"] = render(results)
+        args.out.write_text(json.dumps(results, indent=1, default=str) + "\n")
+        (args.out.parent / "RESULTS.md").write_text(md)
+        return 0
     only = [p for p in args.only.split(",") if p]
     unknown = set(only) - set(PARTS)
     if unknown:
@@ -55,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "mode": "quick" if args.quick else "full",
         "environment": environment(),
-        "settings": {k: settings[k] for k in only},
+        "settings": {k: settings[k] for k in only} | {"hand_own_sessions": args.hand_own_sessions},
     }
     tmp = Path(tempfile.mkdtemp(prefix="tfmesos-bench-"))
     log(f"benchmarks ({results['mode']}): {', '.join(only)}; work files under {tmp}")
@@ -71,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 elif part == "scale":
                     results["scale"] = scale.run(tmp, **settings["scale"])
                 elif part == "bringup":
-                    results["bringup"] = bringup.run(tmp, **settings["bringup"])
+                    results["bringup"] = bringup.run(tmp, **settings["bringup"], own_sessions=args.hand_own_sessions)
                 elif part == "recovery":
                     results["recovery"] = recovery.run(tmp, **settings["recovery"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results

@@ -67,6 +67,17 @@ def _role_for(example: str, fault: Fault) -> tuple[str, int]:
     return (fault.target, fault.index)
 
 
+def _wait_for_process(service: str, role: str, index: int, executor: bool, scheduler, timeout: float = 60.0):
+    """The task's process; after an earlier fault it may still be on its way back (backoff, relaunch)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and scheduler.proc.poll() is None:
+        proc = find_task_process(service, role, index, executor=executor)
+        if proc is not None:
+            return proc
+        time.sleep(0.2)  # polling for a process to appear, with a deadline
+    return None
+
+
 def run_seed(seed: int, workdir: Path, timeout: float = 420.0) -> Outcome:
     example, faults = plan(seed)
     base, _ = EXAMPLES[example]
@@ -98,10 +109,9 @@ def run_seed(seed: int, workdir: Path, timeout: float = 420.0) -> Outcome:
                 schedulers.append(run_scheduler(opts, *args))
             else:
                 role, index = _role_for(example, fault)
-                proc = find_task_process(service, role, index, executor=fault.target == "executor")
+                proc = _wait_for_process(service, role, index, fault.target == "executor", schedulers[-1])
                 if proc is None:
-                    out.problems.append(f"no process to kill for {fault}")
-                    continue
+                    continue  # the task was between attempts (an earlier fault) until the job ended
                 proc.send_signal(signal.SIGKILL)
             fault.done = True
         last = schedulers[-1]

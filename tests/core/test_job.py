@@ -98,6 +98,8 @@ def test_worker_failure_relaunches_it_alone_at_the_same_address():
     # Backoff: not before 10 + 1 s; meanwhile offers are refused only briefly.
     actions = job.offers([offer(5)], 10.5)
     assert not of(act.Launch, actions) and of(act.Decline, actions)[0].refuse_seconds <= 5
+    assert of(act.Revive, job.tick(11.2)), "backoff over: the refused offers are asked back at once"
+    assert not of(act.Revive, job.tick(11.3))
     actions = job.offers([offer(0, cpus=8, ports=((31000, 31099),))], 11.5)
     (relaunch,) = [t for l in of(act.Launch, actions) for t in l.tasks]
     assert relaunch.key == TaskKey("worker", 1) and relaunch.port == w1.port and relaunch.task_id != w1.task_id

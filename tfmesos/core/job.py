@@ -97,6 +97,7 @@ class Job:
     largest_seen: Offer | None = None
     last_unplaced: tuple[TaskKey, ...] = ()
     suppressed: bool = False
+    declined_in_backoff: bool = False
     done_emitted: bool = False
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
@@ -198,6 +199,7 @@ class Job:
         if not ready:
             # Backing off: a short filter, or these offers would be gone when the backoff ends.
             refuse = REFUSE_WHILE_PENDING if pending else REFUSE_WHEN_IDLE
+            self.declined_in_backoff = bool(pending)
             return [Decline(tuple(o.id for o in offers), refuse)] + self._suppress_if_idle()
         placement = place(self._demands(ready), offers)
         actions = self._launch(placement, now)
@@ -460,7 +462,13 @@ class Job:
                 rec.killing_since = now
                 actions.append(Kill(rec.task_id, rec.agent_id))
         if any(r.state == PENDING and r.not_before <= now for r in self.tasks.values()):
-            actions += self._revive()
+            if self.declined_in_backoff:
+                # Offers were refused while backing off: REVIVE clears that filter at once.
+                self.declined_in_backoff = False
+                self.suppressed = False
+                actions.append(Revive())
+            else:
+                actions += self._revive()
         return actions
 
     def next_deadline(self, now: float) -> float:
