@@ -12,8 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
-
 _HERE = Path(__file__).resolve().parent
 # In a checkout the schema lives at the top level; an installed package carries a copy.
 _SCHEMA_CANDIDATES = (_HERE.parent / "config-schema.json", _HERE / "config-schema.json")
@@ -64,7 +62,7 @@ def json_path(parts: Iterable[Any]) -> str:
     return out
 
 
-def _expected(error: jsonschema.ValidationError) -> str:
+def _expected(error: Any) -> str:
     """What the schema wanted, phrased for a person."""
     kind, arg, schema = error.validator, error.validator_value, error.schema
     if kind == "type":
@@ -84,7 +82,7 @@ def _expected(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def _describe(error: jsonschema.ValidationError) -> list[str]:
+def _describe(error: Any) -> list[str]:
     path = list(error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
@@ -98,6 +96,9 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
 
 
 def validate(options: dict[str, Any]) -> None:
+    # Imported here: every executor imports this module (via spec.py) and never validates.
+    import jsonschema
+
     validator = jsonschema.Draft4Validator(load_schema())
     errors = sorted(validator.iter_errors(options), key=lambda e: list(map(str, e.absolute_path)))
     problems = [line for error in errors for line in _describe(error)]
