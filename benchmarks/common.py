@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 import psutil
 
-from tests.e2e.harness import ROOT, LineProcess, task_processes, wait_gone, write_options  # noqa: F401
+from tests.e2e.harness import ROOT, LineProcess, wait_gone, write_options
 
 PSS = ROOT / "examples" / "pss_digits" / "options.json"
 PYTHON = sys.executable

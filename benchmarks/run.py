@@ -1,9 +1,9 @@
 """``python -m benchmarks.run [--out FILE] [--quick] [--only NAMES]``: every benchmark, one results file.
 
 Writes FILE (JSON: the environment, every sample, medians, ratios, verdicts) and ``RESULTS.md``
-next to it (the table the README quotes). ``make bench`` runs the full set (about 8-12 minutes
-on 2 cores); ``--quick`` is a smoke run of every part (about 2-3 minutes; one sample each, so
-its figures are not medians and its ratios are only indicative).
+next to it (the table the README quotes). ``make bench`` runs the full set (about 8 minutes on
+2 cores); ``--quick`` is a smoke run of every part (about 1.5 minutes; one sample each, so its
+figures are not medians and its ratios are only indicative).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ QUICK = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"), help="results JSON (RESULTS.md goes next to it)")
-    parser.add_argument("--quick", action="store_true", help="smoke mode: every part once, small sizes (~2-3 min)")
+    parser.add_argument("--quick", action="store_true", help="smoke mode: every part once, small sizes (~1.5 min)")
     parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
     parser.add_argument("--keep-logs", action="store_true", help="keep the scheduler consoles and sandboxes (printed path)")
     parser.add_argument("--hand-own-sessions", action="store_true",
