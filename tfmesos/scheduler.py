@@ -16,7 +16,7 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import LIVE, Job, StatusUpdate
+from .core.job import FINISHING, LIVE, Job, StatusUpdate
 from .core.offers import parse_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .spec import JobSpec
@@ -209,7 +209,10 @@ class JobScheduler:
                 detail = update.message if update.state != "TASK_RUNNING" else ""
                 self.on_event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                               f"{': ' + detail if detail else ''}")
-            self._apply(self.job.status(update, self.clock()), durable=update.state not in LIVE)
+            # While finishing, the end itself (Done) is what a restart needs; each task's last
+            # update need not be written (that would be O(tasks) per update, O(tasks^2) per job).
+            durable = update.state not in LIVE and self.job.phase != FINISHING
+            self._apply(self.job.status(update, self.clock()), durable=durable)
 
     @_guard
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802

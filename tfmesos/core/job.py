@@ -167,6 +167,8 @@ class Job:
         busy = any(r.live for r in self.tasks.values())
         if busy or not waiting or any(r.not_before > now for r in waiting):
             # Still killing the previous generation, or backing off: nothing to gather yet.
+            # (tick revives when the backoff ends, which clears this short filter at once.)
+            self.declined_in_backoff = bool(waiting)
             return [Decline(tuple(o.id for o in offers), REFUSE_WHILE_PENDING)]
         for o in offers:
             self.held[o.id] = o
