@@ -205,11 +205,12 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         console.event(f"scheduler API on http://{api.address}/v1/status")
         from pymesos import MesosSchedulerDriver
 
-        api_host = os.environ.get("HOST") or api.address.split(":")[0]
+        api_host, api_port = api.address.rsplit(":", 1)
+        webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
         driver = MesosSchedulerDriver(
             sched,
-            framework_info(spec, framework_id, f"http://{api_host}:{api.address.split(':')[1]}"),
+            framework_info(spec, framework_id, webui),
             master,
             use_addict=False,
             implicit_acknowledgements=True,
@@ -278,13 +279,9 @@ def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any,
     return code
 
 
-class _FailoverExit(SystemExit):
-    pass
-
-
 def _failover_exit() -> None:
     """SIGTERM on a real cluster (Marathon restarting us): leave the job to the next scheduler."""
-    raise _FailoverExit(143)
+    raise SystemExit(143)
 
 
 def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str) -> None:

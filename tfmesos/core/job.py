@@ -108,8 +108,12 @@ class Job:
         job = cls(spec=spec, started_at=now, placing_since=now)
         job.tasks = {key: TaskRecord(key) for key in spec.task_keys()}
         job._rng = random.Random(seed)
-        job.hold_limit = HOLD_SECONDS * (0.5 + job._rng.random())
+        job.hold_limit = job._jittered_hold()
         return job
+
+    def _jittered_hold(self) -> float:
+        """Hold limits differ between jobs and attempts, so competing jobs do not release in step."""
+        return HOLD_SECONDS * (0.5 + self._rng.random())
 
     def start(self) -> list[Action]:
         """First actions after (re)subscribing: ask for offers, reconcile what we launched."""
@@ -448,7 +452,7 @@ class Job:
             actions.append(Decline(tuple(self.held), REFUSE_WHILE_PENDING + self._rng.random() * 3))
             self.held.clear()
             self.held_since = 0.0
-            self.hold_limit = HOLD_SECONDS * (0.5 + self._rng.random())
+            self.hold_limit = self._jittered_hold()
         for rec in list(self.tasks.values()):
             if rec.state in ("TASK_STAGING", "TASK_STARTING") and not rec.relaunch_after_kill and (
                 now - rec.launched_at >= pol.startup_timeout_seconds
