@@ -5,7 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SEEDS  ?= 20
 
-.PHONY: setup run test chaos bench clean
+PYTEST_ARGS ?=
+
+.PHONY: setup run test test-fast chaos bench clean
 
 $(STAMP): setup.cfg setup.py tools/install_pymesos.py
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +23,14 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
+# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper (installed if missing), chaos.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	tools/ensure_zookeeper.sh
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS) tests
+
+# Under a minute: the pure core and the embedded master's protocol conformance.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
 
 # Many seeded chaos runs (kill -9 of tasks, executors, the scheduler); writes chaos-summary.json.
 chaos: $(STAMP)

@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-from importlib.util import find_spec
 from pathlib import Path
 
 import psutil
@@ -65,9 +64,8 @@ def leftovers(pgids: set[int]) -> list[psutil.Process]:
     return found
 
 
-# find_spec rather than importorskip: importing TensorFlow here would cost seconds and memory.
-@pytest.mark.skipif(find_spec("tensorflow") is None or find_spec("sklearn") is None,
-                    reason="needs tensorflow and scikit-learn")
+# Real TensorFlow processes (make test installs TensorFlow): an end-to-end test, never skipped.
+@pytest.mark.e2e
 def test_pss_digits_example_trains_with_builtin_servers() -> None:
     options = json.loads((EXAMPLE / "options.json").read_text())
     roles = options["roles"]

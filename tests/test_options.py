@@ -9,7 +9,7 @@ from tfmesos.options import OptionsError, deep_merge, load_options_file, resolve
 from tfmesos.spec import job_spec_from_options
 
 ROOT = Path(__file__).resolve().parents[1]
-META = ROOT.parent / "shared" / "reference" / "dcos" / "config-schema.json"
+META = ROOT / "tests" / "data" / "dcos" / "config-schema.json"
 
 
 def problems(options) -> list[str]:

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-# shared/ lies beside the checkout (here and in CI).
-TRACE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "mesos-traces"
+# Copied into the repository (tests/data/README.md says from where).
+TRACE_DIR = Path(__file__).resolve().parents[1] / "data" / "mesos-traces"
 _PLACEHOLDER = re.compile(r"<[A-Z_]+?(?:_\d+)?>")
 _PLAIN_PLACEHOLDER = re.compile(r"^<[A-Z_]+?(?:_\d+)?>$")
 

@@ -14,7 +14,7 @@ from tfmesos.package.render import render_app
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = ROOT / "universe-package"
 # The universe's meta schemas and Marathon's AppDefinition.json (see SOURCES.md there).
-REFERENCE = ROOT.parent / "shared" / "reference" / "dcos"
+REFERENCE = ROOT / "tests" / "data" / "dcos"
 
 
 def reference(name: str) -> dict[str, Any]:
