@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TfmesosError, UsageError, cut, mute_library_logs
+from .masking import mask_options
 from .options import OptionsError, load_options_file, resolve_options
+from .preflight import environment_problems, option_problems
 from .reach import DEFAULT_CONNECT_TIMEOUT
 from .spec import JobSpec, job_spec_from_options
 
@@ -36,7 +38,11 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         options = load_options_file(args.options)
         base = Path(args.options).resolve().parent
     _absolute_paths(options, base)
-    return options, job_spec_from_options(options)
+    spec = job_spec_from_options(options)
+    problems = option_problems(spec)
+    if problems:
+        raise OptionsError(problems)
+    return options, spec
 
 
 def _plan_lines(spec: JobSpec) -> list[str]:
@@ -54,11 +60,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import RunSettings, run_job
 
     options, spec = load_job(args)
+    master = None if args.master in (None, "", "local") else args.master
+    problems, warnings = environment_problems(spec, os.environ, embedded=master is None)
+    for warning in warnings:
+        print(f"tfmesos: warning: {warning}", file=sys.stderr)
+    if problems:
+        raise OptionsError(problems)
     if args.dry_run:
-        print(json.dumps(options, indent=2))
+        shown = options if args.show_env_values else mask_options(options)
+        if args.output == "json":  # what `dcos package install --options` takes
+            print(json.dumps(shown, indent=2))
+            return 0
+        print(json.dumps(shown, indent=2))
         print("\n".join(_plan_lines(spec)))
         return 0
-    master = None if args.master in (None, "", "local") else args.master
     settings = RunSettings(
         master=master,
         zk=args.zk or "",
@@ -127,14 +142,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a job described by an options JSON and wait for its end")
-    run.add_argument("options", nargs="?", help="options JSON (see config-schema.json)")
+    run.add_argument("options", nargs="?", help="options file, JSON or .yaml/.yml (see config-schema.json)")
     run.add_argument("--options-from-env", action="store_true", help="read the options from TFMESOS_OPT_* variables (DC/OS package)")
     run.add_argument("--master", help="local (default: an embedded master), HOST:PORT, or zk://HOST:PORT/mesos")
     run.add_argument("--zk", help="zk://HOST:PORT/PATH to persist the scheduler's state (failover)")
     run.add_argument("--state-dir", help="directory to persist the scheduler's state when there is no ZooKeeper")
     run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
     run.add_argument("--api-host", default="127.0.0.1", help="address the scheduler's HTTP API listens on (0.0.0.0 under Marathon)")
-    run.add_argument("--dry-run", action="store_true", help="print the resolved options and the task plan, launch nothing")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the resolved options (env values hidden) and the task plan, launch nothing")
+    run.add_argument("--output", choices=("text", "json"), default="text",
+                     help="with --dry-run: json prints only the resolved options, as JSON (e.g. from a YAML file)")
+    run.add_argument("--show-env-values", action="store_true", help="with --dry-run: print env values instead of hiding them")
     run.add_argument("--agents", type=int, default=2, help="embedded master: number of agents (default 2)")
     run.add_argument("--agent-cpus", type=float, default=4.0, help="embedded master: cpus per agent")
     run.add_argument("--agent-mem", type=float, default=8192.0, help="embedded master: mem (MB) per agent")
@@ -189,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tfmesos: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `tfmesos run --dry-run ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - the one place where a bug becomes a plain line
         if args.verbose:
             traceback.print_exc()

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from .core import actions as act
 from .core.job import FINISHING, LIVE, Job, StatusUpdate
 from .core.offers import parse_offer
+from .masking import mask_options
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .spec import JobSpec
 from .state_store import StateStore
@@ -107,7 +108,7 @@ class JobScheduler:
             {
                 "framework_id": self.framework_id,
                 "options_digest": options_digest(self.options),
-                "options": self.options,
+                "options": mask_options(self.options),  # env values stay out of the state
                 "job": self.job.to_dict(),
             }
         )
