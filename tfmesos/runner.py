@@ -153,7 +153,7 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 
 
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
-    saved = store.load() if store else None
+    saved = _load_state(store)
     if not saved:
         return Job.new(spec, time.time(), seed=hash(spec.service.name) & 0xFFFF), None
     if saved.get("options_digest") != options_digest(options):
@@ -165,6 +165,14 @@ def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, 
     job = Job.from_dict(spec, saved["job"], seed=hash(spec.service.name) & 0xFFFF)
     console.event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} (state in {store.where})")  # type: ignore[union-attr]
     return job, saved["framework_id"]
+
+
+def _load_state(store: StateStore | None) -> dict[str, Any] | None:
+    try:
+        return store.load() if store else None
+    except ValueError as exc:  # not JSON: a file edited or cut short by hand
+        raise UsageError(f"the job's state in {store.where}", f"unreadable ({cut(str(exc), 100)})",  # type: ignore[union-attr]
+                         "remove it to start the job afresh") from None
 
 
 def _under_marathon() -> bool:
@@ -245,7 +253,10 @@ def _open_store(spec: JobSpec, settings: RunSettings) -> StateStore:
         raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
     if not os.access(directory, os.W_OK | os.X_OK):
         raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")
-    return open_store("", directory, spec.service.name)
+    store = open_store("", directory, spec.service.name)
+    if os.path.lexists(store.where) and not os.path.isfile(store.where):
+        raise UsageError(flag, f"{store.where!r} is not a regular file", "expected it to hold the job's state: remove it")
+    return store
 
 
 def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
@@ -274,7 +285,7 @@ def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any) -> ApiServe
 
 def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: str, store: StateStore | None,
          console: Console, local: bool) -> int:
-    saved = store.load() if store else None
+    saved = _load_state(store)
     if saved and saved.get("finished") and _under_marathon():
         # Marathon restarts apps that exit: a finished job stays finished, and we only report it.
         console.event(f"job {spec.service.name!r} already ended ({saved['job'].get('phase')}); serving its status")
@@ -321,6 +332,10 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
                 _stop_driver(sched, driver, failover=True)  # nothing to tear down, or another scheduler owns the job now
                 raise MesosRefusal(f"the Mesos master at {master} refused the framework", sched.refusal,
                                    refusal_hint(sched.refusal))
+            if sched.persist_error is not None:
+                _stop_driver(sched, driver, failover=False)  # no state: a new scheduler could not adopt them
+                raise TfmesosError("stopped the job", sched.persist_error,
+                                   "check the state directory (--state-dir) or ZooKeeper (--zk): space, permissions")
         except TfmesosError:
             raise
         except (RuntimeError, OSError, ValueError) as exc:

@@ -38,8 +38,10 @@ def _guard(method: Callable) -> Callable:
     def wrapper(self: "JobScheduler", *args: Any) -> Any:
         try:
             return method(self, *args)
-        except Exception:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
-            log.exception("error in %s (the job goes on)", method.__name__)
+        except Exception as exc:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
+            # One line for the user; the traceback with -v.
+            log.error("error in %s (the job goes on): %s: %s", method.__name__, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return wrapper
 
 
@@ -93,6 +95,7 @@ class JobScheduler:
         # An ERROR event: Mesos sends it only for what no retry fixes (a refused subscription,
         # "Framework failed over", "Framework has been removed") and closes the stream after it.
         self.refusal: str | None = None
+        self.persist_error: str | None = None
         self.disconnected_at: float | None = None
         self._lost_noted = 0.0
         self._quick_drops = 0
@@ -122,15 +125,24 @@ class JobScheduler:
         or the end. Writing the whole job on every event would cost O(tasks) per event.
         """
         if durable or any(isinstance(a, (act.Launch, act.Kill, act.Done)) for a in actions):
-            self.persist()
+            try:
+                self.persist()
+            except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
+                # Nothing is launched that a restarted scheduler could not find again: stop here.
+                self.persist_error = f"cannot save the job's state in {self.store.where}: {type(exc).__name__}: {exc}"  # type: ignore[union-attr]
+                self.result = act.Done(False, self.persist_error)
+                self.done.set()
+                self.cond.notify_all()
+                return
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
         for a in actions:
             try:
                 self._apply_one(a)
-            except Exception:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
-                log.exception("could not carry out %s", type(a).__name__)
+            except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+                log.error("could not carry out %s: %s: %s", type(a).__name__, type(exc).__name__, exc,
+                          exc_info=log.isEnabledFor(logging.DEBUG))
         self.cond.notify_all()
 
     def _apply_one(self, a: act.Action) -> None:
