@@ -18,13 +18,15 @@ from typing import Any, Callable
 from .core import actions as act
 from .core.job import FINISHING, LIVE, Job, StatusUpdate
 from .core.offers import parse_offer
+from .masking import mask_options
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .spec import JobSpec
 from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
 
-FATAL_ERRORS = ("Framework has been removed", "Framework failed over")
+LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
+RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -36,8 +38,10 @@ def _guard(method: Callable) -> Callable:
     def wrapper(self: "JobScheduler", *args: Any) -> Any:
         try:
             return method(self, *args)
-        except Exception:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
-            log.exception("error in %s (the job goes on)", method.__name__)
+        except Exception as exc:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
+            # One line for the user; the traceback with -v.
+            log.error("error in %s (the job goes on): %s: %s", method.__name__, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return wrapper
 
 
@@ -87,6 +91,16 @@ class JobScheduler:
         self.done = threading.Event()
         self.result: act.Done | None = None
         self.connected = False
+        self.subscribed_once = False
+        # An ERROR event: Mesos sends it only for what no retry fixes (a refused subscription,
+        # "Framework failed over", "Framework has been removed") and closes the stream after it.
+        self.refusal: str | None = None
+        self.persist_error: str | None = None
+        self.disconnected_at: float | None = None
+        self._lost_noted = 0.0
+        self._quick_drops = 0
+        self._subscribed_at = 0.0
+        self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
 
     # ------------------------------------------------------------------ persistence
@@ -97,7 +111,7 @@ class JobScheduler:
             {
                 "framework_id": self.framework_id,
                 "options_digest": options_digest(self.options),
-                "options": self.options,
+                "options": mask_options(self.options),  # env values stay out of the state
                 "job": self.job.to_dict(),
             }
         )
@@ -111,15 +125,24 @@ class JobScheduler:
         or the end. Writing the whole job on every event would cost O(tasks) per event.
         """
         if durable or any(isinstance(a, (act.Launch, act.Kill, act.Done)) for a in actions):
-            self.persist()
+            try:
+                self.persist()
+            except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
+                # Nothing is launched that a restarted scheduler could not find again: stop here.
+                self.persist_error = f"cannot save the job's state in {self.store.where}: {type(exc).__name__}: {exc}"  # type: ignore[union-attr]
+                self.result = act.Done(False, self.persist_error)
+                self.done.set()
+                self.cond.notify_all()
+                return
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
         for a in actions:
             try:
                 self._apply_one(a)
-            except Exception:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
-                log.exception("could not carry out %s", type(a).__name__)
+            except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+                log.error("could not carry out %s: %s: %s", type(a).__name__, type(exc).__name__, exc,
+                          exc_info=log.isEnabledFor(logging.DEBUG))
         self.cond.notify_all()
 
     def _apply_one(self, a: act.Action) -> None:
@@ -160,6 +183,7 @@ class JobScheduler:
     def registered(self, driver: Any, framework_id: dict[str, str], master_info: dict[str, Any]) -> None:
         with self.cond:
             self.driver, self.connected = driver, True
+            self._subscribed(driver)
             self.framework_id = framework_id["value"]
             self.on_event(f"registered as framework {self.framework_id} with {master_info.get('hostname')}:{master_info.get('port')}")
             self._apply(self.job.start())
@@ -168,17 +192,37 @@ class JobScheduler:
     def reregistered(self, driver: Any, master_info: dict[str, Any]) -> None:
         with self.cond:
             self.driver, self.connected = driver, True
+            self._subscribed(driver)
             self.framework_id = driver.framework_id
             self.on_event(f"re-registered as framework {self.framework_id}; reconciling")
             self._apply(self.job.start())
+
+    def _subscribed(self, driver: Any) -> None:
+        if self.disconnected_at is not None and self.subscribed_once:
+            self.on_event(f"the Mesos master is back after {self.clock() - self.disconnected_at:.0f} s")
+        self.subscribed_once, self.disconnected_at, self._subscribed_at = True, None, time.monotonic()
 
     @_guard
     def disconnected(self, driver: Any) -> None:
         with self.cond:
             self.connected = False
+            if self.disconnected_at is None:
+                self.disconnected_at, self._lost_noted = self.clock(), self.clock()
             self.raw_offers.clear()
             for oid in list(self.job.held):
                 self.job.rescinded(oid)
+            self.cond.notify_all()
+            # pymesos reconnects the moment this returns. After a refusal there is nothing to
+            # retry; after a stream that dropped at once, back off as the Mesos docs advise.
+            if self.refusal is not None or self.done.is_set():
+                delay = RESUBSCRIBE_BACKOFF_MAX
+            elif time.monotonic() - self._subscribed_at < RESUBSCRIBE_BACKOFF_MAX:
+                self._quick_drops += 1
+                delay = min(0.5 * 2 ** (self._quick_drops - 1), RESUBSCRIBE_BACKOFF_MAX)
+            else:
+                self._quick_drops, delay = 0, 0.0
+        if delay:
+            self.released.wait(delay)  # the IO thread waits here; the runner's stop releases it
 
     @_guard
     def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
@@ -234,12 +278,14 @@ class JobScheduler:
 
     @_guard
     def error(self, driver: Any, message: str) -> None:
-        self.on_event(f"error from the master: {message}")
-        if any(text in message for text in FATAL_ERRORS):
-            with self.cond:
-                self.result = act.Done(False, f"Mesos master: {message}")
-                self.done.set()
-                self.cond.notify_all()
+        with self.cond:
+            if self.refusal is not None:
+                return  # the run is already ending for the first one
+            self.refusal = message
+            self.on_event(f"error from the master: {message}")
+            self.result = act.Done(False, f"Mesos master: {message}")
+            self.done.set()
+            self.cond.notify_all()
 
     def processHeartBeat(self, driver: Any) -> None:  # noqa: N802
         pass
@@ -257,11 +303,23 @@ class JobScheduler:
                     continue
                 if self.connected:
                     self._apply(self.job.tick(now), durable=False)
+                elif self.disconnected_at is not None:
+                    self._master_lost(now)
                 if self.done.is_set():
                     break
                 self.cond.wait(timeout=max(0.05, min(self.job.next_deadline(now) - now, 1.0)))
         assert self.result is not None
         return self.result
+
+    def _master_lost(self, now: float) -> None:
+        """Wait for the master as long as failover_timeout keeps the job alive on its side."""
+        away, limit = now - self.disconnected_at, self.spec.service.failover_timeout  # type: ignore[operator]
+        if away > limit:
+            self.result = act.Done(False, f"the Mesos master did not come back within service.failover_timeout ({limit:g} s)")
+            self.done.set()
+        elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
+            self._lost_noted = now
+            self.on_event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
 
     def request_stop(self) -> None:
         with self.cond:
