@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .api import ApiServer
-from .core.job import Job
+from .core.job import Job, job_seed
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
@@ -115,14 +115,14 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
     saved = store.load() if store else None
     if not saved:
-        return Job.new(spec, time.time(), seed=hash(spec.service.name) & 0xFFFF), None
+        return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
     if saved.get("options_digest") != options_digest(options):
         raise OptionsError(
             [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
              f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "
              "or another service name"]
         )
-    job = Job.from_dict(spec, saved["job"], seed=hash(spec.service.name) & 0xFFFF)
+    job = Job.from_dict(spec, saved["job"], seed=job_seed(spec.service.name))
     console.event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} (state in {store.where})")  # type: ignore[union-attr]
     return job, saved["framework_id"]
 

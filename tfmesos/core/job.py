@@ -10,6 +10,7 @@ Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> 
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -34,6 +35,11 @@ FINISH_GRACE_SECONDS = 30.0
 # How long a partial gang placement may sit on offers before giving them back (with jitter),
 # so that two jobs that each hold half of a cluster cannot block each other forever.
 HOLD_SECONDS = 8.0
+
+
+def job_seed(name: str) -> int:
+    """Seed of a job's backoff jitter: the same in every process (str hash() is salted per process)."""
+    return zlib.crc32(name.encode()) & 0xFFFF
 
 
 @dataclass
