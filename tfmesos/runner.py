@@ -7,6 +7,7 @@ succeeded and nothing it started is still running.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import logging
 import os
@@ -191,9 +192,14 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         final = Job.from_dict(spec, saved["job"]).snapshot()
         return _serve_until_terminated(settings, spec, lambda: final, console)
     job, framework_id = _load_or_create(store, spec, options, console)
+    if not local:
+        refuse_duplicate(running_frameworks(master, spec.service.principal, os.environ.get("MESOS_SECRET", "")),
+                         spec.service.name, framework_id, master)
     sched = JobScheduler(
         job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+        quota_probe=None if local else functools.partial(
+            role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
     )
     stop_requested = threading.Event()
 
