@@ -7,6 +7,7 @@ succeeded and nothing it started is still running.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import logging
 import os
@@ -138,7 +139,10 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         "user": svc.user or getpass.getuser(),
         "name": svc.name,
         "roles": [svc.role],
-        "capabilities": [{"type": "MULTI_ROLE"}],  # pymesos adds GPU_RESOURCES itself (Mesos >= 1.0)
+        # Offers name their role (allocation_info) and carry reservations in the refined form;
+        # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
+        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
+        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else []),
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
@@ -292,9 +296,14 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         final = Job.from_dict(spec, saved["job"]).snapshot()
         return _serve_until_terminated(settings, spec, lambda: final, console)
     job, framework_id = _load_or_create(store, spec, options, console)
+    if not local:
+        refuse_duplicate(running_frameworks(master, spec.service.principal, os.environ.get("MESOS_SECRET", "")),
+                         spec.service.name, framework_id, master)
     sched = JobScheduler(
         job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+        quota_probe=None if local else functools.partial(
+            role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
     )
     stop_requested = threading.Event()
 
@@ -310,7 +319,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
-        driver = MesosSchedulerDriver(
+        driver = _driver_class(MesosSchedulerDriver)(
             sched,
             framework_info(spec, framework_id, webui),
             master,
@@ -375,6 +384,22 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
     finally:
         if api:
             api.stop()
+
+
+def _driver_class(base: type) -> type:
+    """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice."""
+
+    class Driver(base):  # type: ignore[misc, valid-type]
+        @property
+        def framework(self) -> dict[str, Any]:
+            info = super().framework
+            wanted = self._framework.get("capabilities", [])
+            if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
+                kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
+                info["capabilities"] = kept
+            return info
+
+    return Driver
 
 
 def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:

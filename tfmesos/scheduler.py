@@ -16,9 +16,10 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import FINISHING, LIVE, Job, StatusUpdate
+from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .core.offers import parse_offer
 from .masking import mask_options
+from .core.quota import quota_shortfall
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .spec import JobSpec
 from .state_store import StateStore
@@ -27,6 +28,7 @@ log = logging.getLogger("tfmesos.scheduler")
 
 LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
 RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
+QUOTA_PROBE_EVERY = 2.0  # seconds between quota questions to the master while placement waits
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -78,6 +80,7 @@ class JobScheduler:
         on_output: Callable[[str, list[str]], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        quota_probe: Callable[[str], tuple[dict[str, float], dict[str, float]] | None] | None = None,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
         self.store = store
@@ -85,6 +88,8 @@ class JobScheduler:
         self.on_output = on_output or (lambda task, lines: None)
         self.on_event = on_event or (lambda text: None)
         self.clock = clock
+        self.quota_probe = quota_probe  # role -> (quota limits, role allocation), from the master
+        self._quota_probed_at = float("-inf")
         self.cond = threading.Condition()
         self.driver: Any = None
         self.raw_offers: dict[str, dict[str, Any]] = {}
@@ -302,6 +307,7 @@ class JobScheduler:
                     self._apply(self.job.abort("stopped on request", now))
                     continue
                 if self.connected:
+                    self._check_quota(now)
                     self._apply(self.job.tick(now), durable=False)
                 elif self.disconnected_at is not None:
                     self._master_lost(now)
@@ -320,6 +326,24 @@ class JobScheduler:
         elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
             self._lost_noted = now
             self.on_event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
+    def _check_quota(self, now: float) -> None:
+        """Near the placement timeout, ask the master whether the role's quota holds us back:
+        then the job waits (and says so) instead of failing for want of offers."""
+        job = self.job
+        timeout = self.spec.policies.placement_timeout_seconds
+        if self.quota_probe is None or job.phase != PLACING or now - job.placing_since < timeout * 0.8:
+            return
+        if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
+            return
+        self._quota_probed_at = now
+        answer = self.quota_probe(self.spec.service.role)
+        if answer is not None:
+            reason = quota_shortfall(self.spec.service.role, answer[0], answer[1], job.held_totals(),
+                                     job.pending_demand())
+            if reason is not None:
+                job.defer_placement(reason, now)
+                self._apply([], durable=False)
+                return
 
     def request_stop(self) -> None:
         with self.cond:

@@ -502,6 +502,28 @@ class Job:
                 times.append(rec.launched_at + pol.startup_timeout_seconds)
         return max(now, min(times))
 
+    # ------------------------------------------------------------------ held back by quota
+    def pending_demand(self) -> dict[str, float]:
+        """cpus/mem/disk/gpus of the tasks waiting for a placement (executors included)."""
+        total = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+        for rec in self.tasks.values():
+            if rec.state == PENDING:
+                role = self.spec.role(rec.key.role)
+                assert role is not None
+                d = role.demand
+                for name, amount in (("cpus", d.cpus), ("mem", d.mem), ("disk", d.disk), ("gpus", d.gpus)):
+                    total[name] += amount
+        return total
+
+    def held_totals(self) -> dict[str, float]:
+        return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
+
+    def defer_placement(self, reason: str, now: float) -> None:
+        """The job is held back for a known reason (its role's quota): keep waiting, say why once."""
+        if reason not in self.events[-3:]:
+            self._note(reason)
+        self.placing_since = now
+
     # ------------------------------------------------------------------ reporting
     def explain_unplaced(self) -> str:
         waiting = [r.key for r in self.tasks.values() if r.state == PENDING]

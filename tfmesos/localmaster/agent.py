@@ -27,7 +27,7 @@ from .ids import IdGenerator
 from .procs import ManagedProcess, spawn, start_time, wait_status
 from .recovery import checkpoint_container, container_path, load_containers, remove_container
 from .protojson import b64decode, b64encode
-from .resources import Resources
+from .resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
 from .status_updates import StatusUpdate, StatusUpdateManager
 
@@ -85,7 +85,9 @@ class Agent:
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)
-        self._free_gpus = list(range(config.gpus_per_agent))
+        if index in config.agent_resources:  # Mesos --resources: static reservations, fake GPUs, ...
+            self.total = self.total.overridden_by(parse_resources_text(config.agent_resources[index]))
+        self._free_gpus = list(range(int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
         self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)
         self._runners: dict[tuple[str, str], CommandRunner] = {}
