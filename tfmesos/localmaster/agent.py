@@ -496,7 +496,7 @@ class Agent:
             if not alive:
                 remove_container(path)
                 continue
-            process = ManagedProcess.adopt(pid)
+            process = ManagedProcess.adopt(pid, record.get("directory", ""))
             if not record.get("recoverable"):
                 process.signal_tree(signal.SIGKILL)
                 remove_container(path)
