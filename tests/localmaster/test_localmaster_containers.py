@@ -1,6 +1,7 @@
 """Containers: a process group each (not a session), and destroy reaches every process of one."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -63,3 +64,26 @@ def test_strays_of_a_container_killed_with_sigkill_die_with_it(make_master):
     assert not stray[0].is_running() or stray[0].status() == "zombie"
     scheduler.teardown()
     scheduler.close()
+
+
+def test_the_recovery_record_is_the_json_of_the_container_and_its_live_tasks(tmp_path):
+    from tfmesos.localmaster.containers import AgentTask, Executor
+
+    executor = Executor("f", "e", "c", {"executor_id": {"value": "e"}}, tmp_path, True, False, 1.0)
+    running = AgentTask({"task_id": {"value": "a"}, "data": "eyJ4IjogMX0="}, state="TASK_RUNNING")
+    executor.launched["a"] = running
+    executor.queued["b"] = AgentTask({"task_id": {"value": "b"}})
+    info = {"id": {"value": "f"}}
+    made = []
+
+    def fixed() -> dict:
+        made.append(1)
+        return {"framework_info": info, "pid": 7}
+    first = json.loads(executor.checkpoint_text(fixed, (info,)))
+    assert first == {"framework_info": info, "pid": 7, "tasks": [
+        {"info": {"task_id": {"value": "b"}}, "state": "TASK_STAGING"}, {"info": running.info, "state": "TASK_RUNNING"}]}
+    executor.update_task_state("a", "TASK_FINISHED")
+    second = json.loads(executor.checkpoint_text(fixed, (info,)))
+    assert second["tasks"] == [{"info": {"task_id": {"value": "b"}}, "state": "TASK_STAGING"}] and len(made) == 1
+    info = {"id": {"value": "f"}, "name": "renamed"}  # a new FrameworkInfo: the fixed part is made again
+    assert json.loads(executor.checkpoint_text(fixed, (info,)))["framework_info"]["name"] == "renamed"

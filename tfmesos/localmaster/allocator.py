@@ -126,9 +126,10 @@ class Allocator:
     def _allocate(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
         now = time.monotonic()
         shares = {framework.id: 0.0 for framework, _ in candidates}
-        totals = master.cluster_totals()
+        totals: dict[str, float] = {}
         allocations: dict[str, dict[str, float]] = {}
         if len(shares) > 1:
+            totals = master.cluster_totals()  # O(agents): only when there are shares to compare
             # Computed once per round and then updated per offer: no O(n^2).
             for framework, _ in candidates:
                 allocations[framework.id] = master.framework_allocation(framework)
