@@ -107,6 +107,7 @@ class JobScheduler:
         self._subscribed_at = 0.0
         self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
+        self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
@@ -170,9 +171,9 @@ class JobScheduler:
         elif isinstance(a, act.SendClusterSpec):
             from pymesos import encode_data
 
-            d.sendFrameworkMessage(
-                {"value": a.task_id}, {"value": a.agent_id}, encode_data(json.dumps(a.message).encode())
-            )
+            if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
+                self._encoded_spec = (a.message, encode_data(json.dumps(a.message).encode()))
+            d.sendFrameworkMessage({"value": a.task_id}, {"value": a.agent_id}, self._encoded_spec[1])
         elif isinstance(a, act.Revive):
             d.reviveOffers()
         elif isinstance(a, act.Suppress):

@@ -107,6 +107,7 @@ class Job:
     done_emitted: bool = False
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
+    _spec_cache: dict[str, Any] | None = None  # the ClusterSpec message of spec_version
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -263,17 +264,24 @@ class Job:
         return cluster_spec(endpoints)
 
     def _spec_message(self) -> dict[str, Any] | None:
+        # Endpoints only change in _launch, which then bumps spec_version: one message per version
+        # (building it is O(tasks); per status update that would make a job O(tasks^2)).
+        if self._spec_cache is not None and self._spec_cache["version"] == self.spec_version:
+            return self._spec_cache
         cluster = self.cluster()
         if cluster is None:
             return None
-        return {"type": "clusterspec", "version": self.spec_version, "cluster": cluster}
+        self._spec_cache = {"type": "clusterspec", "version": self.spec_version, "cluster": cluster}
+        return self._spec_cache
 
-    def _sync_specs(self) -> list[Action]:
+    def _sync_specs(self, only: TaskRecord | None = None) -> list[Action]:
+        """ClusterSpec messages for reported tasks behind the current version: every task after a
+        launch; only the task that changed state after its status update (O(1) per update)."""
         message = self._spec_message()
         if message is None:
             return []
         actions: list[Action] = []
-        for rec in self.tasks.values():
+        for rec in (only,) if only is not None else self.tasks.values():
             if rec.state in REPORTED and rec.spec_version_sent < self.spec_version:
                 rec.spec_version_sent = self.spec_version
                 actions.append(SendClusterSpec(rec.task_id, rec.agent_id, message))
@@ -307,7 +315,7 @@ class Job:
             rec.state = update.state
             if update.agent_id:
                 rec.agent_id = update.agent_id
-            return self._sync_specs()
+            return self._sync_specs(rec)
         return self._ended(rec, update, now)
 
     def _ended(self, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:

@@ -471,18 +471,18 @@ class Agent:
             return
         if executor.checkpoint_path is None:
             executor.checkpoint_path = container_path(self.work_dir, self.id, executor.container_id)
-        checkpoint_container(executor.checkpoint_path, {
+        process = executor.process
+        checkpoint_container(executor.checkpoint_path, executor.checkpoint_text(lambda: {
             "framework_info": framework.info,
             "executor_info": executor.info,
             "container_id": executor.container_id,
             "directory": str(executor.directory),
             "recoverable": executor.checkpoint and not executor.command_task,
-            "pid": executor.process.pid,
-            "start_time": start_time(executor.process.pid),
+            "pid": process.pid,
+            "start_time": start_time(process.pid),
             "gpus": executor.gpus,
             "shutdown_grace_period": executor.shutdown_grace_period,
-            "tasks": [{"info": t.info, "state": t.state} for t in executor.incomplete_tasks()],
-        })
+        }, (framework.info, executor.info, executor.gpus, process)))
 
     def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
         """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
@@ -498,7 +498,7 @@ class Agent:
             if not alive:
                 remove_container(path)
                 continue
-            process = ManagedProcess.adopt(pid)
+            process = ManagedProcess.adopt(pid, record.get("directory", ""))
             if not record.get("recoverable"):
                 process.signal_tree(signal.SIGKILL)
                 remove_container(path)

@@ -56,6 +56,8 @@ class Allocator:
         self._pending = False
         self.rounds = 0
         self.last_round_seconds = 0.0
+        self.max_round_seconds = 0.0  # with rounds/last: Mesos' allocation_run_ms timer
+        self.total_round_seconds = 0.0
 
     def start(self) -> None:
         self._schedule_tick()
@@ -125,6 +127,8 @@ class Allocator:
             self._allocate(master, candidates)
         self.rounds += 1
         self.last_round_seconds = time.perf_counter() - started
+        self.max_round_seconds = max(self.max_round_seconds, self.last_round_seconds)
+        self.total_round_seconds += self.last_round_seconds
 
     def _allocate(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
         now = time.monotonic()
