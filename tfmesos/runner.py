@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .api import ApiServer
+from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
@@ -45,12 +45,43 @@ class RunSettings:
     quiet: bool = False
 
 
+PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
+
+
+def progress_text(task: str, progress: dict[str, Any], width: int = 20) -> str:
+    """'chief:0 [#####.....] step 200/400 (50%) loss 0.0229 accuracy 0.91'"""
+    step, total = progress.get("step"), progress.get("total_steps")
+    parts = [task]
+    if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
+        fraction = min(1.0, step / total)
+        filled = int(round(fraction * width))
+        parts.append(f"[{'#' * filled}{'.' * (width - filled)}] step {step:g}/{total:g} ({fraction:.0%})")
+    elif step is not None:
+        parts.append(f"step {step}")
+    for name, value in progress.items():
+        if name in ("step", "total_steps", "at", "fraction"):
+            continue
+        parts.append(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}")
+    return " ".join(parts)
+
+
 class Console:
     """Progress lines with the time since start; the chief's output indented under them."""
 
     def __init__(self, out: TextIO, quiet: bool = False):
         self.out, self.quiet, self.t0 = out, quiet, time.monotonic()
         self._lock = threading.Lock()
+        self._progress_shown = float("-inf")
+
+    def progress(self, task: str, progress: dict[str, Any]) -> None:
+        """A progress bar line, at most every few seconds (and when training reaches its total)."""
+        now = time.monotonic()
+        step, total = progress.get("step"), progress.get("total_steps")
+        last = step is not None and step == total
+        if self.quiet or (now - self._progress_shown < PROGRESS_LINE_SECONDS and not last):
+            return
+        self._progress_shown = now
+        self.line("progress " + progress_text(task, progress))
 
     def line(self, text: str) -> None:
         with self._lock:
@@ -191,6 +222,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
     sched = JobScheduler(
         job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+        on_progress=console.progress,
     )
     stop_requested = threading.Event()
 
@@ -199,10 +231,19 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         sched.request_stop()
 
     port = spec.service.api_port if settings.api_port is None else settings.api_port
-    api = ApiServer(sched.snapshot, lambda: sched.job._spec_message(), shutdown, settings.api_host, port)
+    def restart(task: str) -> str:
+        try:
+            return sched.restart(task)
+        except ValueError as exc:
+            raise Refused(409, str(exc)) from None
+
+    ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
+                     token=os.environ.get(TOKEN_ENV, ""))
+    api = ApiServer(sched.snapshot, lambda: sched.job._spec_message(), shutdown, settings.api_host, port, ops)
     api.start()
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
+        console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
 
         api_host, api_port = api.address.rsplit(":", 1)
@@ -267,7 +308,8 @@ def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any,
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
     port = spec.service.api_port if settings.api_port is None else settings.api_port
-    api = ApiServer(snapshot, lambda: None, stop.set, settings.api_host, port)
+    api = ApiServer(snapshot, lambda: None, stop.set, settings.api_host, port,
+                    Operations(token=os.environ.get(TOKEN_ENV, "")))
     api.start()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
