@@ -19,9 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .api import ApiServer
+from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut
+from .live_jobs import refuse_duplicate, running_frameworks
+from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
@@ -48,6 +50,26 @@ class RunSettings:
     connect_timeout: float = 30.0
 
 
+PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
+
+
+def progress_text(task: str, progress: dict[str, Any], width: int = 20) -> str:
+    """'chief:0 [#####.....] step 200/400 (50%) loss 0.0229 accuracy 0.91'"""
+    step, total = progress.get("step"), progress.get("total_steps")
+    parts = [task]
+    if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
+        fraction = min(1.0, step / total)
+        filled = int(round(fraction * width))
+        parts.append(f"[{'#' * filled}{'.' * (width - filled)}] step {step:g}/{total:g} ({fraction:.0%})")
+    elif step is not None:
+        parts.append(f"step {step}")
+    for name, value in progress.items():
+        if name in ("step", "total_steps", "at", "fraction"):
+            continue
+        parts.append(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}")
+    return " ".join(parts)
+
+
 class Console:
     """Progress lines with the time since start; the chief's output indented under them."""
 
@@ -55,6 +77,17 @@ class Console:
         self.out, self.quiet, self.t0 = out, quiet, time.monotonic()
         self._lock = threading.Lock()
         self._last, self._repeats = "", 0
+        self._progress_shown = float("-inf")
+
+    def progress(self, task: str, progress: dict[str, Any]) -> None:
+        """A progress bar line, at most every few seconds (and when training reaches its total)."""
+        now = time.monotonic()
+        step, total = progress.get("step"), progress.get("total_steps")
+        last = step is not None and step == total
+        if self.quiet or (now - self._progress_shown < PROGRESS_LINE_SECONDS and not last):
+            return
+        self._progress_shown = now
+        self.line("progress " + progress_text(task, progress))
 
     def line(self, text: str) -> None:
         """One line; the same line again is counted, not printed (no flood from a retry loop)."""
@@ -275,11 +308,11 @@ def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
             pass
 
 
-def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any) -> ApiServer:
+def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any, ops: Operations | None = None) -> ApiServer:
     port = spec.service.api_port if settings.api_port is None else settings.api_port
     flag = "--api-port" if settings.api_port is not None else "$.service.api_port"
     try:
-        api = ApiServer(*handlers, settings.api_host, port)
+        api = ApiServer(*handlers, settings.api_host, port, ops)
     except OSError as exc:
         raise UsageError(flag, f"cannot listen on {settings.api_host}:{port}: {exc.strerror}",
                          "expected a free port (0 picks one), or stop what uses it") from None
@@ -304,6 +337,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
         quota_probe=None if local else functools.partial(
             role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
+        on_progress=console.progress,
     )
     stop_requested = threading.Event()
 
@@ -311,9 +345,18 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         stop_requested.set()
         sched.request_stop()
 
-    api: ApiServer | None = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown)
+    def restart(task: str) -> str:
+        try:
+            return sched.restart(task)
+        except ValueError as exc:
+            raise Refused(409, str(exc)) from None
+
+    ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
+                     token=os.environ.get(TOKEN_ENV, ""))
+    api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown, ops=ops)
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
+        console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
 
         api_host, api_port = api.address.rsplit(":", 1)
@@ -405,7 +448,8 @@ def _driver_class(base: type) -> type:
 def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
-    api = _start_api(spec, settings, snapshot, lambda: None, stop.set)
+    api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
+                     ops=Operations(token=os.environ.get(TOKEN_ENV, "")))
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")

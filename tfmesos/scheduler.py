@@ -20,8 +20,11 @@ from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .core.offers import parse_offer
 from .masking import mask_options
 from .core.quota import quota_shortfall
+from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
-from .spec import JobSpec
+from .metrics import JobMetrics
+from .report import PROGRESS
+from .spec import JobSpec, TaskKey
 from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
@@ -81,6 +84,7 @@ class JobScheduler:
         on_event: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
         quota_probe: Callable[[str], tuple[dict[str, float], dict[str, float]] | None] | None = None,
+        on_progress: Callable[[str, dict[str, Any]], None] | None = None,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
         self.store = store
@@ -108,6 +112,15 @@ class JobScheduler:
         self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        self.on_progress = on_progress or (lambda task, progress: None)
+        # For logs: where each attempt ran, and each agent's address (from its offers' URL).
+        self.attempt_agents: dict[str, str] = {}
+        self.agent_addresses: dict[str, str] = {}
+        self.logs = TaskLogs(self._attempts, self._agent_address, lambda: self.framework_id)
+        self.metrics = JobMetrics(self.snapshot)
+        self._launched: dict[TaskKey, int] = {}  # restarts count at each task's last launch
+        self._requested: set[TaskKey] = set()
+        self._spec_sent = False
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
@@ -159,9 +172,12 @@ class JobScheduler:
             infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
+                self._count_launch(t.key, t.restarts)
+                self.attempt_agents[t.task_id] = a.agent_id
             d.launchTasks([{"value": a.offer_id}], infos, {"refuse_seconds": 2.0})
         elif isinstance(a, act.Decline):
             ids = [{"value": oid} for oid in a.offer_ids]
+            self.metrics.offers_declined.inc(len(ids))
             for oid in a.offer_ids:
                 self.raw_offers.pop(oid, None)
             if ids:
@@ -171,6 +187,9 @@ class JobScheduler:
         elif isinstance(a, act.SendClusterSpec):
             from pymesos import encode_data
 
+            if not self._spec_sent:
+                self._spec_sent = True
+                self.metrics.set_gauge("time_to_clusterspec_seconds", self.clock() - self.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
                 self._encoded_spec = (a.message, encode_data(json.dumps(a.message).encode()))
             d.sendFrameworkMessage({"value": a.task_id}, {"value": a.agent_id}, self._encoded_spec[1])
@@ -237,7 +256,11 @@ class JobScheduler:
             for raw in offers:
                 o = parse_offer(raw)
                 self.raw_offers[o.id] = raw
+                address = agent_address_from_offer(raw)
+                if address:
+                    self.agent_addresses[o.agent_id] = address
                 parsed.append(o)
+            self.metrics.offers_received.inc(len(parsed))
             self._apply(self.job.offers(parsed, self.clock()), durable=False)
 
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
@@ -259,6 +282,12 @@ class JobScheduler:
                 detail = update.message if update.state != "TASK_RUNNING" else ""
                 self.on_event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                               f"{': ' + detail if detail else ''}")
+                rec = self.job.tasks[key]
+                if update.agent_id:
+                    self.attempt_agents[update.task_id] = update.agent_id
+                if (update.state not in LIVE and update.state != "TASK_FINISHED" and rec.live
+                        and not rec.relaunch_after_kill and self.job.phase != FINISHING):
+                    self.metrics.tasks_failed.labels(key.role, update.reason or update.state).inc()
             # While finishing, the end itself (Done) is what a restart needs; each task's last
             # update need not be written (that would be O(tasks) per update, O(tasks^2) per job).
             durable = update.state not in LIVE and self.job.phase != FINISHING
@@ -273,6 +302,13 @@ class JobScheduler:
         if msg.get("type") == "need_spec":
             with self.cond:
                 self._apply(self.job.executor_asks_spec(msg["task_id"]), durable=False)
+        if msg.get("type") == PROGRESS and isinstance(msg.get("values"), dict):
+            with self.cond:
+                self.job.report(msg.get("task_id", ""), msg["values"], self.clock())
+                key = self.job.key_of(msg.get("task_id", ""))
+                progress = self.job.reports.get(key) if key else None
+            if key is not None and progress is not None:
+                self.on_progress(str(key), progress)
 
     @_guard
     def slaveLost(self, driver: Any, agent_id: dict) -> None:  # noqa: N802
@@ -355,4 +391,59 @@ class JobScheduler:
             snap = self.job.snapshot()
             snap["framework_id"] = self.framework_id
             snap["connected"] = self.connected
+            snap["now"] = self.clock()
+            master = getattr(self.driver, "master", None) if self.driver is not None else None
+            snap["master"] = master if isinstance(master, str) else None
             return snap
+
+    # ------------------------------------------------------------------ operating the job
+    def restart(self, task: str) -> str:
+        """``tfmesos restart ROLE:INDEX``: raises ValueError naming why it cannot be done."""
+        key = parse_task_key(task)
+        with self.cond:
+            self._apply(self.job.restart_task(key, self.clock()))
+            self._requested.add(key)
+        return f"{key} is being killed and will be relaunched"
+
+    def _count_launch(self, key: TaskKey, restarts: int) -> None:
+        self.metrics.tasks_launched.labels(key.role).inc()
+        if key in self._launched:
+            why = ("failure" if restarts > self._launched[key]
+                   else "requested" if key in self._requested else "with_peers")
+            self.metrics.tasks_relaunched.labels(key.role, why).inc()
+        self._launched[key] = restarts
+        self._requested.discard(key)
+
+    def _attempts(self, task: str) -> list[Attempt]:
+        key = parse_task_key(task)
+        with self.cond:
+            ids = [tid for tid, k in self.job._by_task_id.items() if k == key]
+            current = self.job.tasks[key] if key in self.job.tasks else None
+            # Attempts launched before a scheduler restart ran, most likely, where the task runs now.
+            fallback = current.agent_id if current else ""
+            return [Attempt(tid, self.attempt_agents.get(tid, fallback))
+                    for tid in sorted(ids, key=lambda t: int(t.rsplit(".", 1)[1]))]
+
+    def _agent_address(self, agent_id: str) -> str | None:
+        known = self.agent_addresses.get(agent_id)
+        if known:
+            return known
+        master = getattr(self.driver, "master", None)
+        if isinstance(master, str) and master:
+            try:
+                found = agent_address_from_master(master, agent_id)
+            except (OSError, ValueError) as exc:
+                log.info("cannot ask the master %s for agent %s: %s", master, agent_id, exc)
+                return None
+            if found:
+                self.agent_addresses[agent_id] = found
+            return found
+        return None
+
+
+def parse_task_key(text: str) -> TaskKey:
+    """ROLE:INDEX, e.g. worker:1."""
+    role, sep, index = text.partition(":")
+    if not sep or not index.isdigit() or not role:
+        raise ValueError(f"task: {text!r}: expected ROLE:INDEX, e.g. worker:1")
+    return TaskKey(role, int(index))
