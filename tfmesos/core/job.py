@@ -254,7 +254,7 @@ class Job:
         endpoints = {k: r.endpoint for k, r in self.tasks.items() if r.endpoint}
         if len(endpoints) < len(self.tasks):
             return None
-        return cluster_spec(endpoints)
+        return cluster_spec(endpoints | dict(self.spec.external))
 
     def _spec_message(self) -> dict[str, Any] | None:
         cluster = self.cluster()
