@@ -166,6 +166,34 @@ def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
     return []
 
 
+def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console) -> tuple[Any, JobSpec]:
+    """Start the embedded master sized by ``settings``; the spec gets a checkpoint directory."""
+    problems = local_fit_problems(spec, settings)
+    if problems:
+        raise OptionsError(problems)
+    from .localmaster import LocalMaster
+    from .localmaster.ports import free_port_block
+
+    master_proc = LocalMaster(
+        # A block of ports nobody uses now: other embedded masters may run on this host.
+        first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
+        ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
+        agents=settings.agents,
+        agent_cpus=settings.agent_cpus,
+        agent_mem=settings.agent_mem,
+        agent_disk=settings.agent_disk,
+        gpus_per_agent=settings.gpus_per_agent,
+    )
+    master_proc.start()
+    console.event(f"embedded Mesos master on {master_proc.address} with {settings.agents} agent(s); "
+                  f"sandboxes under {master_proc.work_dir}")
+    if not spec.checkpoint_dir:
+        # Every embedded agent shares this machine's disk: give the job a checkpoint directory
+        # so that relaunched tasks resume; it goes away with the master's work directory.
+        spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
+    return master_proc, spec
+
+
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
     svc = spec.service
     info: dict[str, Any] = {
@@ -221,30 +249,8 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
     master_proc = None
     _check_zk(spec, settings)  # before the embedded master starts: nothing to clean up
     if settings.master is None:
-        problems = local_fit_problems(spec, settings)
-        if problems:
-            raise OptionsError(problems)
-        from .localmaster import LocalMaster
-
-        from .localmaster.ports import free_port_block
-
-        master_proc = LocalMaster(
-            # A block of ports nobody uses now: other embedded masters may run on this host.
-            first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
-            ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
-            agents=settings.agents,
-            agent_cpus=settings.agent_cpus,
-            agent_mem=settings.agent_mem,
-            agent_disk=settings.agent_disk,
-            gpus_per_agent=settings.gpus_per_agent,
-        )
-        master_proc.start()
+        master_proc, spec = start_embedded_master(spec, settings, console)
         master = master_proc.address
-        console.event(f"embedded Mesos master on {master} with {settings.agents} agent(s); sandboxes under {master_proc.work_dir}")
-        if not spec.checkpoint_dir:
-            # Every embedded agent shares this machine's disk: give the job a checkpoint directory
-            # so that relaunched tasks resume; it goes away with the master's work directory.
-            spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
     else:
         from .reach import check_master
 

@@ -265,7 +265,7 @@ class Job:
         endpoints = {k: r.endpoint for k, r in self.tasks.items() if r.endpoint}
         if len(endpoints) < len(self.tasks):
             return None
-        return cluster_spec(endpoints)
+        return cluster_spec(endpoints | dict(self.spec.external))
 
     def _spec_message(self) -> dict[str, Any] | None:
         # Endpoints only change in _launch, which then bumps spec_version: one message per version

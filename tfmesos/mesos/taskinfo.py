@@ -93,7 +93,7 @@ def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> dict[str, An
         "python": python,
         "job": spec.service.name,
         # The task that decides success streams its output back to the scheduler's console.
-        "stream_output": launch.key == spec.success_keys[0],
+        "stream_output": launch.key in spec.streamed_keys,
     }
 
 
@@ -126,6 +126,10 @@ def build_task_info(
     }
     if spec.image:
         executor["container"] = {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": spec.image}}}}
+    if spec.volumes:
+        executor.setdefault("container", {"type": "MESOS"})["volumes"] = [
+            {"container_path": v.container_path, "host_path": v.host_path, "mode": v.mode} for v in spec.volumes
+        ]
     name = spec.service.name
     return {
         "name": f"{name}{launch.key.name}",
