@@ -111,9 +111,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(snap, indent=2))
         return 0
     print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
+    if snap.get("progress"):
+        from .runner import progress_text
+
+        print(f"  progress {progress_text('', snap['progress']).strip()}")
     for t in snap["tasks"]:
         name = f"{t['role']}:{t['index']}"
-        print(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}")
+        asked = f" (+{t['requested_restarts']} asked for)" if t.get("requested_restarts") else ""
+        print(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{asked}")
+    if snap.get("tensorboard"):
+        print(f"  tensorboard  http://{snap['tensorboard']}/")
     for e in snap.get("events", [])[-10:]:
         print(f"  event: {e}")
     return 0
@@ -172,6 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
+
+    from . import logs, operate
+
+    logs.add_subcommand(sub)
+    operate.add_subcommands(sub)
 
     try:
         from .package.cli import add_subcommands

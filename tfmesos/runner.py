@@ -7,6 +7,7 @@ succeeded and nothing it started is still running.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import logging
 import os
@@ -18,9 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .api import ApiServer
-from .core.job import Job
+from .api import TOKEN_ENV, ApiServer, Operations, Refused
+from .core.job import Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut
+from .live_jobs import refuse_duplicate, running_frameworks
+from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
@@ -47,6 +50,26 @@ class RunSettings:
     connect_timeout: float = 30.0
 
 
+PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
+
+
+def progress_text(task: str, progress: dict[str, Any], width: int = 20) -> str:
+    """'chief:0 [#####.....] step 200/400 (50%) loss 0.0229 accuracy 0.91'"""
+    step, total = progress.get("step"), progress.get("total_steps")
+    parts = [task]
+    if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
+        fraction = min(1.0, step / total)
+        filled = int(round(fraction * width))
+        parts.append(f"[{'#' * filled}{'.' * (width - filled)}] step {step:g}/{total:g} ({fraction:.0%})")
+    elif step is not None:
+        parts.append(f"step {step}")
+    for name, value in progress.items():
+        if name in ("step", "total_steps", "at", "fraction"):
+            continue
+        parts.append(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}")
+    return " ".join(parts)
+
+
 class Console:
     """Progress lines with the time since start; the chief's output indented under them."""
 
@@ -54,6 +77,17 @@ class Console:
         self.out, self.quiet, self.t0 = out, quiet, time.monotonic()
         self._lock = threading.Lock()
         self._last, self._repeats = "", 0
+        self._progress_shown = float("-inf")
+
+    def progress(self, task: str, progress: dict[str, Any]) -> None:
+        """A progress bar line, at most every few seconds (and when training reaches its total)."""
+        now = time.monotonic()
+        step, total = progress.get("step"), progress.get("total_steps")
+        last = step is not None and step == total
+        if self.quiet or (now - self._progress_shown < PROGRESS_LINE_SECONDS and not last):
+            return
+        self._progress_shown = now
+        self.line("progress " + progress_text(task, progress))
 
     def line(self, text: str) -> None:
         """One line; the same line again is counted, not printed (no flood from a retry loop)."""
@@ -132,13 +166,44 @@ def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
     return []
 
 
+def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console) -> tuple[Any, JobSpec]:
+    """Start the embedded master sized by ``settings``; the spec gets a checkpoint directory."""
+    problems = local_fit_problems(spec, settings)
+    if problems:
+        raise OptionsError(problems)
+    from .localmaster import LocalMaster
+    from .localmaster.ports import free_port_block
+
+    master_proc = LocalMaster(
+        # A block of ports nobody uses now: other embedded masters may run on this host.
+        first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
+        ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
+        agents=settings.agents,
+        agent_cpus=settings.agent_cpus,
+        agent_mem=settings.agent_mem,
+        agent_disk=settings.agent_disk,
+        gpus_per_agent=settings.gpus_per_agent,
+    )
+    master_proc.start()
+    console.event(f"embedded Mesos master on {master_proc.address} with {settings.agents} agent(s); "
+                  f"sandboxes under {master_proc.work_dir}")
+    if not spec.checkpoint_dir:
+        # Every embedded agent shares this machine's disk: give the job a checkpoint directory
+        # so that relaunched tasks resume; it goes away with the master's work directory.
+        spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
+    return master_proc, spec
+
+
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
     svc = spec.service
     info: dict[str, Any] = {
         "user": svc.user or getpass.getuser(),
         "name": svc.name,
         "roles": [svc.role],
-        "capabilities": [{"type": "MULTI_ROLE"}],  # pymesos adds GPU_RESOURCES itself (Mesos >= 1.0)
+        # Offers name their role (allocation_info) and carry reservations in the refined form;
+        # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
+        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
+        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else []),
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
@@ -155,14 +220,14 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
     saved = _load_state(store)
     if not saved:
-        return Job.new(spec, time.time(), seed=hash(spec.service.name) & 0xFFFF), None
+        return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
     if saved.get("options_digest") != options_digest(options):
         raise OptionsError(
             [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
              f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "
              "or another service name"]
         )
-    job = Job.from_dict(spec, saved["job"], seed=hash(spec.service.name) & 0xFFFF)
+    job = Job.from_dict(spec, saved["job"], seed=job_seed(spec.service.name))
     console.event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} (state in {store.where})")  # type: ignore[union-attr]
     return job, saved["framework_id"]
 
@@ -184,30 +249,8 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
     master_proc = None
     _check_zk(spec, settings)  # before the embedded master starts: nothing to clean up
     if settings.master is None:
-        problems = local_fit_problems(spec, settings)
-        if problems:
-            raise OptionsError(problems)
-        from .localmaster import LocalMaster
-
-        from .localmaster.ports import free_port_block
-
-        master_proc = LocalMaster(
-            # A block of ports nobody uses now: other embedded masters may run on this host.
-            first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
-            ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
-            agents=settings.agents,
-            agent_cpus=settings.agent_cpus,
-            agent_mem=settings.agent_mem,
-            agent_disk=settings.agent_disk,
-            gpus_per_agent=settings.gpus_per_agent,
-        )
-        master_proc.start()
+        master_proc, spec = start_embedded_master(spec, settings, console)
         master = master_proc.address
-        console.event(f"embedded Mesos master on {master} with {settings.agents} agent(s); sandboxes under {master_proc.work_dir}")
-        if not spec.checkpoint_dir:
-            # Every embedded agent shares this machine's disk: give the job a checkpoint directory
-            # so that relaunched tasks resume; it goes away with the master's work directory.
-            spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
     else:
         from .reach import check_master
 
@@ -271,11 +314,11 @@ def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
             pass
 
 
-def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any) -> ApiServer:
+def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any, ops: Operations | None = None) -> ApiServer:
     port = spec.service.api_port if settings.api_port is None else settings.api_port
     flag = "--api-port" if settings.api_port is not None else "$.service.api_port"
     try:
-        api = ApiServer(*handlers, settings.api_host, port)
+        api = ApiServer(*handlers, settings.api_host, port, ops)
     except OSError as exc:
         raise UsageError(flag, f"cannot listen on {settings.api_host}:{port}: {exc.strerror}",
                          "expected a free port (0 picks one), or stop what uses it") from None
@@ -292,9 +335,15 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         final = Job.from_dict(spec, saved["job"]).snapshot()
         return _serve_until_terminated(settings, spec, lambda: final, console)
     job, framework_id = _load_or_create(store, spec, options, console)
+    if not local:
+        refuse_duplicate(running_frameworks(master, spec.service.principal, os.environ.get("MESOS_SECRET", "")),
+                         spec.service.name, framework_id, master)
     sched = JobScheduler(
         job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+        quota_probe=None if local else functools.partial(
+            role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
+        on_progress=console.progress,
     )
     stop_requested = threading.Event()
 
@@ -302,15 +351,24 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         stop_requested.set()
         sched.request_stop()
 
-    api: ApiServer | None = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown)
+    def restart(task: str) -> str:
+        try:
+            return sched.restart(task)
+        except ValueError as exc:
+            raise Refused(409, str(exc)) from None
+
+    ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
+                     token=os.environ.get(TOKEN_ENV, ""))
+    api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown, ops=ops)
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
+        console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
 
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
-        driver = MesosSchedulerDriver(
+        driver = _driver_class(MesosSchedulerDriver)(
             sched,
             framework_info(spec, framework_id, webui),
             master,
@@ -377,10 +435,27 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             api.stop()
 
 
+def _driver_class(base: type) -> type:
+    """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice."""
+
+    class Driver(base):  # type: ignore[misc, valid-type]
+        @property
+        def framework(self) -> dict[str, Any]:
+            info = super().framework
+            wanted = self._framework.get("capabilities", [])
+            if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
+                kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
+                info["capabilities"] = kept
+            return info
+
+    return Driver
+
+
 def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
-    api = _start_api(spec, settings, snapshot, lambda: None, stop.set)
+    api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
+                     ops=Operations(token=os.environ.get(TOKEN_ENV, "")))
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")

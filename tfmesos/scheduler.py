@@ -16,17 +16,22 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import FINISHING, LIVE, Job, StatusUpdate
+from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .core.offers import parse_offer
 from .masking import mask_options
+from .core.quota import quota_shortfall
+from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
-from .spec import JobSpec
+from .metrics import JobMetrics
+from .report import PROGRESS
+from .spec import JobSpec, TaskKey
 from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
 
 LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
 RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
+QUOTA_PROBE_EVERY = 2.0  # seconds between quota questions to the master while placement waits
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -78,6 +83,8 @@ class JobScheduler:
         on_output: Callable[[str, list[str]], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        quota_probe: Callable[[str], tuple[dict[str, float], dict[str, float]] | None] | None = None,
+        on_progress: Callable[[str, dict[str, Any]], None] | None = None,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
         self.store = store
@@ -85,6 +92,8 @@ class JobScheduler:
         self.on_output = on_output or (lambda task, lines: None)
         self.on_event = on_event or (lambda text: None)
         self.clock = clock
+        self.quota_probe = quota_probe  # role -> (quota limits, role allocation), from the master
+        self._quota_probed_at = float("-inf")
         self.cond = threading.Condition()
         self.driver: Any = None
         self.raw_offers: dict[str, dict[str, Any]] = {}
@@ -102,6 +111,16 @@ class JobScheduler:
         self._subscribed_at = 0.0
         self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
+        self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        self.on_progress = on_progress or (lambda task, progress: None)
+        # For logs: where each attempt ran, and each agent's address (from its offers' URL).
+        self.attempt_agents: dict[str, str] = {}
+        self.agent_addresses: dict[str, str] = {}
+        self.logs = TaskLogs(self._attempts, self._agent_address, lambda: self.framework_id)
+        self.metrics = JobMetrics(self.snapshot)
+        self._launched: dict[TaskKey, int] = {}  # restarts count at each task's last launch
+        self._requested: set[TaskKey] = set()
+        self._spec_sent = False
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
@@ -153,9 +172,12 @@ class JobScheduler:
             infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
+                self._count_launch(t.key, t.restarts)
+                self.attempt_agents[t.task_id] = a.agent_id
             d.launchTasks([{"value": a.offer_id}], infos, {"refuse_seconds": 2.0})
         elif isinstance(a, act.Decline):
             ids = [{"value": oid} for oid in a.offer_ids]
+            self.metrics.offers_declined.inc(len(ids))
             for oid in a.offer_ids:
                 self.raw_offers.pop(oid, None)
             if ids:
@@ -165,9 +187,12 @@ class JobScheduler:
         elif isinstance(a, act.SendClusterSpec):
             from pymesos import encode_data
 
-            d.sendFrameworkMessage(
-                {"value": a.task_id}, {"value": a.agent_id}, encode_data(json.dumps(a.message).encode())
-            )
+            if not self._spec_sent:
+                self._spec_sent = True
+                self.metrics.set_gauge("time_to_clusterspec_seconds", self.clock() - self.job.started_at)
+            if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
+                self._encoded_spec = (a.message, encode_data(json.dumps(a.message).encode()))
+            d.sendFrameworkMessage({"value": a.task_id}, {"value": a.agent_id}, self._encoded_spec[1])
         elif isinstance(a, act.Revive):
             d.reviveOffers()
         elif isinstance(a, act.Suppress):
@@ -231,7 +256,11 @@ class JobScheduler:
             for raw in offers:
                 o = parse_offer(raw)
                 self.raw_offers[o.id] = raw
+                address = agent_address_from_offer(raw)
+                if address:
+                    self.agent_addresses[o.agent_id] = address
                 parsed.append(o)
+            self.metrics.offers_received.inc(len(parsed))
             self._apply(self.job.offers(parsed, self.clock()), durable=False)
 
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
@@ -253,6 +282,12 @@ class JobScheduler:
                 detail = update.message if update.state != "TASK_RUNNING" else ""
                 self.on_event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                               f"{': ' + detail if detail else ''}")
+                rec = self.job.tasks[key]
+                if update.agent_id:
+                    self.attempt_agents[update.task_id] = update.agent_id
+                if (update.state not in LIVE and update.state != "TASK_FINISHED" and rec.live
+                        and not rec.relaunch_after_kill and self.job.phase != FINISHING):
+                    self.metrics.tasks_failed.labels(key.role, update.reason or update.state).inc()
             # While finishing, the end itself (Done) is what a restart needs; each task's last
             # update need not be written (that would be O(tasks) per update, O(tasks^2) per job).
             durable = update.state not in LIVE and self.job.phase != FINISHING
@@ -267,6 +302,13 @@ class JobScheduler:
         if msg.get("type") == "need_spec":
             with self.cond:
                 self._apply(self.job.executor_asks_spec(msg["task_id"]), durable=False)
+        if msg.get("type") == PROGRESS and isinstance(msg.get("values"), dict):
+            with self.cond:
+                self.job.report(msg.get("task_id", ""), msg["values"], self.clock())
+                key = self.job.key_of(msg.get("task_id", ""))
+                progress = self.job.reports.get(key) if key else None
+            if key is not None and progress is not None:
+                self.on_progress(str(key), progress)
 
     @_guard
     def slaveLost(self, driver: Any, agent_id: dict) -> None:  # noqa: N802
@@ -302,6 +344,7 @@ class JobScheduler:
                     self._apply(self.job.abort("stopped on request", now))
                     continue
                 if self.connected:
+                    self._check_quota(now)
                     self._apply(self.job.tick(now), durable=False)
                 elif self.disconnected_at is not None:
                     self._master_lost(now)
@@ -320,6 +363,24 @@ class JobScheduler:
         elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
             self._lost_noted = now
             self.on_event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
+    def _check_quota(self, now: float) -> None:
+        """Near the placement timeout, ask the master whether the role's quota holds us back:
+        then the job waits (and says so) instead of failing for want of offers."""
+        job = self.job
+        timeout = self.spec.policies.placement_timeout_seconds
+        if self.quota_probe is None or job.phase != PLACING or now - job.placing_since < timeout * 0.8:
+            return
+        if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
+            return
+        self._quota_probed_at = now
+        answer = self.quota_probe(self.spec.service.role)
+        if answer is not None:
+            reason = quota_shortfall(self.spec.service.role, answer[0], answer[1], job.held_totals(),
+                                     job.pending_demand())
+            if reason is not None:
+                job.defer_placement(reason, now)
+                self._apply([], durable=False)
+                return
 
     def request_stop(self) -> None:
         with self.cond:
@@ -330,4 +391,59 @@ class JobScheduler:
             snap = self.job.snapshot()
             snap["framework_id"] = self.framework_id
             snap["connected"] = self.connected
+            snap["now"] = self.clock()
+            master = getattr(self.driver, "master", None) if self.driver is not None else None
+            snap["master"] = master if isinstance(master, str) else None
             return snap
+
+    # ------------------------------------------------------------------ operating the job
+    def restart(self, task: str) -> str:
+        """``tfmesos restart ROLE:INDEX``: raises ValueError naming why it cannot be done."""
+        key = parse_task_key(task)
+        with self.cond:
+            self._apply(self.job.restart_task(key, self.clock()))
+            self._requested.add(key)
+        return f"{key} is being killed and will be relaunched"
+
+    def _count_launch(self, key: TaskKey, restarts: int) -> None:
+        self.metrics.tasks_launched.labels(key.role).inc()
+        if key in self._launched:
+            why = ("failure" if restarts > self._launched[key]
+                   else "requested" if key in self._requested else "with_peers")
+            self.metrics.tasks_relaunched.labels(key.role, why).inc()
+        self._launched[key] = restarts
+        self._requested.discard(key)
+
+    def _attempts(self, task: str) -> list[Attempt]:
+        key = parse_task_key(task)
+        with self.cond:
+            ids = [tid for tid, k in self.job._by_task_id.items() if k == key]
+            current = self.job.tasks[key] if key in self.job.tasks else None
+            # Attempts launched before a scheduler restart ran, most likely, where the task runs now.
+            fallback = current.agent_id if current else ""
+            return [Attempt(tid, self.attempt_agents.get(tid, fallback))
+                    for tid in sorted(ids, key=lambda t: int(t.rsplit(".", 1)[1]))]
+
+    def _agent_address(self, agent_id: str) -> str | None:
+        known = self.agent_addresses.get(agent_id)
+        if known:
+            return known
+        master = getattr(self.driver, "master", None)
+        if isinstance(master, str) and master:
+            try:
+                found = agent_address_from_master(master, agent_id)
+            except (OSError, ValueError) as exc:
+                log.info("cannot ask the master %s for agent %s: %s", master, agent_id, exc)
+                return None
+            if found:
+                self.agent_addresses[agent_id] = found
+            return found
+        return None
+
+
+def parse_task_key(text: str) -> TaskKey:
+    """ROLE:INDEX, e.g. worker:1."""
+    role, sep, index = text.partition(":")
+    if not sep or not index.isdigit() or not role:
+        raise ValueError(f"task: {text!r}: expected ROLE:INDEX, e.g. worker:1")
+    return TaskKey(role, int(index))
