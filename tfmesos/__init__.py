@@ -2,12 +2,15 @@
 
 from typing import Any
 
+from .report import report
+
 __version__ = "0.1.0"
+__all__ = ["report", "cluster", "ClusterError"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: ``import tfmesos`` (every executor does) stays light; ``tfmesos.cluster`` and
-    # ``from tfmesos import cluster`` load the scheduler side only when asked for.
+    # Lazy: ``import tfmesos`` (every executor and training script does) stays light;
+    # ``tfmesos.cluster`` and ``from tfmesos import cluster`` load the scheduler side only when asked for.
     if name in ("cluster", "ClusterError"):
         from . import cluster_api as module
 

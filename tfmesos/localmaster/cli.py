@@ -8,7 +8,12 @@ import sys
 import threading
 from pathlib import Path
 
-from .auth import load_credentials
+from typing import Any
+
+from .auth import load_acls, load_credentials
+from .config import QuotaConfig
+from .resources import parse_resources_text
+from .roles import validate_role
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,10 +34,58 @@ def _parser() -> argparse.ArgumentParser:
                         help="sandbox root (default: a temporary directory removed on exit)")
     parser.add_argument("--credentials", type=Path, default=None,
                         help="file with 'principal secret' lines: enables HTTP Basic authentication")
+    parser.add_argument("--reserve", "--agent-resources", action="append", default=[], metavar="INDEX=RESOURCES",
+                        help="agent INDEX's resources in Mesos --resources syntax, e.g. "
+                             "'0=cpus(team-a):2;mem(team-a):4096;cpus:2' (static reservations) or '2=gpus:1'; "
+                             "names left out keep the defaults (repeatable)")
+    parser.add_argument("--quota", action="append", default=[], metavar="ROLE=RESOURCES",
+                        help="quota of ROLE, e.g. 'team-a=cpus:4;mem:8192' (guarantee and limit; "
+                             "'team-a=cpus:2/cpus:4' gives guarantee/limit apart; repeatable)")
+    parser.add_argument("--weights", default="", metavar="ROLE=W,...",
+                        help="role weights as Mesos takes them, e.g. 'team-a=2,team-b=1'")
+    parser.add_argument("--acls", default=None, metavar="JSON|PATH",
+                        help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
     parser.add_argument("--zk", default=None,
                         help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
+
+
+def team_settings(reserve: list[str], quota: list[str], weights: str, acls: str | None) -> dict[str, Any]:
+    """The multi-team flags as LocalMaster keyword arguments; ValueError names the bad flag."""
+    agent_resources: dict[int, str] = {}
+    for item in reserve:
+        index, sep, text = item.partition("=")
+        if not sep or not index.strip().isdigit():
+            raise ValueError(f"--reserve {item!r}: expected INDEX=RESOURCES, e.g. 0=cpus(team-a):2;mem(team-a):4096")
+        try:
+            parse_resources_text(text)
+        except ValueError as exc:
+            raise ValueError(f"--reserve {item!r}: {exc}") from None
+        agent_resources[int(index)] = text
+    quotas: dict[str, QuotaConfig] = {}
+    for item in quota:
+        role, sep, text = item.partition("=")
+        guarantee, _, limit = text.partition("/")
+        try:
+            if not sep or validate_role(role.strip()) or role.strip() == "*":
+                raise ValueError("expected ROLE=RESOURCES with a role other than '*'")
+            guarantees = parse_resources_text(guarantee).scalars()
+            limits = parse_resources_text(limit).scalars() if limit else dict(guarantees)
+        except ValueError as exc:
+            raise ValueError(f"--quota {item!r}: {exc}") from None
+        quotas[role.strip()] = QuotaConfig(guarantees, limits)
+    parsed_weights: dict[str, float] = {}
+    for item in filter(None, (w.strip() for w in weights.split(","))):
+        role, sep, value = item.partition("=")
+        try:
+            parsed_weights[role.strip()] = float(value)
+            if not sep or not parsed_weights[role.strip()] > 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"--weights {item!r}: expected ROLE=WEIGHT with a weight > 0") from None
+    return {"agent_resources": agent_resources, "quotas": quotas, "weights": parsed_weights,
+            "acls": load_acls(acls) if acls else None}
 
 
 def _chosen_first_port(work_dir: Path | None, size: int) -> int:
@@ -56,17 +109,26 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     credentials = load_credentials(args.credentials) if args.credentials else None
+    try:
+        teams = team_settings(args.reserve, args.quota, args.weights, args.acls)
+    except ValueError as exc:
+        print(f"tfmesos local-master: {exc}", file=sys.stderr)
+        return 2
     stop = threading.Event()
 
     def request_stop(signum: int, frame: object) -> None:
         stop.set()
 
     first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
+    try:
+        master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.cpus,
+                             agent_mem=args.mem, agent_disk=args.disk, gpus_per_agent=args.gpus_per_agent,
+                             ports_per_agent=args.ports_per_agent, first_port=first_port,
+                             work_dir=args.work_dir, credentials=credentials, **teams)
+    except ValueError as exc:
+        print(f"tfmesos local-master: {exc}", file=sys.stderr)
+        return 2
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.cpus,
-                         agent_mem=args.mem, agent_disk=args.disk, gpus_per_agent=args.gpus_per_agent,
-                         ports_per_agent=args.ports_per_agent, first_port=first_port,
-                         work_dir=args.work_dir, credentials=credentials)
     contender = None
     try:
         master.start()
