@@ -21,6 +21,8 @@ from typing import Any, TextIO
 
 from .api import ApiServer
 from .core.job import Job, job_seed
+from .live_jobs import refuse_duplicate, running_frameworks
+from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest

@@ -26,7 +26,8 @@ from .state_store import StateStore
 log = logging.getLogger("tfmesos.scheduler")
 
 QUOTA_PROBE_EVERY = 2.0  # seconds between quota questions to the master while placement waits
-FATAL_ERRORS = ("Framework has been removed", "Framework failed over")
+# Permanent refusals: no re-subscription changes them (a role the ACLs refuse: trace 09-authz).
+FATAL_ERRORS = ("Framework has been removed", "Framework failed over", "Not authorized to register framework")
 
 
 def options_digest(options: dict[str, Any]) -> str:
