@@ -60,9 +60,11 @@ class ReplayMaster:
                     self.end_headers()
                     self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
                 else:
+                    # Headers and body in one write, as Mesos' libprocess sends a small answer
+                    # (pymesos 0.3.15 cannot report an error whose body arrives later).
                     self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
+                    self._headers_buffer.append(b"\r\n" + body)
+                    self.flush_headers()
                 self.close_connection = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

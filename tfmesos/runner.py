@@ -400,9 +400,10 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
                                    "check the state directory (--state-dir) or ZooKeeper (--zk): space, permissions")
         except TfmesosError:
             raise
-        except (RuntimeError, OSError, ValueError) as exc:
-            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master). The
-            # driver is gone; tasks already launched keep running until failover_timeout.
+        except (RuntimeError, OSError, ValueError, TypeError) as exc:
+            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master; a
+            # TypeError when an error's body came in pieces, a pymesos 0.3.15 bug). The driver is
+            # gone; tasks already launched keep running until failover_timeout.
             if not sched.subscribed_once:
                 raise MesosRefusal(f"the Mesos master at {master} refused the subscription",
                                    cut(str(exc), 300), refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
