@@ -396,12 +396,14 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
                                    "check the state directory (--state-dir) or ZooKeeper (--zk): space, permissions")
         except TfmesosError:
             raise
-        except (RuntimeError, OSError, ValueError) as exc:
-            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master). The
+        except (RuntimeError, OSError, ValueError, TypeError) as exc:
+            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master; a
+            # TypeError when an error reply's body came in a later packet: a pymesos bug). The
             # driver is gone; tasks already launched keep running until failover_timeout.
             if not sched.subscribed_once:
-                raise MesosRefusal(f"the Mesos master at {master} refused the subscription",
-                                   cut(str(exc), 300), refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
+                why = str(exc) if "HTTP" in str(exc) else f"an error reply pymesos could not read ({type(exc).__name__}: {exc})"
+                raise MesosRefusal(f"the Mesos master at {master} refused the subscription", cut(why, 300),
+                                   refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
             hint = " (check service.principal and the MESOS_SECRET variable)" if "401" in str(exc) else ""
             console.line(f"lost the Mesos master at {master}: {exc}{hint}")
             if sched.job.launch_seq:
