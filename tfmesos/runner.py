@@ -307,6 +307,8 @@ def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
     from .reach import parse_zk_url, zk_session
 
     zk = settings.zk or spec.service.zk
+    if settings.master is None and not (settings.zk or settings.state_dir):
+        return  # a local run persists nothing unless asked to (see run_job)
     if zk:
         flag = "--zk" if settings.zk else "$.service.zk"
         servers, _ = parse_zk_url(zk, flag)
