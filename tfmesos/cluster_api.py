@@ -171,6 +171,15 @@ class Cluster(Mapping[str, str]):
         """True once the cluster has ended (a task failed for good, or it was closed)."""
         return self._sched is not None and self._sched.done.is_set()
 
+    def wait_finished(self, timeout: float | None = None) -> bool:
+        """Block until the cluster has ended (or ``timeout``); True if it has."""
+        return self._sched.done.wait(timeout)
+
+    @property
+    def cause(self) -> str:
+        """Why the cluster ended ("" while it runs)."""
+        return self._sched.result.cause if self._sched.result else ""
+
     def __getitem__(self, key: str) -> str:
         return self.targets[key]
 

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut
+from .localmaster.config import MasterConfig
 from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
@@ -33,6 +34,8 @@ from .state_store import StateStore, open_store
 log = logging.getLogger("tfmesos.runner")
 EMBEDDED_PORTS_PER_AGENT = 100
 
+EMBEDDED = MasterConfig()
+
 
 @dataclass
 class RunSettings:
@@ -41,11 +44,12 @@ class RunSettings:
     state_dir: str = ""
     api_port: int | None = None  # None: the options' service.api_port
     api_host: str = "127.0.0.1"
-    agents: int = 2
-    agent_cpus: float = 4.0
-    agent_mem: float = 8192.0
-    agent_disk: float = 20000.0
-    gpus_per_agent: int = 0
+    # The embedded cluster's size: its defaults are the embedded master's own.
+    agents: int = EMBEDDED.agents
+    agent_cpus: float = EMBEDDED.agent_cpus
+    agent_mem: float = EMBEDDED.agent_mem
+    agent_disk: float = EMBEDDED.agent_disk
+    gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
     connect_timeout: float = 30.0
 

@@ -72,11 +72,11 @@ def test_job_too_large_reports_why_within_the_placement_timeout(tmp_path):
         roles={"worker": {"count": 3, "cpus": 3.5}},
         policies={"placement_timeout_seconds": 4},
     )
-    # On a cluster tfmesos does not know the size of (--master), the placement timeout reports
-    # it; the embedded master's size is known, so there it is refused at once (tests/test_hardening.py).
-    master = LocalMaster(tmp_path / "master")
+    # A master given by address: its size is unknown up front (the embedded one is checked
+    # before anything starts), so only the placement timeout can tell.
+    master = LocalMaster(tmp_path / "m", agents=2)
     try:
-        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
+        run = run_scheduler(opts, "--master", master.address)
         assert run.wait(60) == 1, run.output
     finally:
         master.stop()

@@ -11,9 +11,24 @@ from pathlib import Path
 from typing import Any
 
 from .auth import load_acls, load_credentials
-from .config import QuotaConfig
+from .config import MasterConfig, QuotaConfig
 from .resources import parse_resources_text
 from .roles import validate_role
+
+
+def add_agent_flags(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """The embedded cluster's size: one definition, the same flags and defaults for
+    `tfmesos local-master` and `tfmesos run` (the short names are kept as aliases)."""
+    d = MasterConfig()
+    parser.add_argument("--agents", type=int, default=d.agents, help=f"{what}number of logical agents (default {d.agents})")
+    parser.add_argument("--agent-cpus", "--cpus", dest="agent_cpus", type=float, default=d.agent_cpus,
+                        help=f"{what}cpus per agent (default {d.agent_cpus:g})")
+    parser.add_argument("--agent-mem", "--mem", dest="agent_mem", type=float, default=d.agent_mem,
+                        help=f"{what}memory per agent in MB (default {d.agent_mem:g})")
+    parser.add_argument("--agent-disk", "--disk", dest="agent_disk", type=float, default=d.agent_disk,
+                        help=f"{what}disk per agent in MB (default {d.agent_disk:g})")
+    parser.add_argument("--gpus-per-agent", type=int, default=d.gpus_per_agent,
+                        help=f"{what}emulated GPUs per agent (default {d.gpus_per_agent})")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,11 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="tfmesos local-master",
         description="Run an embedded single-node Mesos master (v1 HTTP API) with logical agents.")
     parser.add_argument("--port", type=int, default=5050, help="master port on 127.0.0.1 (default 5050)")
-    parser.add_argument("--agents", type=int, default=2, help="number of logical agents (default 2)")
-    parser.add_argument("--cpus", type=float, default=4.0, help="cpus per agent (default 4)")
-    parser.add_argument("--mem", type=float, default=8192.0, help="memory per agent in MB (default 8192)")
-    parser.add_argument("--disk", type=float, default=20000.0, help="disk per agent in MB (default 20000)")
-    parser.add_argument("--gpus-per-agent", type=int, default=0, help="emulated GPUs per agent (default 0)")
+    add_agent_flags(parser)
     parser.add_argument("--first-port", type=int, default=31000,
                         help="first port offered to tasks (default 31000); agent i offers "
                              "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir)")
@@ -121,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
 
     first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
     try:
-        master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.cpus,
-                             agent_mem=args.mem, agent_disk=args.disk, gpus_per_agent=args.gpus_per_agent,
+        master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
+                             agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,
                              work_dir=args.work_dir, credentials=credentials, **teams)
     except ValueError as exc:
