@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
-from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut
+from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
 from .localmaster.config import MasterConfig
 from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
@@ -370,6 +370,8 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         console.event(f"scheduler API on http://{api.address}/v1/status")
         console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
+
+        mute_library_logs()  # pymesos' import set its own log level
 
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
