@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
-from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut
+from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
 from .localmaster.config import MasterConfig
 from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
@@ -311,6 +311,8 @@ def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
     from .reach import parse_zk_url, zk_session
 
     zk = settings.zk or spec.service.zk
+    if settings.master is None and not (settings.zk or settings.state_dir):
+        return  # a local run persists nothing unless asked to (see run_job)
     if zk:
         flag = "--zk" if settings.zk else "$.service.zk"
         servers, _ = parse_zk_url(zk, flag)
@@ -369,6 +371,8 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
 
+        mute_library_logs()  # pymesos' import set its own log level
+
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
@@ -402,11 +406,12 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             raise
         except (RuntimeError, OSError, ValueError, TypeError) as exc:
             # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master; a
-            # TypeError when an error's body came in pieces, a pymesos 0.3.15 bug). The driver is
-            # gone; tasks already launched keep running until failover_timeout.
+            # TypeError when an error reply's body came in a later packet: a pymesos bug). The
+            # driver is gone; tasks already launched keep running until failover_timeout.
             if not sched.subscribed_once:
-                raise MesosRefusal(f"the Mesos master at {master} refused the subscription",
-                                   cut(str(exc), 300), refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
+                why = str(exc) if "HTTP" in str(exc) else f"an error reply pymesos could not read ({type(exc).__name__}: {exc})"
+                raise MesosRefusal(f"the Mesos master at {master} refused the subscription", cut(why, 300),
+                                   refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
             hint = " (check service.principal and the MESOS_SECRET variable)" if "401" in str(exc) else ""
             console.line(f"lost the Mesos master at {master}: {exc}{hint}")
             if sched.job.launch_seq:

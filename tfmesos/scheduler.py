@@ -108,7 +108,7 @@ class JobScheduler:
         self.disconnected_at: float | None = None
         self._lost_noted = 0.0
         self._quick_drops = 0
-        self._subscribed_at = 0.0
+        self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
         self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
