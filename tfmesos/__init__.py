@@ -1,6 +1,18 @@
 """tfmesos: run distributed TensorFlow training jobs on Mesos and DC/OS."""
 
+from typing import Any
+
 from .report import report
 
 __version__ = "0.1.0"
-__all__ = ["report"]
+__all__ = ["report", "cluster", "ClusterError"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: ``import tfmesos`` (every executor and training script does) stays light;
+    # ``tfmesos.cluster`` and ``from tfmesos import cluster`` load the scheduler side only when asked for.
+    if name in ("cluster", "ClusterError"):
+        from . import cluster_api as module
+
+        return getattr(module, name)
+    raise AttributeError(f"module 'tfmesos' has no attribute {name!r}")

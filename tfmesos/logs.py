@@ -204,6 +204,9 @@ def api_address(args: argparse.Namespace) -> str:
     api = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
     if not api:
         raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run')"])
+    from .reach import parse_host_port
+
+    parse_host_port(api, "--api")  # a plain refusal of a malformed address, not an InvalidURL
     return api
 
 

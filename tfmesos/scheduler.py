@@ -16,8 +16,10 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import FINISHING, LIVE, Job, StatusUpdate
+from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .core.offers import parse_offer
+from .masking import mask_options
+from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .metrics import JobMetrics
@@ -27,7 +29,9 @@ from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
 
-FATAL_ERRORS = ("Framework has been removed", "Framework failed over")
+LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
+RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
+QUOTA_PROBE_EVERY = 2.0  # seconds between quota questions to the master while placement waits
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -39,8 +43,10 @@ def _guard(method: Callable) -> Callable:
     def wrapper(self: "JobScheduler", *args: Any) -> Any:
         try:
             return method(self, *args)
-        except Exception:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
-            log.exception("error in %s (the job goes on)", method.__name__)
+        except Exception as exc:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
+            # One line for the user; the traceback with -v.
+            log.error("error in %s (the job goes on): %s: %s", method.__name__, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return wrapper
 
 
@@ -77,6 +83,7 @@ class JobScheduler:
         on_output: Callable[[str, list[str]], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        quota_probe: Callable[[str], tuple[dict[str, float], dict[str, float]] | None] | None = None,
         on_progress: Callable[[str, dict[str, Any]], None] | None = None,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
@@ -85,13 +92,26 @@ class JobScheduler:
         self.on_output = on_output or (lambda task, lines: None)
         self.on_event = on_event or (lambda text: None)
         self.clock = clock
+        self.quota_probe = quota_probe  # role -> (quota limits, role allocation), from the master
+        self._quota_probed_at = float("-inf")
         self.cond = threading.Condition()
         self.driver: Any = None
         self.raw_offers: dict[str, dict[str, Any]] = {}
         self.done = threading.Event()
         self.result: act.Done | None = None
         self.connected = False
+        self.subscribed_once = False
+        # An ERROR event: Mesos sends it only for what no retry fixes (a refused subscription,
+        # "Framework failed over", "Framework has been removed") and closes the stream after it.
+        self.refusal: str | None = None
+        self.persist_error: str | None = None
+        self.disconnected_at: float | None = None
+        self._lost_noted = 0.0
+        self._quick_drops = 0
+        self._subscribed_at = 0.0
+        self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
+        self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
         self.on_progress = on_progress or (lambda task, progress: None)
         # For logs: where each attempt ran, and each agent's address (from its offers' URL).
         self.attempt_agents: dict[str, str] = {}
@@ -110,7 +130,7 @@ class JobScheduler:
             {
                 "framework_id": self.framework_id,
                 "options_digest": options_digest(self.options),
-                "options": self.options,
+                "options": mask_options(self.options),  # env values stay out of the state
                 "job": self.job.to_dict(),
             }
         )
@@ -124,15 +144,24 @@ class JobScheduler:
         or the end. Writing the whole job on every event would cost O(tasks) per event.
         """
         if durable or any(isinstance(a, (act.Launch, act.Kill, act.Done)) for a in actions):
-            self.persist()
+            try:
+                self.persist()
+            except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
+                # Nothing is launched that a restarted scheduler could not find again: stop here.
+                self.persist_error = f"cannot save the job's state in {self.store.where}: {type(exc).__name__}: {exc}"  # type: ignore[union-attr]
+                self.result = act.Done(False, self.persist_error)
+                self.done.set()
+                self.cond.notify_all()
+                return
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
         for a in actions:
             try:
                 self._apply_one(a)
-            except Exception:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
-                log.exception("could not carry out %s", type(a).__name__)
+            except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+                log.error("could not carry out %s: %s: %s", type(a).__name__, type(exc).__name__, exc,
+                          exc_info=log.isEnabledFor(logging.DEBUG))
         self.cond.notify_all()
 
     def _apply_one(self, a: act.Action) -> None:
@@ -161,10 +190,9 @@ class JobScheduler:
             if not self._spec_sent:
                 self._spec_sent = True
                 self.metrics.set_gauge("time_to_clusterspec_seconds", self.clock() - self.job.started_at)
-
-            d.sendFrameworkMessage(
-                {"value": a.task_id}, {"value": a.agent_id}, encode_data(json.dumps(a.message).encode())
-            )
+            if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
+                self._encoded_spec = (a.message, encode_data(json.dumps(a.message).encode()))
+            d.sendFrameworkMessage({"value": a.task_id}, {"value": a.agent_id}, self._encoded_spec[1])
         elif isinstance(a, act.Revive):
             d.reviveOffers()
         elif isinstance(a, act.Suppress):
@@ -180,6 +208,7 @@ class JobScheduler:
     def registered(self, driver: Any, framework_id: dict[str, str], master_info: dict[str, Any]) -> None:
         with self.cond:
             self.driver, self.connected = driver, True
+            self._subscribed(driver)
             self.framework_id = framework_id["value"]
             self.on_event(f"registered as framework {self.framework_id} with {master_info.get('hostname')}:{master_info.get('port')}")
             self._apply(self.job.start())
@@ -188,17 +217,37 @@ class JobScheduler:
     def reregistered(self, driver: Any, master_info: dict[str, Any]) -> None:
         with self.cond:
             self.driver, self.connected = driver, True
+            self._subscribed(driver)
             self.framework_id = driver.framework_id
             self.on_event(f"re-registered as framework {self.framework_id}; reconciling")
             self._apply(self.job.start())
+
+    def _subscribed(self, driver: Any) -> None:
+        if self.disconnected_at is not None and self.subscribed_once:
+            self.on_event(f"the Mesos master is back after {self.clock() - self.disconnected_at:.0f} s")
+        self.subscribed_once, self.disconnected_at, self._subscribed_at = True, None, time.monotonic()
 
     @_guard
     def disconnected(self, driver: Any) -> None:
         with self.cond:
             self.connected = False
+            if self.disconnected_at is None:
+                self.disconnected_at, self._lost_noted = self.clock(), self.clock()
             self.raw_offers.clear()
             for oid in list(self.job.held):
                 self.job.rescinded(oid)
+            self.cond.notify_all()
+            # pymesos reconnects the moment this returns. After a refusal there is nothing to
+            # retry; after a stream that dropped at once, back off as the Mesos docs advise.
+            if self.refusal is not None or self.done.is_set():
+                delay = RESUBSCRIBE_BACKOFF_MAX
+            elif time.monotonic() - self._subscribed_at < RESUBSCRIBE_BACKOFF_MAX:
+                self._quick_drops += 1
+                delay = min(0.5 * 2 ** (self._quick_drops - 1), RESUBSCRIBE_BACKOFF_MAX)
+            else:
+                self._quick_drops, delay = 0, 0.0
+        if delay:
+            self.released.wait(delay)  # the IO thread waits here; the runner's stop releases it
 
     @_guard
     def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
@@ -271,12 +320,14 @@ class JobScheduler:
 
     @_guard
     def error(self, driver: Any, message: str) -> None:
-        self.on_event(f"error from the master: {message}")
-        if any(text in message for text in FATAL_ERRORS):
-            with self.cond:
-                self.result = act.Done(False, f"Mesos master: {message}")
-                self.done.set()
-                self.cond.notify_all()
+        with self.cond:
+            if self.refusal is not None:
+                return  # the run is already ending for the first one
+            self.refusal = message
+            self.on_event(f"error from the master: {message}")
+            self.result = act.Done(False, f"Mesos master: {message}")
+            self.done.set()
+            self.cond.notify_all()
 
     def processHeartBeat(self, driver: Any) -> None:  # noqa: N802
         pass
@@ -293,12 +344,43 @@ class JobScheduler:
                     self._apply(self.job.abort("stopped on request", now))
                     continue
                 if self.connected:
+                    self._check_quota(now)
                     self._apply(self.job.tick(now), durable=False)
+                elif self.disconnected_at is not None:
+                    self._master_lost(now)
                 if self.done.is_set():
                     break
                 self.cond.wait(timeout=max(0.05, min(self.job.next_deadline(now) - now, 1.0)))
         assert self.result is not None
         return self.result
+
+    def _master_lost(self, now: float) -> None:
+        """Wait for the master as long as failover_timeout keeps the job alive on its side."""
+        away, limit = now - self.disconnected_at, self.spec.service.failover_timeout  # type: ignore[operator]
+        if away > limit:
+            self.result = act.Done(False, f"the Mesos master did not come back within service.failover_timeout ({limit:g} s)")
+            self.done.set()
+        elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
+            self._lost_noted = now
+            self.on_event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
+    def _check_quota(self, now: float) -> None:
+        """Near the placement timeout, ask the master whether the role's quota holds us back:
+        then the job waits (and says so) instead of failing for want of offers."""
+        job = self.job
+        timeout = self.spec.policies.placement_timeout_seconds
+        if self.quota_probe is None or job.phase != PLACING or now - job.placing_since < timeout * 0.8:
+            return
+        if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
+            return
+        self._quota_probed_at = now
+        answer = self.quota_probe(self.spec.service.role)
+        if answer is not None:
+            reason = quota_shortfall(self.spec.service.role, answer[0], answer[1], job.held_totals(),
+                                     job.pending_demand())
+            if reason is not None:
+                job.defer_placement(reason, now)
+                self._apply([], durable=False)
+                return
 
     def request_stop(self) -> None:
         with self.cond:

@@ -22,6 +22,7 @@ FULL_OPTIONS = {
         "workdir": "/srv/job",
         "env": ["A=1", "QUOTED=say \"hi\" & <b>", "EMPTY=", "SHELL=*.py $(touch pwned) `touch pwned2`"],
         "uris": ["https://example.com/code.tar.gz", "hdfs://nn/data?x=1&y=2", "--"],
+        "volumes": ["/data/shared:/mnt/shared:ro", "/scratch:scratch"],
         "image": "tensorflow/tensorflow:2.16.1",
         "python": "/usr/bin/python3",
         "checkpoint_dir": "/mnt/ckpt/mnist",

@@ -10,6 +10,7 @@ Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> 
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -34,6 +35,11 @@ FINISH_GRACE_SECONDS = 30.0
 # How long a partial gang placement may sit on offers before giving them back (with jitter),
 # so that two jobs that each hold half of a cluster cannot block each other forever.
 HOLD_SECONDS = 8.0
+
+
+def job_seed(name: str) -> int:
+    """Seed of a job's backoff jitter: the same in every process (str hash() is salted per process)."""
+    return zlib.crc32(name.encode()) & 0xFFFF
 
 
 @dataclass
@@ -104,6 +110,7 @@ class Job:
     reports: dict[TaskKey, dict[str, Any]] = field(default_factory=dict)  # tfmesos.report() values
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
+    _spec_cache: dict[str, Any] | None = None  # the ClusterSpec message of spec_version
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -258,20 +265,27 @@ class Job:
         endpoints = {k: r.endpoint for k, r in self.tasks.items() if r.endpoint}
         if len(endpoints) < len(self.tasks):
             return None
-        return cluster_spec(endpoints)
+        return cluster_spec(endpoints | dict(self.spec.external))
 
     def _spec_message(self) -> dict[str, Any] | None:
+        # Endpoints only change in _launch, which then bumps spec_version: one message per version
+        # (building it is O(tasks); per status update that would make a job O(tasks^2)).
+        if self._spec_cache is not None and self._spec_cache["version"] == self.spec_version:
+            return self._spec_cache
         cluster = self.cluster()
         if cluster is None:
             return None
-        return {"type": "clusterspec", "version": self.spec_version, "cluster": cluster}
+        self._spec_cache = {"type": "clusterspec", "version": self.spec_version, "cluster": cluster}
+        return self._spec_cache
 
-    def _sync_specs(self) -> list[Action]:
+    def _sync_specs(self, only: TaskRecord | None = None) -> list[Action]:
+        """ClusterSpec messages for reported tasks behind the current version: every task after a
+        launch; only the task that changed state after its status update (O(1) per update)."""
         message = self._spec_message()
         if message is None:
             return []
         actions: list[Action] = []
-        for rec in self.tasks.values():
+        for rec in (only,) if only is not None else self.tasks.values():
             if rec.state in REPORTED and rec.spec_version_sent < self.spec_version:
                 rec.spec_version_sent = self.spec_version
                 actions.append(SendClusterSpec(rec.task_id, rec.agent_id, message))
@@ -305,7 +319,7 @@ class Job:
             rec.state = update.state
             if update.agent_id:
                 rec.agent_id = update.agent_id
-            return self._sync_specs()
+            return self._sync_specs(rec)
         return self._ended(rec, update, now)
 
     def _ended(self, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
@@ -548,6 +562,28 @@ class Job:
             elif rec.state in ("TASK_STAGING", "TASK_STARTING"):
                 times.append(rec.launched_at + pol.startup_timeout_seconds)
         return max(now, min(times))
+
+    # ------------------------------------------------------------------ held back by quota
+    def pending_demand(self) -> dict[str, float]:
+        """cpus/mem/disk/gpus of the tasks waiting for a placement (executors included)."""
+        total = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+        for rec in self.tasks.values():
+            if rec.state == PENDING:
+                role = self.spec.role(rec.key.role)
+                assert role is not None
+                d = role.demand
+                for name, amount in (("cpus", d.cpus), ("mem", d.mem), ("disk", d.disk), ("gpus", d.gpus)):
+                    total[name] += amount
+        return total
+
+    def held_totals(self) -> dict[str, float]:
+        return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
+
+    def defer_placement(self, reason: str, now: float) -> None:
+        """The job is held back for a known reason (its role's quota): keep waiting, say why once."""
+        if reason not in self.events[-3:]:
+            self._note(reason)
+        self.placing_since = now
 
     # ------------------------------------------------------------------ reporting
     def explain_unplaced(self) -> str:

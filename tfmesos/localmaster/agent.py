@@ -27,7 +27,7 @@ from .ids import IdGenerator
 from .procs import ManagedProcess, spawn, start_time, wait_status
 from .recovery import checkpoint_container, container_path, load_containers, remove_container
 from .protojson import b64decode, b64encode
-from .resources import Resources
+from .resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
 from .status_updates import StatusUpdate, StatusUpdateManager
 
@@ -85,7 +85,9 @@ class Agent:
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)
-        self._free_gpus = list(range(config.gpus_per_agent))
+        if index in config.agent_resources:  # Mesos --resources: static reservations, fake GPUs, ...
+            self.total = self.total.overridden_by(parse_resources_text(config.agent_resources[index]))
+        self._free_gpus = list(range(int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
         self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)
         self._runners: dict[tuple[str, str], CommandRunner] = {}
@@ -469,18 +471,18 @@ class Agent:
             return
         if executor.checkpoint_path is None:
             executor.checkpoint_path = container_path(self.work_dir, self.id, executor.container_id)
-        checkpoint_container(executor.checkpoint_path, {
+        process = executor.process
+        checkpoint_container(executor.checkpoint_path, executor.checkpoint_text(lambda: {
             "framework_info": framework.info,
             "executor_info": executor.info,
             "container_id": executor.container_id,
             "directory": str(executor.directory),
             "recoverable": executor.checkpoint and not executor.command_task,
-            "pid": executor.process.pid,
-            "start_time": start_time(executor.process.pid),
+            "pid": process.pid,
+            "start_time": start_time(process.pid),
             "gpus": executor.gpus,
             "shutdown_grace_period": executor.shutdown_grace_period,
-            "tasks": [{"info": t.info, "state": t.state} for t in executor.incomplete_tasks()],
-        })
+        }, (framework.info, executor.info, executor.gpus, process)))
 
     def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
         """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
@@ -496,7 +498,7 @@ class Agent:
             if not alive:
                 remove_container(path)
                 continue
-            process = ManagedProcess.adopt(pid)
+            process = ManagedProcess.adopt(pid, record.get("directory", ""))
             if not record.get("recoverable"):
                 process.signal_tree(signal.SIGKILL)
                 remove_container(path)

@@ -1,7 +1,7 @@
 """The built-in command executor (``mesos-executor``), emulated in-process.
 
 Real Mesos runs one ``mesos-executor`` process per command task which forks
-the task.  Here the agent forks the task itself (own session) and reports the
+the task.  Here the agent forks the task itself (own process group) and reports the
 same updates the command executor would: TASK_STARTING, TASK_RUNNING, then
 TASK_FINISHED / TASK_FAILED / TASK_KILLED with "Command exited with status N"
 or "Command terminated with signal <name>", all from SOURCE_EXECUTOR with
@@ -92,5 +92,5 @@ class CommandRunner:
             state = "TASK_FAILED"
         self._report(self.status(state, "Command " + describe_exit(code)))
         if process.tree_alive():
-            # Orphans of the task's session die with the container.
+            # Orphans of the task (its group, strays left by a kill -9) die with the container.
             process.signal_tree(signal.SIGKILL)

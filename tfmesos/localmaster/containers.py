@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .httpserver import EventStream
 from .procs import ManagedProcess
@@ -26,6 +27,7 @@ class AgentTask:
     info: dict[str, Any]  # TaskInfo as delivered to the executor
     state: str = "TASK_STAGING"
     statuses: list[dict[str, Any]] = field(default_factory=list)
+    _info_json: str | None = field(default=None, repr=False)
 
     @property
     def task_id(self) -> str:
@@ -34,6 +36,12 @@ class AgentTask:
     @property
     def terminal(self) -> bool:
         return self.state in TERMINAL_STATES
+
+    def checkpoint_json(self) -> str:
+        """``{"info": ..., "state": ...}`` as JSON; the TaskInfo (fixed once delivered) is encoded once."""
+        if self._info_json is None:
+            self._info_json = json.dumps(self.info)
+        return f'{{"info": {self._info_json}, "state": {json.dumps(self.state)}}}'
 
 
 @dataclass
@@ -70,6 +78,17 @@ class Executor:
     kill_timer: asyncio.TimerHandle | None = None
     pending_termination: Termination | None = None
     launched_at: float = field(default_factory=time.time)
+    _checkpoint_head: tuple[tuple[Any, ...], str] = ((), "")  # (what it was made from, JSON)
+
+    def checkpoint_text(self, fixed: Callable[[], dict[str, Any]], basis: tuple[Any, ...]) -> str:
+        """The recovery record as JSON: ``fixed()`` plus the live tasks.  Written on every status
+        update, so ``fixed()`` is encoded again only when an object of ``basis`` was replaced."""
+        made_from, head = self._checkpoint_head
+        if len(made_from) != len(basis) or any(a is not b for a, b in zip(made_from, basis)):
+            head = json.dumps(fixed())[:-1]  # without the closing brace
+            self._checkpoint_head = (basis, head)
+        tasks = ", ".join(t.checkpoint_json() for t in self.incomplete_tasks())
+        return f'{head}, "tasks": [{tasks}]}}'
 
     def find_task(self, task_id: str) -> AgentTask | None:
         return self.queued.get(task_id) or self.launched.get(task_id) or self.terminated.get(task_id)

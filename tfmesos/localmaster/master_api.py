@@ -6,6 +6,7 @@ from .httpserver import Request, Response, StreamResponse
 from .master import Master
 from .operator_api import OperatorApi
 from .scheduler_api import SchedulerApi
+from .metrics import metrics_snapshot
 from .state_json import master_state, version_json
 
 
@@ -23,6 +24,9 @@ class MasterApi:
             return self._scheduler.handle(request)
         if path == "/api/v1":
             return self._operator.handle(request)
+        if path == "/metrics/snapshot":
+            return Response.json(200, metrics_snapshot(self._master)) if request.method == "GET" \
+                else method_not_allowed(request, "GET")
         if path in ("/version", "/state", "/state.json", "/health"):
             if request.method != "GET":
                 return method_not_allowed(request, "GET")

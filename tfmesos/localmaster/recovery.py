@@ -24,9 +24,10 @@ def _meta(work_dir: Path) -> Path:
 
 
 def _write_atomically(path: Path, value: Any) -> None:
+    """``value`` as JSON (a ``str`` is taken as JSON already encoded)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(value))
+    temporary.write_text(value if isinstance(value, str) else json.dumps(value))
     os.replace(temporary, path)
 
 
@@ -46,7 +47,7 @@ def container_path(work_dir: Path, agent_id: str, container_id: str) -> Path:
     return _meta(work_dir) / "agents" / agent_id / "containers" / f"{container_id}.json"
 
 
-def checkpoint_container(path: Path, record: dict[str, Any]) -> None:
+def checkpoint_container(path: Path, record: dict[str, Any] | str) -> None:
     try:
         _write_atomically(path, record)
     except OSError as error:  # losing a checkpoint only loses recoverability

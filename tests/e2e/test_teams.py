@@ -1,0 +1,88 @@
+"""Many teams, one cluster: roles with reservations and quota, principals and ACLs, a GPU agent,
+three jobs side by side on one embedded master (``tfmesos local-master`` with the team flags)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+
+from .harness import LocalMaster, run_scheduler, wait_gone, write_options
+
+SECRETS = {"a": "secret-a", "b": "secret-b", "c": "secret-c"}
+ACLS = {"register_frameworks": [
+    {"principals": {"values": ["a"]}, "roles": {"values": ["team-a"]}},
+    {"principals": {"values": ["b"]}, "roles": {"values": ["team-b"]}},
+    {"principals": {"values": ["c"]}, "roles": {"values": ["*"]}},
+    {"principals": {"type": "ANY"}, "roles": {"type": "NONE"}},
+]}
+
+
+def _options(tmp_path, name: str, role: str, principal: str, gpus: int = 0, **extra):
+    task = {"count": 1, "cpus": 0.4, "mem": 128, "gpus": gpus}
+    return write_options(
+        tmp_path / f"{name}.json",
+        service={"name": name, "role": role, "principal": principal},
+        job={"command": 'echo "$TFMESOS_JOB_NAME of ' + name + ' sees GPUs [$CUDA_VISIBLE_DEVICES]"; sleep 3'},
+        roles={"chief": task, "worker": dict(task, count=0 if gpus else 1, gpus=0)},
+        policies={"placement_timeout_seconds": 60}, **extra)
+
+
+def _run(opts, master, principal: str, *args: str):
+    env = dict(os.environ, MESOS_SECRET=SECRETS[principal])
+    return run_scheduler(opts, "--master", master.address, *args, env=env)
+
+
+def _agents_of(state: dict, name: str) -> set[str]:
+    frameworks = state.get("frameworks", []) + state.get("completed_frameworks", [])
+    return {t["slave_id"].rsplit("-", 1)[1] for f in frameworks if f["name"] == name
+            for t in f.get("tasks", []) + f.get("completed_tasks", [])}
+
+
+def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
+    credentials = tmp_path / "credentials"
+    credentials.write_text("".join(f"{p} {s}\n" for p, s in SECRETS.items()))
+    master = LocalMaster(tmp_path / "m", agents=3, extra=[
+        "--cpus", "1", "--mem", "1024", "--credentials", str(credentials), "--acls", json.dumps(ACLS),
+        "--reserve", "0=cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512",
+        "--reserve", "1=cpus(team-b):1;mem(team-b):1024",
+        "--reserve", "2=gpus:1",
+        "--quota", "team-a=cpus:1.5", "--weights", "team-a=1,team-b=1"])
+    runs = []
+    try:
+        a_opts = _options(tmp_path, "team-a-job", "team-a", "a")
+        a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
+        b = _run(_options(tmp_path, "team-b-job", "team-b", "b"), master, "b")
+        gpu = _run(_options(tmp_path, "gpu-job", "*", "c", gpus=1), master, "c")
+        intruder = _run(_options(tmp_path, "b-as-a", "team-a", "b"), master, "b")
+        runs = [a, b, gpu, intruder]
+
+        # B's principal may not take role team-a: Mesos' own words, and the run ends at once.
+        assert intruder.wait(60) == 1, intruder.output
+        assert "Not authorized to register framework  with roles { team-a }" in intruder.output
+
+        # Team A's scheduler dies while its tasks run: team B's and the GPU job go on untouched.
+        a.wait_for(r"chief:0 TASK_RUNNING", 90)
+        a.kill(signal.SIGKILL)
+        assert b.wait(120) == 0, b.output
+        assert gpu.wait(120) == 0, gpu.output
+        assert "chief of gpu-job sees GPUs [0]" in gpu.output
+        # A restarted scheduler adopts team A's tasks and finishes its job.
+        a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
+        runs.append(a)
+        assert a.wait(120) == 0, a.output
+        assert "resuming job 'team-a-job'" in a.output
+
+        state = master.state()
+        # Agent 0: team A's reservation and a shared pool; 1: team B's reservation; 2: the GPU agent.
+        assert _agents_of(state, "team-a-job") == {"S0"}
+        assert _agents_of(state, "team-b-job") == {"S1"}
+        assert _agents_of(state, "gpu-job") == {"S2"}
+        assert not any(f["name"] == "b-as-a" for f in state["frameworks"] + state["completed_frameworks"])
+        for name in ("team-a-job", "team-b-job", "gpu-job"):
+            assert not wait_gone(name, timeout=10), f"{name} left processes behind"
+    finally:
+        for run in runs:
+            if run.proc.poll() is None:
+                run.killpg(signal.SIGKILL)
+        master.stop()
