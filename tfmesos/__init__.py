@@ -10,6 +10,10 @@ def __getattr__(name: str) -> Any:
     # Lazy: ``import tfmesos`` (every executor and training script does) stays light;
     # ``tfmesos.report`` loads only its small module;
     # ``tfmesos.cluster`` and ``from tfmesos import cluster`` load the scheduler side only when asked for.
+    if name == "report":  # tfmesos.report(step=..., loss=...): progress for the scheduler
+        from .progress import report
+
+        return report
     if name in ("cluster", "ClusterError"):
         from . import cluster_api as module
 

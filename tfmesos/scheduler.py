@@ -23,7 +23,7 @@ from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .metrics import JobMetrics
-from .report import PROGRESS
+from .progress import PROGRESS
 from .spec import JobSpec, TaskKey
 from .state_store import StateStore
 
