@@ -427,7 +427,7 @@ class Job:
 
     def progress(self) -> dict[str, Any] | None:
         """The job's progress: what the task that decides success reported, else the latest report."""
-        lead = self.reports.get(self.spec.success_keys[0])
+        lead = next((self.reports[k] for k in self.spec.success_keys[:1] if k in self.reports), None)
         if lead is None and self.reports:
             lead = max(self.reports.values(), key=lambda r: r["at"])
         if lead is None:
