@@ -25,7 +25,7 @@ from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
 
-QUOTA_PROBE_EVERY = 2.0  # seconds between quota questions to the master while placement waits
+QUOTA_PROBE_EVERY = 1.0  # seconds between quota questions to the master while placement waits
 # Permanent refusals: no re-subscription changes them (a role the ACLs refuse: trace 09-authz).
 FATAL_ERRORS = ("Framework has been removed", "Framework failed over", "Not authorized to register framework")
 
@@ -87,6 +87,7 @@ class JobScheduler:
         self.clock = clock
         self.quota_probe = quota_probe  # role -> (quota limits, role allocation), from the master
         self._quota_probed_at = float("-inf")
+        self._quota_waiting = False
         self.cond = threading.Condition()
         self.driver: Any = None
         self.raw_offers: dict[str, dict[str, Any]] = {}
@@ -280,14 +281,19 @@ class JobScheduler:
         if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
             return
         self._quota_probed_at = now
-        answer = self.quota_probe(self.spec.service.role)
-        if answer is not None:
-            reason = quota_shortfall(self.spec.service.role, answer[0], answer[1], job.held_totals(),
-                                     job.pending_demand())
-            if reason is not None:
-                job.defer_placement(reason, now)
-                self._apply([], durable=False)
-                return
+        role = self.spec.service.role
+        answer = self.quota_probe(role)
+        shortfall = None if answer is None else quota_shortfall(role, answer[0], answer[1], job.held_totals(),
+                                                                job.pending_demand())
+        if shortfall is not None:
+            job.defer_placement(shortfall, now)
+        elif self._quota_waiting:
+            # The quota has room again: a full placement window to gather the offers.
+            job.defer_placement(f"role {role}'s quota has room again: placing the job", now)
+        else:
+            return
+        self._quota_waiting = shortfall is not None
+        self._apply([], durable=False)
 
     def request_stop(self) -> None:
         with self.cond:
