@@ -111,3 +111,21 @@ def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
             if run.proc.poll() is None:
                 run.killpg(signal.SIGKILL)
         master.stop()
+
+
+def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it(tmp_path):
+    from .harness import ROOT, accuracy
+
+    master = LocalMaster(tmp_path / "m", agents=1, extra=["--reserve", "0=ml-team"])
+    try:
+        slave = master.state()["slaves"][0]
+        assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
+        opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
+                             service={"name": "ml-team-pss", "role": "ml-team"})
+        run = run_scheduler(opts, "--master", master.address)
+        assert run.wait(300) == 0, run.output[-4000:]
+        assert accuracy(run.output) >= 0.9
+        assert "job ml-team-pss SUCCEEDED" in run.output
+        assert not wait_gone("ml-team-pss", timeout=10)
+    finally:
+        master.stop()
