@@ -133,7 +133,7 @@ class JobScheduler:
         d = self.driver
         if isinstance(a, act.Launch):
             raw = self.raw_offers.pop(a.offer_id)
-            ledger = OfferLedger(raw)
+            ledger = OfferLedger(raw, self.spec.service.revocable)
             infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
@@ -192,7 +192,7 @@ class JobScheduler:
         with self.cond:
             parsed = []
             for raw in offers:
-                o = parse_offer(raw)
+                o = parse_offer(raw, self.spec.service.revocable)
                 self.raw_offers[o.id] = raw
                 parsed.append(o)
             self._apply(self.job.offers(parsed, self.clock()), durable=False)
