@@ -207,7 +207,8 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         # Offers name their role (allocation_info) and carry reservations in the refined form;
         # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
         "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
-        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else []),
+        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else [])
+        + ([{"type": "REVOCABLE_RESOURCES"}] if svc.revocable else []),
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
