@@ -224,6 +224,10 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
     saved = _load_state(store)
+    if saved and saved.get("finished"):
+        # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+        console.event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
+        saved = None
     if not saved:
         return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
     if saved.get("options_digest") != options_digest(options):

@@ -30,6 +30,8 @@ def _options(tmp_path, name: str, role: str, principal: str, gpus: int = 0, **ex
 
 def _run(opts, master, principal: str, *args: str):
     env = dict(os.environ, MESOS_SECRET=SECRETS[principal])
+    if "--state-dir" not in args:  # never the user's own ~/.tfmesos
+        args = (*args, "--state-dir", str(opts.parent / "state"))
     return run_scheduler(opts, "--master", master.address, *args, env=env)
 
 
