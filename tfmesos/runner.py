@@ -207,7 +207,8 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         # Offers name their role (allocation_info) and carry reservations in the refined form;
         # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
         "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
-        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else []),
+        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else [])
+        + ([{"type": "REVOCABLE_RESOURCES"}] if svc.revocable else []),
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
@@ -223,6 +224,10 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
     saved = _load_state(store)
+    if saved and saved.get("finished"):
+        # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+        console.event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
+        saved = None
     if not saved:
         return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
     if saved.get("options_digest") != options_digest(options):
