@@ -220,3 +220,15 @@ def test_principal_without_secret_is_only_a_warning(tmp_path: Path):
     result, _, left = _run_case(case, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "warning: $.service.principal 'team-a' without MESOS_SECRET" in result.stderr and left == []
+
+
+def test_a_master_that_never_answers_is_given_up_at_the_connect_timeout(tmp_path: Path):
+    """A black hole (the port accepts, nothing answers): no per-call day-long wait."""
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(16)  # never accepted: the kernel completes the handshake, nobody replies
+        where = f"127.0.0.1:{hole.getsockname()[1]}"
+        case = Case("black hole", RUN + ["--master", where, "--connect-timeout", "2"], [f"Mesos master at {where}", "no answer"])
+        result, elapsed, left = _run_case(case, tmp_path)
+    assert result.returncode == 3 and all(t in result.stderr for t in case.expect), result.stderr
+    assert elapsed < 12 and left == [] and "Traceback" not in result.stderr
