@@ -54,4 +54,5 @@ FULL_OPTIONS = {
         "placement_timeout_seconds": 60,
         "active_deadline_seconds": 3600,
     },
+    "tensorboard": {"enabled": True, "logdir": "/shared/summaries", "cpus": 0.3, "mem": 600},
 }
