@@ -126,6 +126,40 @@ def test_import_tfmesos_stays_light():
     import subprocess
     import sys
 
-    code = "import sys, tfmesos; print(sorted(m for m in sys.modules if m.startswith(('tfmesos.', 'pymesos', 'tensorflow'))))"
+    heavy = "('tfmesos.cluster_api', 'tfmesos.scheduler', 'tfmesos.localmaster', 'pymesos', 'tensorflow')"
+    code = f"import sys, tfmesos; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_an_unreachable_master_is_a_clear_error_and_leaves_handlers_alone():
+    import signal
+
+    from tfmesos.errors import UnreachableError
+
+    before = signal.getsignal(signal.SIGTERM)
+    with socket_closed_port() as port:
+        with pytest.raises(UnreachableError, match=f"127.0.0.1:{port}"):
+            with cluster_api.cluster({"ps": 1}, master=f"127.0.0.1:{port}", connect_timeout=2):
+                pass
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def socket_closed_port():
+    import contextlib
+    import socket
+
+    @contextlib.contextmanager
+    def closed():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        yield port  # bound once, now closed: nothing listens there
+
+    return closed()
+
+
+def test_a_cluster_job_snapshots_without_a_success_task():
+    spec = _spec({"roles": cluster_api.roles_options({"ps": 1})})
+    snap = Job.new(spec, 0.0).snapshot()
+    assert [t["role"] for t in snap["tasks"]] == ["ps"] and snap["progress"] is None

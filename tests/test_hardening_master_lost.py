@@ -1,5 +1,6 @@
 """Once subscribed, a lost master is waited for as long as service.failover_timeout keeps the
-job alive on the Mesos side, with a line now and then; then the run ends, saying why."""
+job alive on the Mesos side, with a line now and then; then the run ends, saying why. The
+console collapses a line repeated by a retry loop."""
 from __future__ import annotations
 
 from tfmesos.core.job import Job
@@ -51,3 +52,18 @@ def test_master_back_in_time_is_reported_and_resets_the_wait():
     clock.now += 50
     sched._subscribed(None)
     assert sched.disconnected_at is None and any("back after 50 s" in e for e in events)
+
+
+def test_console_collapses_a_repeated_line():
+    import io
+
+    from tfmesos.runner import Console
+
+    out = io.StringIO()
+    console = Console(out)
+    for _ in range(1000):
+        console.line("error from the master: same thing")
+    console.line("something else")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3, lines
+    assert "repeated 999 more times" in lines[1] and lines[2].endswith("something else")

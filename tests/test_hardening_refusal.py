@@ -51,18 +51,19 @@ class ReplayMaster:
                     self.end_headers()
                     return
                 replay.subscribes += 1
-                body = recorded["body_first_bytes"].encode()
-                self.send_response(recorded["status"])
-                self.send_header("Content-Type", "application/json" if recorded["status"] == 200 else "text/plain")
-                if recorded["status"] == 200:  # the stream: one RecordIO record, then Mesos closes it
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.send_header("Mesos-Stream-Id", "6b4f3c3e-0000-0000-0000-000000000000")
-                    self.end_headers()
-                    self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+                body, status = recorded["body_first_bytes"].encode(), recorded["status"]
+                # Head and body in one write, as one packet: pymesos fails on an error reply whose
+                # body comes in a later read (a TypeError in its own code).
+                if status == 200:  # the stream: one RecordIO record, then Mesos closes it
+                    head = ("Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                            "Mesos-Stream-Id: 6b4f3c3e-0000-0000-0000-000000000000\r\n")
+                    payload = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
                 else:
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
+                    head = f"Content-Type: text/plain; charset=utf-8\r\nContent-Length: {len(body)}\r\n"
+                    payload = body
+                reason = {200: "OK", 400: "Bad Request", 503: "Service Unavailable"}[status]
+                self.wfile.write(f"HTTP/1.1 {status} {reason}\r\n{head}\r\n".encode() + payload)
+                self.wfile.flush()
                 self.close_connection = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -75,24 +76,30 @@ class ReplayMaster:
         self.server.server_close()
 
 
+def _run_against(master: ReplayMaster, tmp: Path, connect_timeout: float, service: dict | None = None,
+                 env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """``tfmesos run`` of a one-task job against the replaying master; closes the master."""
+    (tmp / "o.json").write_text(json.dumps({"job": {"command": "true"}, "roles": {"worker": {"count": 1}},
+                                            "service": service or {}}))
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(tmp / "o.json"), "--master",
+                               master.address, "--state-dir", str(tmp / "state"), "--connect-timeout", str(connect_timeout)],
+                              env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        master.close()
+    return proc, time.monotonic() - t0
+
+
 @pytest.mark.parametrize("case, says, option", [
     ("acl-refused", "Not authorized to register framework  with roles { team-a }", "service.role"),
     ("principal-mismatch", "does not match principal 'team-a'", "service.principal"),
 ])
 def test_refused_subscription_ends_the_run(case: str, says: str, option: str, tmp_path: Path):
     master = ReplayMaster(TRACE[case])
-    options = {"job": {"command": "true"}, "roles": {"worker": {"count": 1}},
-               "service": {"name": "b-as-a", "role": "team-a", "principal": "team-a"}}
-    (tmp_path / "o.json").write_text(json.dumps(options))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MESOS_SECRET": "hunter2"}
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(tmp_path / "o.json"), "--master",
-                               master.address, "--state-dir", str(tmp_path / "state"), "--connect-timeout", "20"],
-                              env=env, capture_output=True, text=True, timeout=60)
-    finally:
-        master.close()
-    elapsed = time.monotonic() - t0
+    service = {"name": "b-as-a", "role": "team-a", "principal": "team-a"}
+    proc, elapsed = _run_against(master, tmp_path, 20, service, {"MESOS_SECRET": "hunter2"})
     assert proc.returncode == 4, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert says in last and option in last and master.address in last, proc.stderr
@@ -138,3 +145,14 @@ def test_a_stream_that_keeps_dropping_is_retried_with_backoff(tmp_path: Path):
     # Backoff 0.5, 1, 2, 4 s: at most a few more within 3 s (tight looping would be thousands).
     assert during <= 4, f"{during} SUBSCRIBEs in 3 s"
     assert "Traceback" not in err
+
+
+def test_a_master_without_a_leader_is_retried_with_backoff_until_the_connect_timeout(tmp_path: Path):
+    """503 (no leader yet) is retryable: backed off, then given up at --connect-timeout, plainly."""
+    master = ReplayMaster({"status": 503, "body_first_bytes": ""})
+    proc, elapsed = _run_against(master, tmp_path, 3)
+    assert proc.returncode == 3, proc.stderr
+    assert f"cannot subscribe to the Mesos master at {master.address}: no SUBSCRIBED within 3 s" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert 1 <= master.subscribes <= 6, master.subscribes  # 0.5, 1, 2 s apart: not thousands
+    assert elapsed < 25, elapsed

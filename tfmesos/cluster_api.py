@@ -45,6 +45,7 @@ class ClusterSettings:
     master: str | None = None  # None: MESOS_MASTER, else an embedded master
     host: str = ""  # the caller's address as the servers reach it; empty: worked out
     start_timeout: float = DEFAULT_START_TIMEOUT
+    connect_timeout: float = 30.0  # reaching and subscribing to the master
     wait_serving: bool = True  # wait until every task accepts connections on its port
     quiet: bool = True
     agents: int = 2
@@ -204,7 +205,8 @@ class Cluster(Mapping[str, str]):
 
         from .core.job import Job
         from .mesos.taskinfo import ExecutorSettings
-        from .runner import RunSettings, framework_info, start_embedded_master
+        from .reach import check_master
+        from .runner import RunSettings, _await_subscription, framework_info, start_embedded_master
         from .scheduler import JobScheduler
 
         s = self.settings
@@ -215,6 +217,8 @@ class Cluster(Mapping[str, str]):
                                   gpus_per_agent=s.gpus_per_agent)
                 self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
                 master = self._master_proc.address
+            else:
+                master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
             self._sched = JobScheduler(
                 Job.new(self.spec, time.time()), self.spec, self.options,
                 ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
@@ -228,6 +232,9 @@ class Cluster(Mapping[str, str]):
             )
             self._sched.driver = self._driver
             self._driver.start()
+            driver, self._driver = self._driver, None  # _await_subscription stops it if it fails
+            _await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
+            self._driver = driver
             self._thread = threading.Thread(target=self._sched.run_until_done, args=(self._stop,),
                                             name="tfmesos-cluster", daemon=True)
             self._thread.start()
@@ -280,8 +287,9 @@ class Cluster(Mapping[str, str]):
                     if self._thread is not None:
                         self._thread.join()
                 if self._driver is not None:
-                    self._driver.stop(failover=False)  # TEARDOWN: Mesos kills anything left
-                    self._driver.join()
+                    from .runner import _stop_driver
+
+                    _stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
             finally:
                 if self._master_proc is not None:
                     self._master_proc.stop()
@@ -351,6 +359,7 @@ def cluster(
     on_event: Callable[[str], None] | None = None,
     quiet: bool | None = None,
     start_timeout: float = DEFAULT_START_TIMEOUT,
+    connect_timeout: float = 30.0,
     agents: int = 2,
     agent_cpus: float = 4.0,
     agent_mem: float = 8192.0,
@@ -395,6 +404,7 @@ def cluster(
     if coordinator:
         external = {**external, TaskKey("chief", 0): f"{host}:{free_port(host)}"}
     spec, resolved = cluster_job_spec(doc, external)
-    settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, quiet=quiet, agents=agents,
+    settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, connect_timeout=connect_timeout,
+                               quiet=quiet, agents=agents,
                                agent_cpus=agent_cpus, agent_mem=agent_mem, gpus_per_agent=gpus_per_agent)
     return _ClusterContext(lambda: open_cluster(spec, resolved, settings, on_event))

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
+from .errors import TfmesosError
 from .options import OptionsError, read_options_file
 
 PROG = "tfrun"
@@ -159,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"{PROG}: {problem}", file=sys.stderr)
         return 2
+    except TfmesosError as exc:  # the master unreachable, refused, ...
+        print(f"{PROG}: {exc.line()}", file=sys.stderr)
+        return exc.exit_code
 
 
 if __name__ == "__main__":

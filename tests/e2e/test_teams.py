@@ -30,6 +30,8 @@ def _options(tmp_path, name: str, role: str, principal: str, gpus: int = 0, **ex
 
 def _run(opts, master, principal: str, *args: str):
     env = dict(os.environ, MESOS_SECRET=SECRETS[principal])
+    if "--state-dir" not in args:  # never the user's own ~/.tfmesos
+        args = (*args, "--state-dir", str(opts.parent / "state"))
     return run_scheduler(opts, "--master", master.address, *args, env=env)
 
 
@@ -58,7 +60,7 @@ def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
         runs = [a, b, gpu, intruder]
 
         # B's principal may not take role team-a: Mesos' own words, and the run ends at once.
-        assert intruder.wait(60) == 1, intruder.output
+        assert intruder.wait(60) == 4, intruder.output  # 4: the master refused the framework
         assert "Not authorized to register framework  with roles { team-a }" in intruder.output
 
         # Team A's scheduler dies while its tasks run: team B's and the GPU job go on untouched.
@@ -85,4 +87,47 @@ def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
         for run in runs:
             if run.proc.poll() is None:
                 run.killpg(signal.SIGKILL)
+        master.stop()
+
+
+def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
+    master = LocalMaster(tmp_path / "m", agents=1, extra=["--cpus", "2", "--mem", "2048", "--quota", "team-a=cpus:1.2"])
+    runs = []
+    try:
+        first = run_scheduler(write_options(
+            tmp_path / "first.json", service={"name": "first", "role": "team-a"},
+            job={"command": "sleep 4"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master", master.address)
+        runs.append(first)
+        first.wait_for(r"chief:0 TASK_RUNNING", 60)
+        second = run_scheduler(write_options(
+            tmp_path / "second.json", service={"name": "second", "role": "team-a"},
+            job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}},
+            policies={"placement_timeout_seconds": 2}), "--master", master.address)
+        runs.append(second)
+        second.wait_for(r"waiting for role team-a's quota \(not for offers\): cpus 1 needed, limit 1.2, 1 held by others", 30)
+        assert first.wait(60) == 0, first.output
+        assert second.wait(60) == 0, second.output
+        assert "cannot be placed" not in second.output
+    finally:
+        for run in runs:
+            if run.proc.poll() is None:
+                run.killpg(signal.SIGKILL)
+        master.stop()
+
+
+def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it(tmp_path):
+    from .harness import ROOT, accuracy
+
+    master = LocalMaster(tmp_path / "m", agents=1, extra=["--reserve", "0=ml-team"])
+    try:
+        slave = master.state()["slaves"][0]
+        assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
+        opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
+                             service={"name": "ml-team-pss", "role": "ml-team"})
+        run = run_scheduler(opts, "--master", master.address)
+        assert run.wait(300) == 0, run.output[-4000:]
+        assert accuracy(run.output) >= 0.9
+        assert "job ml-team-pss SUCCEEDED" in run.output
+        assert not wait_gone("ml-team-pss", timeout=10)
+    finally:
         master.stop()

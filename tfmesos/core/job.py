@@ -430,7 +430,8 @@ class Job:
 
     def progress(self) -> dict[str, Any] | None:
         """The job's progress: what the task that decides success reported, else the latest report."""
-        lead = self.reports.get(self.spec.success_keys[0])
+        keys = self.spec.success_keys  # none for a cluster of servers (tfmesos.cluster)
+        lead = self.reports.get(keys[0]) if keys else None
         if lead is None and self.reports:
             lead = max(self.reports.values(), key=lambda r: r["at"])
         if lead is None:
