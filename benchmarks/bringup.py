@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import (PYTHON, BenchError, CpuMonitor, StampedRun, ensure_gone, job_options, launched, log, rss_mib,
-                     sandbox_root, summary, wait_sandbox_line)
+from .common import (PYTHON, BenchError, CpuMonitor, StampedRun, ensure_gone, job_options, launched, log, pinned,
+                     rss_mib, sandbox_root, summary, wait_sandbox_line)
 from .handlaunch import HandJob
 from tests.e2e.harness import find_task_process
 
@@ -32,9 +32,10 @@ def job_env(steps: int) -> list[str]:
     return [f"TRAIN_STEPS={steps}", "CHECKPOINT_EVERY=100", "FIRST_STEP_MARK=1"]
 
 
-def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
+def tfmesos_arm(tmp: Path, name: str, steps: int, pin: set[int] | None = None) -> dict[str, Any]:
     opts = job_options(tmp / f"{name}.json", name, job_env(steps))
-    run = StampedRun(["run", str(opts), "--api-port", "0"])
+    with pinned(pin):
+        run = StampedRun(["run", str(opts), "--api-port", "0"])
     t0 = run.started_at
     cpu = CpuMonitor(lambda: [run.proc.pid])
     try:
@@ -65,6 +66,7 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
         (tmp / f"{name}.log").write_text(run.output)  # the stamped console, kept for inspection
     rusage = run.rusage()
     footprint["scheduler_cpu_s"] = rusage.get("cpu_s")
+    whole = _whole_job_cpu(cpu, run.proc.pid, rusage.get("cpu_s"))
     footprint["scheduler_peak_rss_mib"] = cpu.peak_rss_mib(run.proc.pid)
     return {
         "arm": "tfmesos",
@@ -82,16 +84,23 @@ def tfmesos_arm(tmp: Path, name: str, steps: int) -> dict[str, Any]:
         **_cpu_figures(cpu, t0, first_step, took, steps),
         # tfmesos' own processes (the scheduler with the embedded master, the executors) while training
         "tfmesos_processes_cpu_s_per_1000_steps": _own_cpu(cpu, run.proc.pid, first_step, took, steps),
+        # The whole job, start to exit: tfmesos' own processes against every process of the job.
+        **whole,
+        # Per task, the scheduler's launch -> its TASK_RUNNING (executor started, ClusterSpec in hand,
+        # the task's process started): the four executors start at once on 2 cores.
+        "executor_start_s": summary(running[k] - tasks[k]["stamp"] for k in TASKS)["median"],
         "ports": {k: tasks[k]["port"] for k in TASKS},
         "footprint": footprint,
         "leftover_processes": left,
     }
 
 
-def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int], own_sessions: bool = False) -> dict[str, Any]:
+def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int], own_sessions: bool = False,
+             pin: set[int] | None = None) -> dict[str, Any]:
     opts = job_options(tmp / f"{name}.json", name, job_env(steps))
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
-    job = HandJob(opts, ports, work, own_sessions)
+    with pinned(pin):
+        job = HandJob(opts, ports, work, own_sessions)
     t0 = job.started_at
     cpu = CpuMonitor(lambda: [t.proc.pid for t in job.tasks.values()])
     try:
@@ -112,7 +121,21 @@ def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int], own_sessio
         "training_s": took,
         "steps_per_s": steps / took,
         **_cpu_figures(cpu, t0, first_step, took, steps),
+        "job_cpu_s": cpu.series[-1][1] if cpu.series else None,
     }
+
+
+def _whole_job_cpu(cpu: CpuMonitor, scheduler_pid: int, scheduler_cpu: float | None) -> dict[str, float | None]:
+    """CPU seconds of the whole job (every process, last sample; the scheduler's own from its
+    getrusage at exit, which the sampling cannot miss) and the share of tfmesos' processes: the
+    scheduler with the embedded master in it, and the executors."""
+    if not cpu.by_pid or scheduler_cpu is None:
+        return {"job_cpu_s": None, "tfmesos_cpu_s": None, "tfmesos_cpu_share": None}
+    last = dict(cpu.by_pid[-1][1])
+    last[scheduler_pid] = max(scheduler_cpu, last.get(scheduler_pid, 0.0))
+    own = sum(c for pid, c in last.items() if pid == scheduler_pid or "tfmesos.executor" in cpu.cmdlines.get(pid, ""))
+    total = sum(last.values())
+    return {"job_cpu_s": total, "tfmesos_cpu_s": own, "tfmesos_cpu_share": own / total if total else None}
 
 
 def _own_cpu(cpu: CpuMonitor, scheduler_pid: int, first_step: float, took: float, steps: int) -> float | None:
@@ -142,7 +165,9 @@ def import_tensorflow() -> float:
     return time.monotonic() - t
 
 
-def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2, own_sessions: bool = False) -> dict[str, Any]:
+def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2, own_sessions: bool = False,
+        pin: set[int] | None = None, label: str = "bring-up/training") -> dict[str, Any]:
+    """``pairs`` interleaved pairs; ``pin``: both arms' processes on those CPUs only (taskset)."""
     results: dict[str, list[dict[str, Any]]] = {"tfmesos": [], "hand": []}
     imports: list[float] = []
     failures: list[str] = []
@@ -150,16 +175,16 @@ def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2,
     for i in range(pairs):
         order = ("tfmesos", "hand") if i % 2 == 0 or ports is None else ("hand", "tfmesos")
         for arm in order:
-            name = f"bench-up-{i}-{arm}"
+            name = f"bench-up-{i}-{arm}{'-pin' if pin else ''}"
             for attempt in range(2):  # one retry: other people's jobs may hold a port for a moment
                 try:
-                    log(f"bring-up/training pair {i + 1}/{pairs}: {arm} (TRAIN_STEPS={steps})")
+                    log(f"{label} pair {i + 1}/{pairs}: {arm} (TRAIN_STEPS={steps}{f', CPUs {sorted(pin)}' if pin else ''})")
                     if arm == "tfmesos":
-                        r = tfmesos_arm(tmp, f"{name}{attempt or ''}", steps)
+                        r = tfmesos_arm(tmp, f"{name}{attempt or ''}", steps, pin)
                         ports = ports or r["ports"]
                     else:
                         assert ports is not None
-                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports, own_sessions)
+                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports, own_sessions, pin)
                     r["pair"] = i
                     results[arm].append(r)
                     log(f"  {arm}: servers up {r['servers_up_s']:.2f}s, first step {r['first_step_s']:.2f}s, "
@@ -184,7 +209,7 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
     paired = [(r, by_pair[r["pair"]]) for r in tm if r["pair"] in by_pair]
     out: dict[str, Any] = {"runs": results, "failures": failures}
     for metric in ("servers_up_s", "first_step_s", "steps_per_s", "training_s", "bringup_cpu_s",
-                   "training_cpu_s_per_1000_steps", "foreign_cores_bringup", "foreign_cores_training"):
+                   "training_cpu_s_per_1000_steps", "foreign_cores_bringup", "foreign_cores_training", "job_cpu_s"):
         out[metric] = {"tfmesos": summary(r[metric] for r in tm), "hand": summary(r[metric] for r in hd)}
         # The ratio of each pair (taken side by side), then the median of those ratios.
         out[metric]["pair_ratios"] = summary(_ratio(a[metric], b[metric]) for a, b in paired)
@@ -199,4 +224,6 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
     out["footprint"] = fp
     out["tfmesos_processes_cpu_s_per_1000_steps"] = summary(r.get("tfmesos_processes_cpu_s_per_1000_steps") for r in tm)
     out["scheduler_cpu_s"] = summary(r["footprint"].get("scheduler_cpu_s") for r in tm)
+    for key in ("tfmesos_cpu_s", "tfmesos_cpu_share", "executor_start_s"):
+        out[key] = summary(r.get(key) for r in tm)
     return out

@@ -7,6 +7,7 @@ plumbing (``LineProcess``, ``LocalMaster``, ``find_task_process``, ``write_optio
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -19,7 +20,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import psutil
 
@@ -349,3 +350,18 @@ class CpuMonitor:
 
     def peak_rss_mib(self, pid: int) -> float | None:
         return self.peak_rss[pid] / 2**20 if pid in self.peak_rss else None
+
+
+@contextlib.contextmanager
+def pinned(cpus: set[int] | None) -> Iterator[None]:
+    """Processes started inside run on ``cpus`` only (what ``taskset -c`` does: the affinity is
+    inherited by every descendant, so a whole job stays on them); None: no change."""
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)

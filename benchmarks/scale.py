@@ -12,6 +12,7 @@ master process while the job runs, and of the idle master.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -49,7 +50,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
         monitor = CpuMonitor(lambda: [run.proc.pid])
         try:
             _, t_sub, _ = run.find(r"registered as framework", 60)
-            deadline = time.monotonic() + 300
+            deadline = time.monotonic() + 600
             master_rss = None
             while True:
                 launches = run.all(r"launch worker:\d+ as ")
@@ -63,7 +64,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
                     raise BenchError(f"{name}: {len(launches)} launched, {len(runs)} running of {tasks}: {why or 'timeout'}")
                 time.sleep(0.2)
             sched_rss = rss_mib(run.proc.pid)
-            code = run.wait(120)
+            code = run.wait(600)
             if code != 0:
                 raise BenchError(f"{name}: the job ended with exit {code}:\n" + run.output[-2000:])
             try:
@@ -149,13 +150,58 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     return out
 
 
-def run(tmp: Path, configs: tuple[tuple[int, int], ...] = ((200, 20), (1000, 20), (1000, 100)),
-        repeats: int = 2, event_sizes: tuple[int, ...] = (10, 100, 1000)) -> dict[str, Any]:
+def executor_probe(tmp: Path, name: str, steady_s: float = 5.0) -> dict[str, Any]:
+    """One task (``sleep``) on an idle 2-agent master: the executor's start (the agent spawns it ->
+    its task's TASK_RUNNING, as the scheduler prints it; and from the scheduler's launch), its CPU
+    seconds until then, and its CPU while the task runs (steady state: a polling loop would show)."""
+    from tests.e2e.harness import find_task_process
+
+    master = LocalMaster(tmp / f"master-{name}", agents=2, extra=PORTS)
+    try:
+        opts = write_options(
+            tmp / f"{name}.json", service={"name": name}, job={"command": f"exec sleep {steady_s + 4:g}"},
+            roles={"worker": {"count": 1, "cpus": 0.5, "mem": 32, "restart_policy": "Never"}},
+            policies={"success": "all_workers"})
+        run = StampedRun(["run", str(opts), "--master", master.address, "--api-port", "0"], first_port=None)
+        try:
+            _, t_launch, _ = run.find(r"launch worker:0 as ", 60)
+            _, t_running, _ = run.find(r"\] worker:0 TASK_RUNNING", 60)
+            executor = find_task_process(name, "worker", 0, executor=True)
+            if executor is None:
+                raise BenchError(f"{name}: no executor process found")
+            spawned = executor.create_time()  # clock ticks: 10 ms resolution
+            t = executor.cpu_times()
+            start_cpu = t.user + t.system
+            time.sleep(1.0)
+            t = executor.cpu_times()
+            cpu1, w1 = t.user + t.system, time.monotonic()
+            time.sleep(steady_s)
+            t = executor.cpu_times()
+            cpu2, w2 = t.user + t.system, time.monotonic()
+            rss = rss_mib(executor.pid)
+            code = run.wait(60)
+            if code != 0:
+                raise BenchError(f"{name}: the job ended with exit {code}:\n" + run.output[-2000:])
+        finally:
+            run.stop()
+            ensure_gone(name)
+        return {"launch_to_running_s": t_running - t_launch, "spawn_to_running_s": t_running - spawned,
+                "startup_cpu_s": start_cpu, "steady_cpu_fraction": (cpu2 - cpu1) / (w2 - w1),
+                "executor_rss_mib": (rss or {}).get("rss_mib")}
+    finally:
+        master.stop()
+
+
+def run(tmp: Path, configs: tuple[tuple[int, int, int], ...] = ((1000, 10, 2), (1000, 100, 2), (1000, 1000, 1)),
+        event_sizes: tuple[int, ...] = (10, 100, 1000), probes: int = 3) -> dict[str, Any]:
+    """``configs``: (agents, tasks, repeats); rounds interleave the configs that still have repeats."""
     rows, failures = [], []
-    for rep in range(repeats):
-        for agents, tasks in configs:  # interleaved: one of each per round
+    for rep in range(max(r for _, _, r in configs)):
+        for agents, tasks, repeats in configs:  # interleaved: one of each per round
+            if rep >= repeats:
+                continue
             name = f"bench-scale-{agents}-{tasks}-{rep}"
-            log(f"scale: {tasks} tasks on {agents} agents (round {rep + 1}/{repeats})")
+            log(f"scale: {tasks} tasks on {agents} agents (round {rep + 1}/{repeats}); load {os.getloadavg()[0]:.2f}")
             try:
                 r = one_run(tmp, agents, tasks, name)
                 rows.append(r)
@@ -165,13 +211,22 @@ def run(tmp: Path, configs: tuple[tuple[int, int], ...] = ((200, 20), (1000, 20)
                 failures.append(f"{name}: {type(exc).__name__}: {exc}"[:2000])
                 log(f"  failed: {str(exc)[:300]}")
     out: dict[str, Any] = {"runs": rows, "failures": failures, "configs": []}
-    for agents, tasks in configs:
+    for agents, tasks, _ in configs:
         sel = [r for r in rows if r["agents"] == agents and r["tasks"] == tasks]
         out["configs"].append({"agents": agents, "tasks": tasks, **{
             k: summary(r[k] for r in sel)
             for k in ("first_launch_s", "all_launched_s", "all_running_s", "status_updates_resent", "scheduler_cpu_s", "scheduler_peak_rss_mib",
                       "master_rss_mib", "master_cpu_s")}})
-    out["idle_master"] = [idle_master(tmp, n) for n in (2, max(a for a, _ in configs))]
+    out["idle_master"] = [idle_master(tmp, n) for n in (2, max(a for a, _, _ in configs))]
+    probes_out = []
+    for i in range(probes):
+        log(f"scale: executor start and steady-state CPU, one task on an idle master ({i + 1}/{probes})")
+        try:
+            probes_out.append(executor_probe(tmp, f"bench-exec-{i}"))
+        except Exception as exc:  # noqa: BLE001 - recorded
+            failures.append(f"bench-exec-{i}: {type(exc).__name__}: {exc}"[:2000])
+    out["executor"] = {k: summary(p[k] for p in probes_out) for k in (
+        "launch_to_running_s", "spawn_to_running_s", "startup_cpu_s", "steady_cpu_fraction", "executor_rss_mib")}
     log("scale: one status update's handling in the scheduler, by job size")
     out["per_event"] = [event_cost(tmp, n) for n in event_sizes]
     return out

@@ -33,7 +33,7 @@ def zk(tmp_path_factory):
     """A real ZooKeeper (Debian's package) on 127.0.0.1, shared by the tests that need one."""
     if not zookeeper.available():
         pytest.fail("ZooKeeper is not installed: `make test` installs Debian's zookeeper package "
-                    "(tools/ensure_zookeeper.sh); deselect these tests on purpose with -m 'not zookeeper'")
+                    "(tools/ensure_test_deps.sh); deselect these tests on purpose with -m 'not zookeeper'")
     server = zookeeper.ZooKeeper(tmp_path_factory.mktemp("zk")).start()
     yield server
     server.stop()

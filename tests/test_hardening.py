@@ -70,6 +70,8 @@ CASES = [
     Case("NaN", RUN, ["NaN", "finite"], options=b'{"service": {"failover_timeout": NaN}}'),
     Case("overflow to infinity", RUN, ["$.service.failover_timeout", "finite"], options=b'{"service": {"failover_timeout": 1e400}}'),
     Case("yaml duplicate", RUN, ["line 3", "duplicate key 'job'"], options=b"job: {}\nroles: {}\njob: {}\n", suffix=".yaml"),
+    Case("yaml schema error has its line", RUN, ["$.roles.worker.count", "options.yaml line 5"],
+         options=b"job:\n  command: x\nroles:\n  worker:\n    count: '2'\n", suffix=".yaml"),
     Case("yaml syntax", RUN, ["not valid YAML", "line"], options=b"job: [\n", suffix=".yml"),
     Case("long value cut", RUN, ["$.roles.worker.count", "characters)"], options=_with(roles__worker__count="x" * 900_000)),
     Case("unknown placeholder", RUN, ["$.roles.worker.command", "{task_idx}"], options=_with(job__command="run {task_idx}")),

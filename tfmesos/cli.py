@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TfmesosError, UsageError, cut, mute_library_logs
+from .localmaster.cli import add_agent_flags
 from .masking import mask_options
 from .options import OptionsError, load_options_file, resolve_options
 from .preflight import environment_problems, option_problems
@@ -161,11 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output", choices=("text", "json"), default="text",
                      help="with --dry-run: json prints only the resolved options, as JSON (e.g. from a YAML file)")
     run.add_argument("--show-env-values", action="store_true", help="with --dry-run: print env values instead of hiding them")
-    run.add_argument("--agents", type=int, default=2, help="embedded master: number of agents (default 2)")
-    run.add_argument("--agent-cpus", type=float, default=4.0, help="embedded master: cpus per agent")
-    run.add_argument("--agent-mem", type=float, default=8192.0, help="embedded master: mem (MB) per agent")
-    run.add_argument("--agent-disk", type=float, default=20000.0, help="embedded master: disk (MB) per agent")
-    run.add_argument("--gpus-per-agent", type=int, default=0, help="embedded master: fake GPUs per agent")
+    add_agent_flags(run, "embedded master: ")
     _connect_timeout_flag(run)
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")

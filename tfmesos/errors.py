@@ -49,13 +49,12 @@ class UsageError(TfmesosError):
 
 def mute_library_logs() -> None:
     """pymesos and kazoo log every failed connect as a warning or a traceback, and pymesos sets
-    its own level on import: we report the outcome ourselves, plainly and once (``-v`` keeps them)."""
+    its own level on import (so call this after importing it): we report the outcome ourselves,
+    plainly and once (``-v`` keeps them)."""
     import logging
 
     if logging.getLogger().getEffectiveLevel() <= logging.DEBUG:
         return
-    import pymesos  # noqa: F401 - its import sets the level we override
-    import pymesos.detector  # noqa: F401 - so does this one, for kazoo
-
+    # Called again after pymesos is imported: its import sets these levels (and kazoo's).
     for name in ("pymesos", "pymesos.process", "pymesos.scheduler", "kazoo", "kazoo.client", "kazoo.protocol.connection"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)

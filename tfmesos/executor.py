@@ -24,7 +24,7 @@ from typing import Any, IO
 
 from .core.clusterspec import substitute_placeholders, tf_config
 from .mesos.taskinfo import decode
-from .report import REPORT_ENV, ReportPipe, progress_message
+from .progress import REPORT_ENV, ReportPipe, progress_message
 from .spec import TaskKey
 
 log = logging.getLogger("tfmesos.executor")

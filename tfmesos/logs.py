@@ -204,6 +204,9 @@ def api_address(args: argparse.Namespace) -> str:
     api = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
     if not api:
         raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run')"])
+    from .reach import parse_host_port
+
+    parse_host_port(api, "--api")  # a plain refusal of a malformed address, not an InvalidURL
     return api
 
 
@@ -248,13 +251,17 @@ def stream_log(api: str, task: str, file: str, tail: int | None, follow: bool, o
             out.write(f"--- {task} relaunched as {newer} ---\n".encode())
             chunk = fetch_chunk(api, task, {"file": file, "attempt": newer, "offset": 0})
             continue
-        if stop.wait(FOLLOW_POLL_SECONDS) or _job_over(api):
-            # One last read: what was written before the end.
+        over = stop.wait(FOLLOW_POLL_SECONDS) or _job_over(api)
+        try:
             chunk = fetch_chunk(api, task, {**base, "offset": chunk["next_offset"]})
+        except (urllib.error.URLError, OSError):
+            if over or _job_over(api):
+                return  # the scheduler left with the job: its last lines were read already
+            raise
+        if over:  # one last read (just done): what was written before the end
             out.write(to_bytes(chunk["data"]))
             out.flush()
             return
-        chunk = fetch_chunk(api, task, {**base, "offset": chunk["next_offset"]})
 
 
 def cmd_logs(args: argparse.Namespace) -> int:

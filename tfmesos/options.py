@@ -139,4 +139,10 @@ def read_options_file(path: str | Path) -> Any:
 
 
 def load_options_file(path: str | Path) -> dict[str, Any]:
-    return resolve_options(read_options_file(path))
+    data = read_options_file(path)
+    try:
+        return resolve_options(data)
+    except OptionsError as exc:
+        from .options_file import with_yaml_lines
+
+        raise with_yaml_lines(exc, Path(path)) from None

@@ -154,3 +154,39 @@ def read_document(path: str | Path) -> Any:
     data = parse_yaml(text, path) if path.suffix.lower() in YAML_SUFFIXES else parse_json(text, path)
     check_plain_json(data, path)
     return data
+
+
+def _yaml_node_lines(text: str) -> dict[str, int]:
+    """JSON path -> 1-based line of every node of a YAML document (for messages)."""
+    import yaml
+
+    from .options import json_path
+
+    lines: dict[str, int] = {}
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return lines
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(root, ())] if root is not None else []
+    while stack:
+        node, where = stack.pop()
+        lines.setdefault(json_path(where), node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((v, where + (k.value,)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, where + (i,)) for i, v in enumerate(node.value))
+    return lines
+
+
+def with_yaml_lines(exc: OptionsError, path: Path) -> OptionsError:
+    """The same problems, each with the YAML line of its path (or its nearest parent) when known."""
+    if path.suffix.lower() not in YAML_SUFFIXES:
+        return exc
+    lines = _yaml_node_lines(read_text(path))
+    out = []
+    for problem in exc.problems:
+        where = problem.split(":", 1)[0]
+        while where and where not in lines and where != "$":
+            where = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
+        out.append(f"{problem} ({path.name} line {lines[where]})" if where in lines and where != "$" else problem)
+    return OptionsError(out)

@@ -21,7 +21,8 @@ from typing import Any, TextIO
 
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
-from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut
+from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
+from .localmaster.config import MasterConfig
 from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
@@ -33,6 +34,8 @@ from .state_store import StateStore, open_store
 log = logging.getLogger("tfmesos.runner")
 EMBEDDED_PORTS_PER_AGENT = 100
 
+EMBEDDED = MasterConfig()
+
 
 @dataclass
 class RunSettings:
@@ -41,11 +44,12 @@ class RunSettings:
     state_dir: str = ""
     api_port: int | None = None  # None: the options' service.api_port
     api_host: str = "127.0.0.1"
-    agents: int = 2
-    agent_cpus: float = 4.0
-    agent_mem: float = 8192.0
-    agent_disk: float = 20000.0
-    gpus_per_agent: int = 0
+    # The embedded cluster's size: its defaults are the embedded master's own.
+    agents: int = EMBEDDED.agents
+    agent_cpus: float = EMBEDDED.agent_cpus
+    agent_mem: float = EMBEDDED.agent_mem
+    agent_disk: float = EMBEDDED.agent_disk
+    gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
     connect_timeout: float = 30.0
 
@@ -203,7 +207,8 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         # Offers name their role (allocation_info) and carry reservations in the refined form;
         # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
         "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
-        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else []),
+        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else [])
+        + ([{"type": "REVOCABLE_RESOURCES"}] if svc.revocable else []),
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
@@ -219,6 +224,10 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
     saved = _load_state(store)
+    if saved and saved.get("finished"):
+        # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+        console.event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
+        saved = None
     if not saved:
         return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
     if saved.get("options_digest") != options_digest(options):
@@ -307,6 +316,8 @@ def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
     from .reach import parse_zk_url, zk_session
 
     zk = settings.zk or spec.service.zk
+    if settings.master is None and not (settings.zk or settings.state_dir):
+        return  # a local run persists nothing unless asked to (see run_job)
     if zk:
         flag = "--zk" if settings.zk else "$.service.zk"
         servers, _ = parse_zk_url(zk, flag)
@@ -365,6 +376,8 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
 
+        mute_library_logs()  # pymesos' import set its own log level
+
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
@@ -396,12 +409,14 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
                                    "check the state directory (--state-dir) or ZooKeeper (--zk): space, permissions")
         except TfmesosError:
             raise
-        except (RuntimeError, OSError, ValueError) as exc:
-            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master). The
+        except (RuntimeError, OSError, ValueError, TypeError) as exc:
+            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master; a
+            # TypeError when an error reply's body came in a later packet: a pymesos bug). The
             # driver is gone; tasks already launched keep running until failover_timeout.
             if not sched.subscribed_once:
-                raise MesosRefusal(f"the Mesos master at {master} refused the subscription",
-                                   cut(str(exc), 300), refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
+                why = str(exc) if "HTTP" in str(exc) else f"an error reply pymesos could not read ({type(exc).__name__}: {exc})"
+                raise MesosRefusal(f"the Mesos master at {master} refused the subscription", cut(why, 300),
+                                   refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
             hint = " (check service.principal and the MESOS_SECRET variable)" if "401" in str(exc) else ""
             console.line(f"lost the Mesos master at {master}: {exc}{hint}")
             if sched.job.launch_seq:

@@ -23,7 +23,7 @@ from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
 from .metrics import JobMetrics
-from .report import PROGRESS
+from .progress import PROGRESS
 from .spec import JobSpec, TaskKey
 from .state_store import StateStore
 
@@ -31,7 +31,7 @@ log = logging.getLogger("tfmesos.scheduler")
 
 LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
 RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
-QUOTA_PROBE_EVERY = 2.0  # seconds between quota questions to the master while placement waits
+QUOTA_PROBE_EVERY = 1.0  # seconds between quota questions to the master while placement waits
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -94,6 +94,7 @@ class JobScheduler:
         self.clock = clock
         self.quota_probe = quota_probe  # role -> (quota limits, role allocation), from the master
         self._quota_probed_at = float("-inf")
+        self._quota_waiting = False
         self.cond = threading.Condition()
         self.driver: Any = None
         self.raw_offers: dict[str, dict[str, Any]] = {}
@@ -108,7 +109,7 @@ class JobScheduler:
         self.disconnected_at: float | None = None
         self._lost_noted = 0.0
         self._quick_drops = 0
-        self._subscribed_at = 0.0
+        self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
         self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
@@ -168,7 +169,7 @@ class JobScheduler:
         d = self.driver
         if isinstance(a, act.Launch):
             raw = self.raw_offers.pop(a.offer_id)
-            ledger = OfferLedger(raw)
+            ledger = OfferLedger(raw, self.spec.service.revocable)
             infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
@@ -254,7 +255,7 @@ class JobScheduler:
         with self.cond:
             parsed = []
             for raw in offers:
-                o = parse_offer(raw)
+                o = parse_offer(raw, self.spec.service.revocable)
                 self.raw_offers[o.id] = raw
                 address = agent_address_from_offer(raw)
                 if address:
@@ -373,14 +374,19 @@ class JobScheduler:
         if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
             return
         self._quota_probed_at = now
-        answer = self.quota_probe(self.spec.service.role)
-        if answer is not None:
-            reason = quota_shortfall(self.spec.service.role, answer[0], answer[1], job.held_totals(),
-                                     job.pending_demand())
-            if reason is not None:
-                job.defer_placement(reason, now)
-                self._apply([], durable=False)
-                return
+        role = self.spec.service.role
+        answer = self.quota_probe(role)
+        shortfall = None if answer is None else quota_shortfall(role, answer[0], answer[1], job.held_totals(),
+                                                                job.pending_demand())
+        if shortfall is not None:
+            job.defer_placement(shortfall, now)
+        elif self._quota_waiting:
+            # The quota has room again: a full placement window to gather the offers.
+            job.defer_placement(f"role {role}'s quota has room again: placing the job", now)
+        else:
+            return
+        self._quota_waiting = shortfall is not None
+        self._apply([], durable=False)
 
     def request_stop(self) -> None:
         with self.cond:

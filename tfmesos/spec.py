@@ -89,6 +89,7 @@ class ServiceSpec:
     user: str = ""
     role: str = "*"
     principal: str = ""
+    revocable: bool = False  # use revocable resources too (REVOCABLE_RESOURCES)
     failover_timeout: float = 604800.0
     zk: str = ""
     state_dir: str = ""
@@ -189,6 +190,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             user=svc["user"],
             role=svc["role"],
             principal=svc["principal"],
+            revocable=bool(svc["revocable"]),
             failover_timeout=float(svc["failover_timeout"]),
             zk=svc["zk"],
             state_dir=svc["state_dir"],

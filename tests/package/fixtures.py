@@ -7,6 +7,7 @@ FULL_OPTIONS = {
         "name": "team-a/mnist",
         "user": "nobody",
         "role": "tfmesos-role",
+        "revocable": True,
         "principal": "tfmesos-principal",
         "secret_name": "tfmesos/principal-secret",
         "mesos_master": "zk://zk-1.example:2181,zk-2.example:2181/mesos",

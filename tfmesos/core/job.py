@@ -427,7 +427,8 @@ class Job:
 
     def progress(self) -> dict[str, Any] | None:
         """The job's progress: what the task that decides success reported, else the latest report."""
-        lead = next((self.reports[k] for k in self.spec.success_keys[:1] if k in self.reports), None)
+        keys = self.spec.success_keys  # none for a cluster of servers (tfmesos.cluster)
+        lead = self.reports.get(keys[0]) if keys else None
         if lead is None and self.reports:
             lead = max(self.reports.values(), key=lambda r: r["at"])
         if lead is None:

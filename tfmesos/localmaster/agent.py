@@ -85,8 +85,11 @@ class Agent:
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)
-        if index in config.agent_resources:  # Mesos --resources: static reservations, fake GPUs, ...
-            self.total = self.total.overridden_by(parse_resources_text(config.agent_resources[index]))
+        text = config.agent_resources.get(index)
+        if text and ":" not in text:  # a bare role: the whole agent is reserved to it (--default_role)
+            self.total = self.total.reserve([{"type": "STATIC", "role": text.strip()}])
+        elif text:  # Mesos --resources: static reservations, fake GPUs, ...
+            self.total = self.total.overridden_by(parse_resources_text(text))
         self._free_gpus = list(range(int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
         self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)

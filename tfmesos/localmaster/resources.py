@@ -216,8 +216,7 @@ class Resources:
         """Tag every resource with ``allocation_info.role`` (injectAllocationInfo)."""
         result = Resources()
         for key, value in self._items.items():
-            new_key = ResourceKey(key.name, key.type, key.role, role, key.identity)
-            result._add_item(new_key, value)
+            result._add_item(_allocated_key(key, role), value)
         return result
 
     def filter(self, keep: Callable[[ResourceKey], bool]) -> "Resources":
@@ -314,20 +313,7 @@ class Resources:
                 entry["ranges"] = {"range": [{"begin": b, "end": e} for b, e in value]}  # type: ignore[union-attr]
             else:
                 entry["set"] = {"item": sorted(value)}  # type: ignore[arg-type]
-            extra = json.loads(key.identity) if key.identity else {}
-            if style == "offer":
-                entry["role"] = key.role
-                reservations = extra.pop("reservations", None)
-                if reservations and reservations[-1].get("type") == "DYNAMIC":
-                    entry["reservation"] = {k: reservations[-1][k] for k in ("principal", "labels")
-                                            if k in reservations[-1]}
-                entry.update(extra)
-            else:
-                if key.role != "*" and "reservations" not in extra:
-                    extra["reservations"] = [{"type": "STATIC", "role": key.role}]
-                entry.update(extra)
-            if key.allocation_role is not None and style != "agent":
-                entry["allocation_info"] = {"role": key.allocation_role}
+            entry.update(_json_fields(key, style))
             out.append(entry)
         return out
 
@@ -522,3 +508,43 @@ def parse_resources_text(text: str) -> "Resources":
                 raise ResourceError(f"Bad scalar in '{part}': expected a number") from None
         entries.append(entry)
     return Resources.from_json(entries)
+
+
+# A cluster has a handful of distinct resource keys (name, role, reservations...), while an
+# allocation round renders one offer per agent: the per-key parts are made once.  Bounded by the
+# distinct keys ever seen (roles x names x reservations), which a master's lifetime keeps small.
+_ALLOCATED: dict[tuple[ResourceKey, str], ResourceKey] = {}
+_JSON_FIELDS: dict[tuple[ResourceKey, str], dict[str, Any]] = {}
+
+
+def _allocated_key(key: ResourceKey, role: str) -> ResourceKey:
+    found = _ALLOCATED.get((key, role))
+    if found is None:
+        found = _ALLOCATED[(key, role)] = ResourceKey(key.name, key.type, key.role, role, key.identity)
+    return found
+
+
+def _json_fields(key: ResourceKey, style: str) -> dict[str, Any]:
+    """The entry's fields after its value: role, reservations and the rest, allocation_info.
+    Shared between the entries rendered (``entry.update`` copies the top level; nothing changes
+    a rendered resource's nested objects in place)."""
+    fields = _JSON_FIELDS.get((key, style))
+    if fields is None:
+        fields = {}
+        extra = json.loads(key.identity) if key.identity else {}
+        if style == "offer":
+            fields["role"] = key.role
+            reservations = extra.pop("reservations", None)
+            if reservations and reservations[-1].get("type") == "DYNAMIC":
+                fields["reservation"] = {k: reservations[-1][k] for k in ("principal", "labels")
+                                         if k in reservations[-1]}
+            fields.update(extra)
+        else:
+            if key.role != "*" and "reservations" not in extra:
+                extra["reservations"] = [{"type": "STATIC", "role": key.role}]
+            extra.pop("reservation", None)
+            fields.update(extra)
+        if key.allocation_role is not None and style != "agent":
+            fields["allocation_info"] = {"role": key.allocation_role}
+        _JSON_FIELDS[(key, style)] = fields
+    return fields

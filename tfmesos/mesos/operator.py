@@ -41,7 +41,7 @@ def master_state(master: str, principal: str = "", secret: str = "", timeout: fl
 
 
 def role_quota(master: str, role: str, principal: str = "", secret: str = "",
-               timeout: float = 5.0) -> tuple[dict[str, float], dict[str, float]] | None:
+               timeout: float = 2.0) -> tuple[dict[str, float], dict[str, float]] | None:
     """(limits, allocated) scalars of ``role`` from GET_QUOTA and GET_ROLES; None without a limit."""
     quota = _request(master, "/api/v1", principal, secret, {"type": "GET_QUOTA"}, timeout)
     configs = ((quota or {}).get("get_quota", {}).get("status", {}).get("configs", []))

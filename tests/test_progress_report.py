@@ -1,4 +1,4 @@
-"""tfmesos.report(): a no-op outside tfmesos; inside, values reach the executor's pipe reader."""
+"""Progress from training scripts (tfmesos.report): a no-op outside tfmesos; inside, values reach the executor."""
 from __future__ import annotations
 
 import os
@@ -8,9 +8,9 @@ import importlib
 import threading
 
 import tfmesos
-from tfmesos.report import REPORT_ENV, ReportPipe
+from tfmesos.progress import REPORT_ENV, ReportPipe
 
-report_module = importlib.import_module("tfmesos.report")  # tfmesos.report is also the function
+report_module = importlib.import_module("tfmesos.progress")
 
 
 def test_report_outside_tfmesos_does_nothing(monkeypatch):
