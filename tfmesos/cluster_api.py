@@ -282,6 +282,8 @@ class Cluster(Mapping[str, str]):
                 return
             try:
                 if self._sched is not None:
+                    with self._sched.cond:  # the reason shown; run_until_done then sees FINISHING
+                        self._sched._apply(self._sched.job.abort("the cluster was closed", time.time()))
                     self._stop.set()
                     self._sched.request_stop()
                     if self._thread is not None:

@@ -9,7 +9,7 @@ import signal
 import socket
 import sys
 
-from .harness import ROOT, LineProcess, LocalMaster, accuracy, wait_gone
+from .harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -49,6 +49,20 @@ def test_leaving_by_exception_or_sigterm_kills_every_task():
             assert "RuntimeError: boom inside the block" in run.output
         assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=10), mode
         assert _nothing_listens(ready["targets"]), mode
+
+
+def test_a_killed_server_comes_back_at_the_same_address_and_the_caller_hears_of_it():
+    run = LineProcess([PYTHON, str(ROOT / "tests" / "e2e" / "cluster_driver.py"), "relaunch"], env=ENV)
+    run.wait_for(r"READY", 180)
+    service = f"cluster-{run.proc.pid}-0"
+    server = find_task_process(service, "worker", 0)
+    assert server is not None
+    server.kill()
+    report = json.loads(run.wait_for(r"RELAUNCHED (.*)", 120).group(1))
+    assert report["after"] == report["before"]
+    assert any("worker:0" in e and "relaunch #1" in e for e in report["events"]), report
+    assert run.wait(60) == 0, run.output[-3000:]
+    assert not wait_gone(service, timeout=10)
 
 
 def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
