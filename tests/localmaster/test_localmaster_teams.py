@@ -224,3 +224,15 @@ def test_a_role_below_its_quota_guarantee_is_offered_first(make_master):
     assert guaranteed.next_offers()[0]["allocation_info"] == {"role": "guaranteed"}
     other.teardown()
     guaranteed.teardown()
+
+
+def test_update_framework_into_a_refused_role_is_forbidden(make_master):
+    master = make_master(credentials=CREDENTIALS, acls=ACLS)
+    scheduler = RawScheduler(master.address, auth=basic("team-b"))
+    info = team_info("b", ["team-b"], principal="team-b")
+    scheduler.subscribe(info)
+    update = {"framework_info": dict(info, roles=["team-a"], id={"value": scheduler.framework_id})}
+    reply = scheduler.framework_call("UPDATE_FRAMEWORK", update)
+    assert (reply.status, reply.body) == (
+        403, f"Not authorized to register framework {scheduler.framework_id} with roles {{ team-a }}")
+    scheduler.teardown()
