@@ -29,6 +29,7 @@ from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
 from .spec import JobSpec
+from .status_text import progress_text, task_row
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
@@ -56,22 +57,6 @@ class RunSettings:
 
 PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
 
-
-def progress_text(task: str, progress: dict[str, Any], width: int = 20) -> str:
-    """'chief:0 [#####.....] step 200/400 (50%) loss 0.0229 accuracy 0.91'"""
-    step, total = progress.get("step"), progress.get("total_steps")
-    parts = [task]
-    if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
-        fraction = min(1.0, step / total)
-        filled = int(round(fraction * width))
-        parts.append(f"[{'#' * filled}{'.' * (width - filled)}] step {step:g}/{total:g} ({fraction:.0%})")
-    elif step is not None:
-        parts.append(f"step {step}")
-    for name, value in progress.items():
-        if name in ("step", "total_steps", "at", "fraction"):
-            continue
-        parts.append(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}")
-    return " ".join(parts)
 
 
 class Console:
@@ -531,9 +516,7 @@ def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str)
     snap = sched.snapshot()
     console.line(f"job {snap['name']} {'SUCCEEDED' if succeeded else 'FAILED'}: {cause}")
     for t in snap["tasks"]:
-        exit_part = "" if t["exit_code"] is None else f" exit {t['exit_code']}"
-        name = f"{t['role']}:{t['index']}"
-        console.line(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{exit_part}")
+        console.line("  " + task_row(t))
     if not succeeded:
         for rec in sched.job.tasks.values():
             if rec.log_tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):
