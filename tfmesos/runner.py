@@ -295,7 +295,9 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             final = sched.snapshot()
             api.stop()
             api = None
-            return _serve_until_terminated(settings, spec, lambda: final, console, code)
+            # Logs (sandboxes outlive the job) and metrics stay readable; nothing can be acted on.
+            after = Operations(logs=sched.logs.read, metrics=sched.metrics.render, token=os.environ.get(TOKEN_ENV, ""))
+            return _serve_until_terminated(settings, spec, lambda: final, console, code, after)
         if store:
             store.clear()
         return code
@@ -320,11 +322,12 @@ def _driver_class(base: type) -> type:
     return Driver
 
 
-def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:
+def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0,
+                            ops: Operations | None = None) -> int:
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
     api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
-                     ops=Operations(token=os.environ.get(TOKEN_ENV, "")))
+                     ops=ops or Operations(token=os.environ.get(TOKEN_ENV, "")))
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")

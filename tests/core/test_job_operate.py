@@ -31,6 +31,7 @@ def test_requested_restart_relaunches_at_once_without_counting_a_failure():
     assert new.key == W1 and new.task_id != launched[W1].task_id
     assert new.port == launched[W1].port, "back at its address when the offer allows"
     assert (rec.restarts, job.job_restarts, rec.requested_restarts) == (0, 0, 1)
+    assert job.attempts(W1) == [launched[W1].task_id, new.task_id]
     assert job.phase == RUNNING
     (shown,) = [t for t in job.snapshot()["tasks"] if (t["role"], t["index"]) == ("worker", 1)]
     assert (shown["restarts"], shown["requested_restarts"]) == (0, 1)

@@ -305,6 +305,11 @@ class Job:
     def key_of(self, task_id: str) -> TaskKey | None:
         return self._by_task_id.get(task_id)
 
+    def attempts(self, key: TaskKey) -> list[str]:
+        """Task ids of every launch of this task, oldest first (ids end with the launch sequence)."""
+        ids = [tid for tid, k in self._by_task_id.items() if k == key]
+        return sorted(ids, key=lambda tid: int(tid.rsplit(".", 1)[1]))
+
     def status(self, update: StatusUpdate, now: float) -> list[Action]:
         key = self._by_task_id.get(update.task_id)
         if key is None or self.tasks[key].task_id != update.task_id or self.tasks[key].state == PENDING:
