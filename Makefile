@@ -23,9 +23,9 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
-# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper (installed if missing), chaos.
+# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos.
 test: $(STAMP)
-	tools/ensure_zookeeper.sh
+	tools/ensure_test_deps.sh
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS) tests
 
 # Under a minute: the pure core and the embedded master's protocol conformance.

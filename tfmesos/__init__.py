@@ -1,3 +1,27 @@
 """tfmesos: run distributed TensorFlow training jobs on Mesos and DC/OS."""
 
+from typing import Any
+
 __version__ = "0.1.0"
+__all__ = ["report", "cluster", "ClusterError"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: ``import tfmesos`` (every executor and training script does) stays light;
+    # ``tfmesos.report`` loads only its small module;
+    # ``tfmesos.cluster`` and ``from tfmesos import cluster`` load the scheduler side only when asked for.
+    if name == "report":  # tfmesos.report(step=..., loss=...): progress for the scheduler
+        from .progress import report
+
+        return report
+    if name in ("cluster", "ClusterError"):
+        from . import cluster_api as module
+
+        return getattr(module, name)
+    if name == "report":
+        from .report import report
+
+        # Importing the submodule bound the name to the module: bind the function instead.
+        globals()["report"] = report
+        return report
+    raise AttributeError(f"module 'tfmesos' has no attribute {name!r}")

@@ -6,12 +6,16 @@ import json
 import logging
 import os
 import sys
-import urllib.error
-import urllib.request
+import traceback
 from pathlib import Path
 from typing import Any
 
+from .errors import TfmesosError, UsageError, cut, mute_library_logs
+from .localmaster.cli import add_agent_flags
+from .masking import mask_options
 from .options import OptionsError, load_options_file, resolve_options
+from .preflight import environment_problems, option_problems
+from .reach import DEFAULT_CONNECT_TIMEOUT
 from .spec import JobSpec, job_spec_from_options
 
 
@@ -35,7 +39,11 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         options = load_options_file(args.options)
         base = Path(args.options).resolve().parent
     _absolute_paths(options, base)
-    return options, job_spec_from_options(options)
+    spec = job_spec_from_options(options)
+    problems = option_problems(spec)
+    if problems:
+        raise OptionsError(problems)
+    return options, spec
 
 
 def _plan_lines(spec: JobSpec) -> list[str]:
@@ -53,11 +61,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import RunSettings, run_job
 
     options, spec = load_job(args)
+    master = None if args.master in (None, "", "local") else args.master
+    problems, warnings = environment_problems(spec, os.environ, embedded=master is None)
+    for warning in warnings:
+        print(f"tfmesos: warning: {warning}", file=sys.stderr)
+    if problems:
+        raise OptionsError(problems)
     if args.dry_run:
-        print(json.dumps(options, indent=2))
+        shown = options if args.show_env_values else mask_options(options)
+        if args.output == "json":  # what `dcos package install --options` takes
+            print(json.dumps(shown, indent=2))
+            return 0
+        print(json.dumps(shown, indent=2))
         print("\n".join(_plan_lines(spec)))
         return 0
-    master = None if args.master in (None, "", "local") else args.master
     settings = RunSettings(
         master=master,
         zk=args.zk or "",
@@ -70,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         agent_disk=args.agent_disk,
         gpus_per_agent=args.gpus_per_agent,
         quiet=args.quiet,
+        connect_timeout=args.connect_timeout,
     )
     return run_job(spec, options, settings)
 
@@ -78,22 +96,50 @@ def cmd_status(args: argparse.Namespace) -> int:
     api = args.api or os.environ.get("TFMESOS_API", "")
     if not api:
         raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run')"])
+    from .reach import parse_host_port, probe_http
+
+    where = parse_host_port(api, "--api")
+    check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
+    status, body = probe_http(where, "/v1/status", args.connect_timeout, "the scheduler API", check)
     try:
-        with urllib.request.urlopen(f"http://{api}/v1/status", timeout=10) as resp:
-            snap = json.load(resp)
-    except (urllib.error.URLError, OSError) as exc:
-        print(f"tfmesos status: cannot reach the scheduler at {api}: {exc}", file=sys.stderr)
-        return 2
+        snap = json.loads(body)
+        if status != 200 or not isinstance(snap, dict):
+            raise ValueError(f"HTTP {status}")
+    except ValueError:
+        raise UsageError(f"{where} is not a tfmesos scheduler API",
+                         f"GET /v1/status answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
     if args.json:
         print(json.dumps(snap, indent=2))
         return 0
     print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
+    from .status_text import progress_text, task_row
+
+    if snap.get("progress"):
+        print(f"  progress {progress_text('', snap['progress']).strip()}")
     for t in snap["tasks"]:
-        name = f"{t['role']}:{t['index']}"
-        print(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}")
+        print("  " + task_row(t))
+    if snap.get("tensorboard"):
+        print(f"  tensorboard  http://{snap['tensorboard']}/")
     for e in snap.get("events", [])[-10:]:
         print(f"  event: {e}")
     return 0
+
+
+def _timeout_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 86400:  # also false for NaN
+        raise argparse.ArgumentTypeError(f"{cut(text)!r}: expected seconds, a number > 0 and <= 86400")
+    return value
+
+
+def _connect_timeout_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--connect-timeout", type=_timeout_seconds, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
+        help=f"how long to try reaching the master, ZooKeeper or the API before giving up (default {DEFAULT_CONNECT_TIMEOUT:g})",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,19 +148,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a job described by an options JSON and wait for its end")
-    run.add_argument("options", nargs="?", help="options JSON (see config-schema.json)")
+    run.add_argument("options", nargs="?", help="options file, JSON or .yaml/.yml (see config-schema.json)")
     run.add_argument("--options-from-env", action="store_true", help="read the options from TFMESOS_OPT_* variables (DC/OS package)")
     run.add_argument("--master", help="local (default: an embedded master), HOST:PORT, or zk://HOST:PORT/mesos")
     run.add_argument("--zk", help="zk://HOST:PORT/PATH to persist the scheduler's state (failover)")
     run.add_argument("--state-dir", help="directory to persist the scheduler's state when there is no ZooKeeper")
     run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
     run.add_argument("--api-host", default="127.0.0.1", help="address the scheduler's HTTP API listens on (0.0.0.0 under Marathon)")
-    run.add_argument("--dry-run", action="store_true", help="print the resolved options and the task plan, launch nothing")
-    run.add_argument("--agents", type=int, default=2, help="embedded master: number of agents (default 2)")
-    run.add_argument("--agent-cpus", type=float, default=4.0, help="embedded master: cpus per agent")
-    run.add_argument("--agent-mem", type=float, default=8192.0, help="embedded master: mem (MB) per agent")
-    run.add_argument("--agent-disk", type=float, default=20000.0, help="embedded master: disk (MB) per agent")
-    run.add_argument("--gpus-per-agent", type=int, default=0, help="embedded master: fake GPUs per agent")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the resolved options (env values hidden) and the task plan, launch nothing")
+    run.add_argument("--output", choices=("text", "json"), default="text",
+                     help="with --dry-run: json prints only the resolved options, as JSON (e.g. from a YAML file)")
+    run.add_argument("--show-env-values", action="store_true", help="with --dry-run: print env values instead of hiding them")
+    add_agent_flags(run, "embedded master: ")
+    _connect_timeout_flag(run)
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
     run.set_defaults(func=cmd_run)
@@ -125,7 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", help="show a running job (from its scheduler's HTTP API)")
     st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     st.add_argument("--json", action="store_true")
+    _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
+
+    from . import logs, operate
+
+    logs.add_subcommand(sub)
+    operate.add_subcommands(sub)
 
     try:
         from .package.cli import add_subcommands
@@ -148,14 +201,31 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
-    if not args.verbose:
-        # pymesos logs its IO thread's end as a traceback; we report that error ourselves, plainly.
-        logging.getLogger("pymesos.process").setLevel(logging.CRITICAL)
+    mute_library_logs()
     try:
         return args.func(args)
     except OptionsError as exc:
         print(f"tfmesos: {exc}", file=sys.stderr)
         return 2
+    except TfmesosError as exc:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"tfmesos: {exc.line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tfmesos: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `tfmesos run --dry-run ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:  # noqa: BLE001 - the one place where a bug becomes a plain line
+        if args.verbose:
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        what = f"{args.command} failed" + (f" in {Path(where.filename).name}:{where.lineno}" if where else "")
+        print(f"tfmesos: {what}: {type(exc).__name__}: {cut(str(exc), 300)}"
+              + ("" if args.verbose else " (run with -v for the details)"), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any, IO
 
 from .core.clusterspec import substitute_placeholders, tf_config
 from .mesos.taskinfo import decode
+from .progress import REPORT_ENV, ReportPipe, progress_message
 from .spec import TaskKey
 
 log = logging.getLogger("tfmesos.executor")
@@ -255,6 +256,7 @@ class TFExecutor:
                 # Rewritten when the scheduler broadcasts a newer ClusterSpec (a peer moved).
                 "TFMESOS_CLUSTERSPEC_FILE": str(Path(sandbox) / "clusterspec.json"),
                 "TMPDIR": str(tmp),
+                REPORT_ENV: str(Path(sandbox) / "progress.fifo"),  # tfmesos.report() writes here
                 "PYTHONUNBUFFERED": "1",
             }
         )
@@ -275,16 +277,21 @@ class TFExecutor:
         cwd = p.get("workdir") or sandbox
         if p.get("stream_output"):
             self.forwarder = OutputForwarder(self._send_message, self.task_id)
+        reports = ReportPipe(str(Path(sandbox) / "progress.fifo"),
+                             lambda values: self._send_message(progress_message(self.task_id, values)))
         try:
             with self._lock:
                 if self.killed:
+                    reports.close()
                     return
                 self.process = TaskProcess(argv, self._environment(key, cluster, sandbox), cwd, self.forwarder)
         except OSError as exc:
+            reports.close()
             self._report("TASK_FAILED", f"cannot start the task: {exc}", {"exit_code": 127, "log_tail": str(exc)})
             return
         self.driver.sendStatusUpdate(_status(self.task_id, "TASK_RUNNING", f"pid {self.process.proc.pid}"))
         code = self.process.wait()
+        reports.close()  # the last values go out before the task's end is reported
         if self.forwarder:
             self.forwarder.close()
         exit_code = code if code >= 0 else 128 - code

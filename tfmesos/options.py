@@ -17,12 +17,18 @@ _HERE = Path(__file__).resolve().parent
 _SCHEMA_CANDIDATES = (_HERE.parent / "config-schema.json", _HERE / "config-schema.json")
 
 
+MAX_PROBLEMS_SHOWN = 20
+
+
 class OptionsError(ValueError):
     """Invalid options; ``problems`` holds one human-readable line per violation."""
 
     def __init__(self, problems: Iterable[str]):
         self.problems = list(problems)
-        super().__init__("invalid options:\n" + "\n".join(f"  - {p}" for p in self.problems))
+        shown = self.problems[:MAX_PROBLEMS_SHOWN]
+        more = len(self.problems) - len(shown)
+        super().__init__("invalid options:\n" + "\n".join(f"  - {p}" for p in shown)
+                         + (f"\n  ... and {more} more" if more > 0 else ""))
 
 
 @lru_cache(maxsize=1)
@@ -88,11 +94,21 @@ def _describe(error: Any) -> list[str]:
         allowed = sorted(error.schema.get("properties", {}))
         extras = sorted(set(error.instance) - set(allowed))
         return [
-            f"{json_path(path + [key])}: unknown field; expected one of: {', '.join(allowed)}" for key in extras
+            f"{json_path(path + [key if len(key) <= 60 else key[:60] + '...'])}: unknown field; expected one of: {', '.join(allowed)}"
+            for key in extras
         ]
     if error.validator == "required":
         return [f"{json_path(path)}: {error.message}"]
-    return [f"{json_path(path)}: {json.dumps(error.instance)} is invalid: {_expected(error)}"]
+    from .masking import is_env_path, mask_entry
+
+    shown = mask_entry(error.instance) if is_env_path(path) else error.instance
+    return [f"{json_path(path)}: {_shown(shown)} is invalid: {_expected(error)}"]
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    """The offending value as JSON, cut: a 100 MB value must not be echoed back."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def validate(options: dict[str, Any]) -> None:
@@ -109,24 +125,24 @@ def validate(options: dict[str, Any]) -> None:
 def resolve_options(user_options: Any) -> dict[str, Any]:
     """Defaults from the schema, the user's options merged over them, then validated."""
     if not isinstance(user_options, dict):
-        raise OptionsError([f"$: {json.dumps(user_options)[:60]} is invalid: expected an object"])
+        raise OptionsError([f"$: {_shown(user_options, 60)} is invalid: expected an object"])
     resolved = deep_merge(schema_defaults(load_schema()), user_options)
     validate(resolved)
     return resolved
 
 
-def read_options_file(path: str | Path) -> dict[str, Any]:
-    """Parse a file, with the file name and position in the message if it is not JSON."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise OptionsError([f"{path}: cannot read: {exc.strerror}"]) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OptionsError([f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+def read_options_file(path: str | Path) -> Any:
+    """Parse a file (JSON, or YAML by extension), with the file name and position in any message."""
+    from .options_file import read_document  # it imports OptionsError from here
+
+    return read_document(path)
 
 
 def load_options_file(path: str | Path) -> dict[str, Any]:
-    return resolve_options(read_options_file(path))
+    data = read_options_file(path)
+    try:
+        return resolve_options(data)
+    except OptionsError as exc:
+        from .options_file import with_yaml_lines
+
+        raise with_yaml_lines(exc, Path(path)) from None

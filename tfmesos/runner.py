@@ -6,7 +6,7 @@ succeeded and nothing it started is still running.
 """
 from __future__ import annotations
 
-import dataclasses
+import functools
 import getpass
 import logging
 import os
@@ -18,16 +18,21 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .api import ApiServer
-from .core.job import Job
+from .api import TOKEN_ENV, ApiServer, Operations, Refused
+from .core.job import Job, job_seed
+from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
+from .console import Console
+from .embedded import EMBEDDED, start_embedded_master
+from .live_jobs import refuse_duplicate, running_frameworks
+from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
 from .spec import JobSpec
+from .status_text import task_row
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
-EMBEDDED_PORTS_PER_AGENT = 100
 
 
 @dataclass
@@ -37,56 +42,14 @@ class RunSettings:
     state_dir: str = ""
     api_port: int | None = None  # None: the options' service.api_port
     api_host: str = "127.0.0.1"
-    agents: int = 2
-    agent_cpus: float = 4.0
-    agent_mem: float = 8192.0
-    agent_disk: float = 20000.0
-    gpus_per_agent: int = 0
+    # The embedded cluster's size: its defaults are the embedded master's own.
+    agents: int = EMBEDDED.agents
+    agent_cpus: float = EMBEDDED.agent_cpus
+    agent_mem: float = EMBEDDED.agent_mem
+    agent_disk: float = EMBEDDED.agent_disk
+    gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
-
-
-class Console:
-    """Progress lines with the time since start; the chief's output indented under them."""
-
-    def __init__(self, out: TextIO, quiet: bool = False):
-        self.out, self.quiet, self.t0 = out, quiet, time.monotonic()
-        self._lock = threading.Lock()
-
-    def line(self, text: str) -> None:
-        with self._lock:
-            self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] {text}\n")
-            self.out.flush()
-
-    def event(self, text: str) -> None:
-        if not self.quiet:
-            self.line(text)
-
-    def output(self, task_id: str, lines: list[str]) -> None:
-        parts = task_id.split(".")  # <service>.<role>.<index>.<seq>
-        name = f"{parts[-3]}:{parts[-2]}" if len(parts) >= 4 else task_id
-        with self._lock:
-            for line in lines:
-                self.out.write(f"  {name} | {line}\n")
-            self.out.flush()
-
-
-def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
-    """Tasks that no embedded agent could ever hold: rejected before anything starts."""
-    problems = []
-    for role in spec.roles:
-        d = role.demand
-        for field, need, have, flag in (
-            ("cpus", d.cpus, s.agent_cpus, "--agent-cpus"),
-            ("mem", d.mem, s.agent_mem, "--agent-mem"),
-            ("disk", d.disk, s.agent_disk, "--agent-disk"),
-            ("gpus", d.gpus, s.gpus_per_agent, "--gpus-per-agent"),
-        ):
-            if need > have + 1e-9:
-                problems.append(
-                    f"$.roles.{role.name}.{field}: {getattr(role.resources, field):g} (plus the executor's share) "
-                    f"does not fit an embedded agent, which has {have:g} {field}: expected at most that, or raise {flag}"
-                )
-    return problems
+    connect_timeout: float = 30.0
 
 
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
@@ -95,7 +58,11 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         "user": svc.user or getpass.getuser(),
         "name": svc.name,
         "roles": [svc.role],
-        "capabilities": [{"type": "MULTI_ROLE"}],  # pymesos adds GPU_RESOURCES itself (Mesos >= 1.0)
+        # Offers name their role (allocation_info) and carry reservations in the refined form;
+        # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
+        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
+        + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else [])
+        + ([{"type": "REVOCABLE_RESOURCES"}] if svc.revocable else []),
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
@@ -110,18 +77,30 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 
 
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
-    saved = store.load() if store else None
+    saved = _load_state(store)
+    if saved and saved.get("finished"):
+        # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+        console.event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
+        saved = None
     if not saved:
-        return Job.new(spec, time.time(), seed=hash(spec.service.name) & 0xFFFF), None
+        return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
     if saved.get("options_digest") != options_digest(options):
         raise OptionsError(
             [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
              f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "
              "or another service name"]
         )
-    job = Job.from_dict(spec, saved["job"], seed=hash(spec.service.name) & 0xFFFF)
+    job = Job.from_dict(spec, saved["job"], seed=job_seed(spec.service.name))
     console.event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} (state in {store.where})")  # type: ignore[union-attr]
     return job, saved["framework_id"]
+
+
+def _load_state(store: StateStore | None) -> dict[str, Any] | None:
+    try:
+        return store.load() if store else None
+    except ValueError as exc:  # not JSON: a file edited or cut short by hand
+        raise UsageError(f"the job's state in {store.where}", f"unreadable ({cut(str(exc), 100)})",  # type: ignore[union-attr]
+                         "remove it to start the job afresh") from None
 
 
 def _under_marathon() -> bool:
@@ -131,37 +110,23 @@ def _under_marathon() -> bool:
 def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
     console = Console(out, settings.quiet)
     master_proc = None
+    _check_zk(spec, settings)  # before the embedded master starts: nothing to clean up
     if settings.master is None:
-        problems = local_fit_problems(spec, settings)
-        if problems:
-            raise OptionsError(problems)
-        from .localmaster import LocalMaster
-
-        from .localmaster.ports import free_port_block
-
-        master_proc = LocalMaster(
-            # A block of ports nobody uses now: other embedded masters may run on this host.
-            first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
-            ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
-            agents=settings.agents,
-            agent_cpus=settings.agent_cpus,
-            agent_mem=settings.agent_mem,
-            agent_disk=settings.agent_disk,
-            gpus_per_agent=settings.gpus_per_agent,
-        )
-        master_proc.start()
+        master_proc, spec = start_embedded_master(spec, settings, console)
         master = master_proc.address
-        console.event(f"embedded Mesos master on {master} with {settings.agents} agent(s); sandboxes under {master_proc.work_dir}")
-        if not spec.checkpoint_dir:
-            # Every embedded agent shares this machine's disk: give the job a checkpoint directory
-            # so that relaunched tasks resume; it goes away with the master's work directory.
-            spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
     else:
-        master = settings.master
+        from .reach import check_master
+
+        master = check_master(settings.master, settings.connect_timeout)
 
     # The embedded master dies with us, so a local run only persists state when asked to.
     persist = settings.master is not None or bool(settings.state_dir or settings.zk)
-    store = open_store(settings.zk or spec.service.zk, settings.state_dir or spec.service.state_dir, spec.service.name) if persist else None
+    try:
+        store = _open_store(spec, settings) if persist else None
+    except BaseException:
+        if master_proc is not None:
+            master_proc.stop()
+        raise
     try:
         code = _run(spec, options, settings, master, store, console, local=master_proc is not None)
         if code == _START_AFRESH and store is not None:
@@ -179,18 +144,71 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
 _START_AFRESH = -1
 
 
+def _open_store(spec: JobSpec, settings: RunSettings) -> StateStore:
+    """The state store, reached within the connect timeout; a plain error when it cannot be used."""
+    zk = settings.zk or spec.service.zk
+    if zk:
+        return open_store(zk, "", spec.service.name)
+    flag = "--state-dir" if settings.state_dir else "$.service.state_dir"
+    directory = os.path.expanduser(settings.state_dir or spec.service.state_dir or "~/.tfmesos/state")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(flag, f"{directory!r} is a file, not a directory", "expected a directory for the scheduler's state")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")
+    store = open_store("", directory, spec.service.name)
+    if os.path.lexists(store.where) and not os.path.isfile(store.where):
+        raise UsageError(flag, f"{store.where!r} is not a regular file", "expected it to hold the job's state: remove it")
+    return store
+
+
+def _check_zk(spec: JobSpec, settings: RunSettings) -> None:
+    """The state's ZooKeeper, reached within the connect timeout (kazoo would raise a bare timeout)."""
+    from .reach import parse_zk_url, zk_session
+
+    zk = settings.zk or spec.service.zk
+    if settings.master is None and not (settings.zk or settings.state_dir):
+        return  # a local run persists nothing unless asked to (see run_job)
+    if zk:
+        flag = "--zk" if settings.zk else "$.service.zk"
+        servers, _ = parse_zk_url(zk, flag)
+        with zk_session(",".join(map(str, servers)), settings.connect_timeout, flag):
+            pass
+
+
+def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any, ops: Operations | None = None) -> ApiServer:
+    port = spec.service.api_port if settings.api_port is None else settings.api_port
+    flag = "--api-port" if settings.api_port is not None else "$.service.api_port"
+    try:
+        api = ApiServer(*handlers, settings.api_host, port, ops)
+    except OSError as exc:
+        raise UsageError(flag, f"cannot listen on {settings.api_host}:{port}: {exc.strerror}",
+                         "expected a free port (0 picks one), or stop what uses it") from None
+    api.start()
+    return api
+
+
 def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: str, store: StateStore | None,
          console: Console, local: bool) -> int:
-    saved = store.load() if store else None
+    saved = _load_state(store)
     if saved and saved.get("finished") and _under_marathon():
         # Marathon restarts apps that exit: a finished job stays finished, and we only report it.
         console.event(f"job {spec.service.name!r} already ended ({saved['job'].get('phase')}); serving its status")
         final = Job.from_dict(spec, saved["job"]).snapshot()
         return _serve_until_terminated(settings, spec, lambda: final, console)
     job, framework_id = _load_or_create(store, spec, options, console)
+    if not local:
+        refuse_duplicate(running_frameworks(master, spec.service.principal, os.environ.get("MESOS_SECRET", "")),
+                         spec.service.name, framework_id, master)
     sched = JobScheduler(
         job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+        quota_probe=None if local else functools.partial(
+            role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
+        on_progress=console.progress,
     )
     stop_requested = threading.Event()
 
@@ -198,17 +216,26 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         stop_requested.set()
         sched.request_stop()
 
-    port = spec.service.api_port if settings.api_port is None else settings.api_port
-    api = ApiServer(sched.snapshot, lambda: sched.job._spec_message(), shutdown, settings.api_host, port)
-    api.start()
+    def restart(task: str) -> str:
+        try:
+            return sched.restart(task)
+        except ValueError as exc:
+            raise Refused(409, str(exc)) from None
+
+    ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
+                     token=os.environ.get(TOKEN_ENV, ""))
+    api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown, ops=ops)
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
+        console.event(f"status page on http://{api.address}/")
         from pymesos import MesosSchedulerDriver
+
+        mute_library_logs()  # pymesos' import set its own log level
 
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
-        driver = MesosSchedulerDriver(
+        driver = _driver_class(MesosSchedulerDriver)(
             sched,
             framework_info(spec, framework_id, webui),
             master,
@@ -224,10 +251,26 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         previous_term = signal.signal(signal.SIGTERM, lambda *_: shutdown() if local else _failover_exit())
         driver.start()
         try:
+            _await_subscription(sched, driver, master, settings.connect_timeout, spec)
             result = sched.run_until_done(stop_requested)
-        except (RuntimeError, OSError, ValueError) as exc:
-            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master). The
+            if sched.refusal is not None and not (framework_id and "Framework has been removed" in sched.refusal):
+                _stop_driver(sched, driver, failover=True)  # nothing to tear down, or another scheduler owns the job now
+                raise MesosRefusal(f"the Mesos master at {master} refused the framework", sched.refusal,
+                                   refusal_hint(sched.refusal))
+            if sched.persist_error is not None:
+                _stop_driver(sched, driver, failover=False)  # no state: a new scheduler could not adopt them
+                raise TfmesosError("stopped the job", sched.persist_error,
+                                   "check the state directory (--state-dir) or ZooKeeper (--zk): space, permissions")
+        except TfmesosError:
+            raise
+        except (RuntimeError, OSError, ValueError, TypeError) as exc:
+            # pymesos re-raises its IO thread's error here (e.g. HTTP 401 from the master; a
+            # TypeError when an error reply's body came in a later packet: a pymesos bug). The
             # driver is gone; tasks already launched keep running until failover_timeout.
+            if not sched.subscribed_once:
+                why = str(exc) if "HTTP" in str(exc) else f"an error reply pymesos could not read ({type(exc).__name__}: {exc})"
+                raise MesosRefusal(f"the Mesos master at {master} refused the subscription", cut(why, 300),
+                                   refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
             hint = " (check service.principal and the MESOS_SECRET variable)" if "401" in str(exc) else ""
             console.line(f"lost the Mesos master at {master}: {exc}{hint}")
             if sched.job.launch_seq:
@@ -241,12 +284,10 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         finally:
             signal.signal(signal.SIGTERM, previous_term)
         if framework_id and "Framework has been removed" in result.cause:
-            driver.stop(failover=True)
-            driver.join()
+            _stop_driver(sched, driver, failover=True)
             return _START_AFRESH
         # The job is over: tear the framework down (Mesos kills anything left) and forget it.
-        driver.stop(failover=False)
-        driver.join()
+        _stop_driver(sched, driver, failover=False)
         _summary(console, sched, result.succeeded, result.cause)
         code = 0 if result.succeeded else 1
         if store and _under_marathon():
@@ -254,7 +295,9 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             final = sched.snapshot()
             api.stop()
             api = None
-            return _serve_until_terminated(settings, spec, lambda: final, console, code)
+            # Logs (sandboxes outlive the job) and metrics stay readable; nothing can be acted on.
+            after = Operations(logs=sched.logs.read, metrics=sched.metrics.render, token=os.environ.get(TOKEN_ENV, ""))
+            return _serve_until_terminated(settings, spec, lambda: final, console, code, after)
         if store:
             store.clear()
         return code
@@ -263,12 +306,28 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             api.stop()
 
 
-def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:
+def _driver_class(base: type) -> type:
+    """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice."""
+
+    class Driver(base):  # type: ignore[misc, valid-type]
+        @property
+        def framework(self) -> dict[str, Any]:
+            info = super().framework
+            wanted = self._framework.get("capabilities", [])
+            if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
+                kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
+                info["capabilities"] = kept
+            return info
+
+    return Driver
+
+
+def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0,
+                            ops: Operations | None = None) -> int:
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
-    port = spec.service.api_port if settings.api_port is None else settings.api_port
-    api = ApiServer(snapshot, lambda: None, stop.set, settings.api_host, port)
-    api.start()
+    api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
+                     ops=ops or Operations(token=os.environ.get(TOKEN_ENV, "")))
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
@@ -277,6 +336,47 @@ def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any,
         signal.signal(signal.SIGTERM, previous)
         api.stop()
     return code
+
+
+def refusal_hint(message: str) -> str:
+    """The option behind a refusal the master gives (its exact texts: tests/data/mesos-traces)."""
+    text = message.lower()
+    if "not authorized" in text or "principal" in text or "authenticat" in text:
+        return "check service.principal, the MESOS_SECRET variable and the master's ACLs for service.role"
+    if "role" in text:
+        return "check service.role (the master's --roles and the framework's capabilities)"
+    if "user" in text or "root" in text:
+        return "check service.user (root needs the master's --root_submissions)"
+    if "failover_timeout" in text or "failover timeout" in text:
+        return "check service.failover_timeout"
+    if "failed over" in text:
+        return "another scheduler took the job over with the same framework id; this one steps aside"
+    if "removed" in text:
+        return "the framework was torn down; start the job again (or remove its recorded state)"
+    return "the master will refuse every retry: fix the option it names"
+
+
+def _stop_driver(sched: JobScheduler, driver: Any, failover: bool) -> None:
+    sched.released.set()  # let pymesos' IO thread out of a back-off wait
+    driver.stop(failover=failover)
+    driver.join()
+
+
+def _await_subscription(sched: JobScheduler, driver: Any, master: str, timeout: float, spec: JobSpec) -> None:
+    """Wait up to ``timeout`` for SUBSCRIBED (or a refusal); pymesos itself would retry for a day."""
+    deadline = time.monotonic() + timeout
+    with sched.cond:
+        while not sched.subscribed_once and not sched.done.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sched.cond.wait(min(left, 0.5))
+        if sched.subscribed_once or sched.done.is_set():
+            return
+    _stop_driver(sched, driver, failover=True)  # never subscribed: there is nothing to tear down
+    hint = " or service.principal and MESOS_SECRET" if spec.service.principal else ""
+    raise UnreachableError(f"cannot subscribe to the Mesos master at {master}",
+                           f"no SUBSCRIBED within {timeout:g} s", f"check --master{hint} and the master's log")
 
 
 def _failover_exit() -> None:
@@ -288,9 +388,7 @@ def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str)
     snap = sched.snapshot()
     console.line(f"job {snap['name']} {'SUCCEEDED' if succeeded else 'FAILED'}: {cause}")
     for t in snap["tasks"]:
-        exit_part = "" if t["exit_code"] is None else f" exit {t['exit_code']}"
-        name = f"{t['role']}:{t['index']}"
-        console.line(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{exit_part}")
+        console.line("  " + task_row(t))
     if not succeeded:
         for rec in sched.job.tasks.values():
             if rec.log_tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):

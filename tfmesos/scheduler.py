@@ -16,15 +16,22 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import FINISHING, LIVE, Job, StatusUpdate
+from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .core.offers import parse_offer
+from .masking import mask_options
+from .core.quota import quota_shortfall
+from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
-from .spec import JobSpec
+from .metrics import JobMetrics
+from .progress import PROGRESS
+from .spec import JobSpec, TaskKey
 from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
 
-FATAL_ERRORS = ("Framework has been removed", "Framework failed over")
+LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
+RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
+QUOTA_PROBE_EVERY = 1.0  # seconds between quota questions to the master while placement waits
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -36,8 +43,10 @@ def _guard(method: Callable) -> Callable:
     def wrapper(self: "JobScheduler", *args: Any) -> Any:
         try:
             return method(self, *args)
-        except Exception:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
-            log.exception("error in %s (the job goes on)", method.__name__)
+        except Exception as exc:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
+            # One line for the user; the traceback with -v.
+            log.error("error in %s (the job goes on): %s: %s", method.__name__, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return wrapper
 
 
@@ -74,6 +83,8 @@ class JobScheduler:
         on_output: Callable[[str, list[str]], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        quota_probe: Callable[[str], tuple[dict[str, float], dict[str, float]] | None] | None = None,
+        on_progress: Callable[[str, dict[str, Any]], None] | None = None,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
         self.store = store
@@ -81,14 +92,36 @@ class JobScheduler:
         self.on_output = on_output or (lambda task, lines: None)
         self.on_event = on_event or (lambda text: None)
         self.clock = clock
+        self.quota_probe = quota_probe  # role -> (quota limits, role allocation), from the master
+        self._quota_probed_at = float("-inf")
+        self._quota_waiting = False
         self.cond = threading.Condition()
         self.driver: Any = None
         self.raw_offers: dict[str, dict[str, Any]] = {}
         self.done = threading.Event()
         self.result: act.Done | None = None
         self.connected = False
+        self.subscribed_once = False
+        # An ERROR event: Mesos sends it only for what no retry fixes (a refused subscription,
+        # "Framework failed over", "Framework has been removed") and closes the stream after it.
+        self.refusal: str | None = None
+        self.persist_error: str | None = None
+        self.disconnected_at: float | None = None
+        self._lost_noted = 0.0
+        self._quick_drops = 0
+        self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
+        self.released = threading.Event()  # set by the runner before it stops the driver
         self._events_seen = len(job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        self.on_progress = on_progress or (lambda task, progress: None)
+        # For logs: where each attempt ran, and each agent's address (from its offers' URL).
+        self.attempt_agents: dict[str, str] = {}
+        self.agent_addresses: dict[str, str] = {}
+        self.logs = TaskLogs(self._attempts, self._agent_address, lambda: self.framework_id)
+        self.metrics = JobMetrics(self.snapshot)
+        self._launched: dict[TaskKey, int] = {}  # restarts count at each task's last launch
+        self._requested: set[TaskKey] = set()
+        self._spec_sent = False
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
@@ -98,7 +131,7 @@ class JobScheduler:
             {
                 "framework_id": self.framework_id,
                 "options_digest": options_digest(self.options),
-                "options": self.options,
+                "options": mask_options(self.options),  # env values stay out of the state
                 "job": self.job.to_dict(),
             }
         )
@@ -112,28 +145,40 @@ class JobScheduler:
         or the end. Writing the whole job on every event would cost O(tasks) per event.
         """
         if durable or any(isinstance(a, (act.Launch, act.Kill, act.Done)) for a in actions):
-            self.persist()
+            try:
+                self.persist()
+            except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
+                # Nothing is launched that a restarted scheduler could not find again: stop here.
+                self.persist_error = f"cannot save the job's state in {self.store.where}: {type(exc).__name__}: {exc}"  # type: ignore[union-attr]
+                self.result = act.Done(False, self.persist_error)
+                self.done.set()
+                self.cond.notify_all()
+                return
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
         for a in actions:
             try:
                 self._apply_one(a)
-            except Exception:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
-                log.exception("could not carry out %s", type(a).__name__)
+            except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+                log.error("could not carry out %s: %s: %s", type(a).__name__, type(exc).__name__, exc,
+                          exc_info=log.isEnabledFor(logging.DEBUG))
         self.cond.notify_all()
 
     def _apply_one(self, a: act.Action) -> None:
         d = self.driver
         if isinstance(a, act.Launch):
             raw = self.raw_offers.pop(a.offer_id)
-            ledger = OfferLedger(raw)
+            ledger = OfferLedger(raw, self.spec.service.revocable)
             infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
+                self._count_launch(t.key, t.restarts)
+                self.attempt_agents[t.task_id] = a.agent_id
             d.launchTasks([{"value": a.offer_id}], infos, {"refuse_seconds": 2.0})
         elif isinstance(a, act.Decline):
             ids = [{"value": oid} for oid in a.offer_ids]
+            self.metrics.offers_declined.inc(len(ids))
             for oid in a.offer_ids:
                 self.raw_offers.pop(oid, None)
             if ids:
@@ -143,6 +188,9 @@ class JobScheduler:
         elif isinstance(a, act.SendClusterSpec):
             from pymesos import encode_data
 
+            if not self._spec_sent:
+                self._spec_sent = True
+                self.metrics.set_gauge("time_to_clusterspec_seconds", self.clock() - self.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
                 self._encoded_spec = (a.message, encode_data(json.dumps(a.message).encode()))
             d.sendFrameworkMessage({"value": a.task_id}, {"value": a.agent_id}, self._encoded_spec[1])
@@ -161,6 +209,7 @@ class JobScheduler:
     def registered(self, driver: Any, framework_id: dict[str, str], master_info: dict[str, Any]) -> None:
         with self.cond:
             self.driver, self.connected = driver, True
+            self._subscribed(driver)
             self.framework_id = framework_id["value"]
             self.on_event(f"registered as framework {self.framework_id} with {master_info.get('hostname')}:{master_info.get('port')}")
             self._apply(self.job.start())
@@ -169,26 +218,50 @@ class JobScheduler:
     def reregistered(self, driver: Any, master_info: dict[str, Any]) -> None:
         with self.cond:
             self.driver, self.connected = driver, True
+            self._subscribed(driver)
             self.framework_id = driver.framework_id
             self.on_event(f"re-registered as framework {self.framework_id}; reconciling")
             self._apply(self.job.start())
+
+    def _subscribed(self, driver: Any) -> None:
+        if self.disconnected_at is not None and self.subscribed_once:
+            self.on_event(f"the Mesos master is back after {self.clock() - self.disconnected_at:.0f} s")
+        self.subscribed_once, self.disconnected_at, self._subscribed_at = True, None, time.monotonic()
 
     @_guard
     def disconnected(self, driver: Any) -> None:
         with self.cond:
             self.connected = False
+            if self.disconnected_at is None:
+                self.disconnected_at, self._lost_noted = self.clock(), self.clock()
             self.raw_offers.clear()
             for oid in list(self.job.held):
                 self.job.rescinded(oid)
+            self.cond.notify_all()
+            # pymesos reconnects the moment this returns. After a refusal there is nothing to
+            # retry; after a stream that dropped at once, back off as the Mesos docs advise.
+            if self.refusal is not None or self.done.is_set():
+                delay = RESUBSCRIBE_BACKOFF_MAX
+            elif time.monotonic() - self._subscribed_at < RESUBSCRIBE_BACKOFF_MAX:
+                self._quick_drops += 1
+                delay = min(0.5 * 2 ** (self._quick_drops - 1), RESUBSCRIBE_BACKOFF_MAX)
+            else:
+                self._quick_drops, delay = 0, 0.0
+        if delay:
+            self.released.wait(delay)  # the IO thread waits here; the runner's stop releases it
 
     @_guard
     def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
         with self.cond:
             parsed = []
             for raw in offers:
-                o = parse_offer(raw)
+                o = parse_offer(raw, self.spec.service.revocable)
                 self.raw_offers[o.id] = raw
+                address = agent_address_from_offer(raw)
+                if address:
+                    self.agent_addresses[o.agent_id] = address
                 parsed.append(o)
+            self.metrics.offers_received.inc(len(parsed))
             self._apply(self.job.offers(parsed, self.clock()), durable=False)
 
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
@@ -210,6 +283,12 @@ class JobScheduler:
                 detail = update.message if update.state != "TASK_RUNNING" else ""
                 self.on_event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                               f"{': ' + detail if detail else ''}")
+                rec = self.job.tasks[key]
+                if update.agent_id:
+                    self.attempt_agents[update.task_id] = update.agent_id
+                if (update.state not in LIVE and update.state != "TASK_FINISHED" and rec.live
+                        and not rec.relaunch_after_kill and self.job.phase != FINISHING):
+                    self.metrics.tasks_failed.labels(key.role, update.reason or update.state).inc()
             # While finishing, the end itself (Done) is what a restart needs; each task's last
             # update need not be written (that would be O(tasks) per update, O(tasks^2) per job).
             durable = update.state not in LIVE and self.job.phase != FINISHING
@@ -224,6 +303,13 @@ class JobScheduler:
         if msg.get("type") == "need_spec":
             with self.cond:
                 self._apply(self.job.executor_asks_spec(msg["task_id"]), durable=False)
+        if msg.get("type") == PROGRESS and isinstance(msg.get("values"), dict):
+            with self.cond:
+                self.job.report(msg.get("task_id", ""), msg["values"], self.clock())
+                key = self.job.key_of(msg.get("task_id", ""))
+                progress = self.job.reports.get(key) if key else None
+            if key is not None and progress is not None:
+                self.on_progress(str(key), progress)
 
     @_guard
     def slaveLost(self, driver: Any, agent_id: dict) -> None:  # noqa: N802
@@ -235,12 +321,14 @@ class JobScheduler:
 
     @_guard
     def error(self, driver: Any, message: str) -> None:
-        self.on_event(f"error from the master: {message}")
-        if any(text in message for text in FATAL_ERRORS):
-            with self.cond:
-                self.result = act.Done(False, f"Mesos master: {message}")
-                self.done.set()
-                self.cond.notify_all()
+        with self.cond:
+            if self.refusal is not None:
+                return  # the run is already ending for the first one
+            self.refusal = message
+            self.on_event(f"error from the master: {message}")
+            self.result = act.Done(False, f"Mesos master: {message}")
+            self.done.set()
+            self.cond.notify_all()
 
     def processHeartBeat(self, driver: Any) -> None:  # noqa: N802
         pass
@@ -257,12 +345,48 @@ class JobScheduler:
                     self._apply(self.job.abort("stopped on request", now))
                     continue
                 if self.connected:
+                    self._check_quota(now)
                     self._apply(self.job.tick(now), durable=False)
+                elif self.disconnected_at is not None:
+                    self._master_lost(now)
                 if self.done.is_set():
                     break
                 self.cond.wait(timeout=max(0.05, min(self.job.next_deadline(now) - now, 1.0)))
         assert self.result is not None
         return self.result
+
+    def _master_lost(self, now: float) -> None:
+        """Wait for the master as long as failover_timeout keeps the job alive on its side."""
+        away, limit = now - self.disconnected_at, self.spec.service.failover_timeout  # type: ignore[operator]
+        if away > limit:
+            self.result = act.Done(False, f"the Mesos master did not come back within service.failover_timeout ({limit:g} s)")
+            self.done.set()
+        elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
+            self._lost_noted = now
+            self.on_event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
+    def _check_quota(self, now: float) -> None:
+        """Near the placement timeout, ask the master whether the role's quota holds us back:
+        then the job waits (and says so) instead of failing for want of offers."""
+        job = self.job
+        timeout = self.spec.policies.placement_timeout_seconds
+        if self.quota_probe is None or job.phase != PLACING or now - job.placing_since < timeout * 0.8:
+            return
+        if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
+            return
+        self._quota_probed_at = now
+        role = self.spec.service.role
+        answer = self.quota_probe(role)
+        shortfall = None if answer is None else quota_shortfall(role, answer[0], answer[1], job.held_totals(),
+                                                                job.pending_demand())
+        if shortfall is not None:
+            job.defer_placement(shortfall, now)
+        elif self._quota_waiting:
+            # The quota has room again: a full placement window to gather the offers.
+            job.defer_placement(f"role {role}'s quota has room again: placing the job", now)
+        else:
+            return
+        self._quota_waiting = shortfall is not None
+        self._apply([], durable=False)
 
     def request_stop(self) -> None:
         with self.cond:
@@ -273,4 +397,57 @@ class JobScheduler:
             snap = self.job.snapshot()
             snap["framework_id"] = self.framework_id
             snap["connected"] = self.connected
+            snap["now"] = self.clock()
+            master = getattr(self.driver, "master", None) if self.driver is not None else None
+            snap["master"] = master if isinstance(master, str) else None
             return snap
+
+    # ------------------------------------------------------------------ operating the job
+    def restart(self, task: str) -> str:
+        """``tfmesos restart ROLE:INDEX``: raises ValueError naming why it cannot be done."""
+        key = parse_task_key(task)
+        with self.cond:
+            self._apply(self.job.restart_task(key, self.clock()))
+            self._requested.add(key)
+        return f"{key} is being killed and will be relaunched"
+
+    def _count_launch(self, key: TaskKey, restarts: int) -> None:
+        self.metrics.tasks_launched.labels(key.role).inc()
+        if key in self._launched:
+            why = ("failure" if restarts > self._launched[key]
+                   else "requested" if key in self._requested else "with_peers")
+            self.metrics.tasks_relaunched.labels(key.role, why).inc()
+        self._launched[key] = restarts
+        self._requested.discard(key)
+
+    def _attempts(self, task: str) -> list[Attempt]:
+        key = parse_task_key(task)
+        with self.cond:
+            current = self.job.tasks.get(key)
+            # Attempts launched before a scheduler restart ran, most likely, where the task runs now.
+            fallback = current.agent_id if current else ""
+            return [Attempt(tid, self.attempt_agents.get(tid, fallback)) for tid in self.job.attempts(key)]
+
+    def _agent_address(self, agent_id: str) -> str | None:
+        known = self.agent_addresses.get(agent_id)
+        if known:
+            return known
+        master = getattr(self.driver, "master", None)
+        if isinstance(master, str) and master:
+            try:
+                found = agent_address_from_master(master, agent_id)
+            except (OSError, ValueError) as exc:
+                log.info("cannot ask the master %s for agent %s: %s", master, agent_id, exc)
+                return None
+            if found:
+                self.agent_addresses[agent_id] = found
+            return found
+        return None
+
+
+def parse_task_key(text: str) -> TaskKey:
+    """ROLE:INDEX, e.g. worker:1."""
+    role, sep, index = text.partition(":")
+    if not sep or not index.isdigit() or not role:
+        raise ValueError(f"task: {text!r}: expected ROLE:INDEX, e.g. worker:1")
+    return TaskKey(role, int(index))

@@ -5,6 +5,7 @@ checks that span fields (a command for every non-server role, a task to decide s
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,22 @@ class RoleSpec:
 
 
 @dataclass(frozen=True)
+class Volume:
+    """A host path the tasks see at container_path (Mesos ContainerInfo.Volume)."""
+    container_path: str
+    host_path: str
+    mode: str = "RW"
+
+
+def parse_volume(text: str) -> Volume:
+    """HOST_PATH:CONTAINER_PATH[:ro|rw], as douban/tfmesos' -V took it (the schema checks the shape)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[0] or not parts[1] or (len(parts) == 3 and parts[2].upper() not in ("RO", "RW")):
+        raise OptionsError([f"$.job.volumes: {text!r} is invalid: expected HOST_PATH:CONTAINER_PATH[:ro|rw]"])
+    return Volume(container_path=parts[1], host_path=parts[0], mode=parts[2].upper() if len(parts) == 3 else "RW")
+
+
+@dataclass(frozen=True)
 class Policies:
     success: str = "chief"
     max_job_restarts: int = 10
@@ -73,6 +90,7 @@ class ServiceSpec:
     user: str = ""
     role: str = "*"
     principal: str = ""
+    revocable: bool = False  # use revocable resources too (REVOCABLE_RESOURCES)
     failover_timeout: float = 604800.0
     zk: str = ""
     state_dir: str = ""
@@ -90,6 +108,12 @@ class JobSpec:
     image: str = ""
     python: str = ""
     checkpoint_dir: str = ""
+    volumes: tuple["Volume", ...] = ()
+    # Cluster members that are not Mesos tasks (the caller of tfmesos.cluster(), tfrun's local
+    # worker 0): they are in every task's ClusterSpec but nothing is launched for them.
+    external: tuple[tuple[TaskKey, str], ...] = ()
+    # Tasks whose output is streamed to the scheduler; None: the task that decides success.
+    streamed: tuple[TaskKey, ...] | None = None
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -99,11 +123,14 @@ class JobSpec:
         return role.count if role else 0
 
     def task_keys(self) -> list[TaskKey]:
-        return [TaskKey(r.name, i) for r in self.roles for i in range(r.count)]
+        outside = {key for key, _ in self.external}
+        return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
 
     @property
     def success_keys(self) -> tuple[TaskKey, ...]:
-        """The tasks whose exit 0 ends the job successfully."""
+        """The tasks whose exit 0 ends the job successfully (none: it runs until stopped)."""
+        if self.policies.success == "never":
+            return ()
         if self.policies.success == "all_workers":
             return tuple(TaskKey("worker", i) for i in range(self.count("worker")))
         if self.policies.success == "chief" and self.count("chief"):
@@ -111,8 +138,24 @@ class JobSpec:
         return (TaskKey("worker", 0),)
 
     @property
+    def streamed_keys(self) -> tuple[TaskKey, ...]:
+        return self.success_keys[:1] if self.streamed is None else self.streamed
+
+    @property
     def gpus_needed(self) -> bool:
         return any(r.resources.gpus for r in self.roles if r.count)
+
+
+TENSORBOARD = "tensorboard"  # one more task of the job, outside the ClusterSpec (not in ROLE_ORDER)
+
+
+def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
+    """TensorBoard as a task: on the port from its offer, reading the checkpoint directory by default."""
+    logdir = shlex.quote(options["logdir"]) if options.get("logdir") else '"${TFMESOS_CHECKPOINT_DIR:-.}"'
+    command = (f'exec "$TFMESOS_PYTHON" -m tensorboard.main --logdir {logdir} --port "$TFMESOS_PORT" '
+               '--host "${LIBPROCESS_IP:-0.0.0.0}"')
+    resources = Resources(float(options.get("cpus", 0.2)), float(options.get("mem", 512)))
+    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy="OnFailure", max_restarts=3)
 
 
 def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -148,6 +191,9 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             )
         )
     counts = {r.name: r.count for r in roles}
+    tensorboard = options.get("tensorboard") or {}
+    if tensorboard.get("enabled"):
+        roles.append(tensorboard_role(tensorboard))
     if not counts.get("chief") and not counts.get("worker"):
         problems.append("$.roles: no chief and no worker: expected at least one task to run the training")
     if pol["success"] in ("worker0", "all_workers") and not counts.get("worker"):
@@ -160,6 +206,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             user=svc["user"],
             role=svc["role"],
             principal=svc["principal"],
+            revocable=bool(svc["revocable"]),
             failover_timeout=float(svc["failover_timeout"]),
             zk=svc["zk"],
             state_dir=svc["state_dir"],
@@ -181,4 +228,5 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         image=job["image"],
         python=job["python"],
         checkpoint_dir=job["checkpoint_dir"],
+        volumes=tuple(parse_volume(v) for v in job.get("volumes", ())),
     )

@@ -5,6 +5,7 @@ laptop. Writes are atomic: a crash leaves either the old or the new state, never
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -39,11 +40,17 @@ class DirStore:
     def save(self, state: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")
-        with os.fdopen(fd, "w") as f:
-            json.dump(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(state, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            # A full disk or a vanished directory: no half-written temporary file stays behind.
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)

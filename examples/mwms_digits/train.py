@@ -27,9 +27,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402  (after the log level is set)
 import tensorflow as tf  # noqa: E402
 
+try:  # progress for tfmesos' console, status page and metrics; nothing happens outside tfmesos
+    from tfmesos import report
+except ImportError:  # tfmesos is not installed where the script runs by hand
+    def report(**values: object) -> bool:
+        return False
+
 # Overridable so that tests can make training last long enough to kill a task in the middle.
 TOTAL_STEPS = int(os.environ.get("TRAIN_STEPS", "300"))
 CHECKPOINT_EVERY = int(os.environ.get("CHECKPOINT_EVERY", "100"))
+REPORT_EVERY = 20  # steps between progress reports (tfmesos.report) and loss summaries
 GLOBAL_BATCH_SIZE = 64
 LEARNING_RATE = 0.01
 SEED = 0
@@ -131,9 +138,17 @@ def train(scratch_dir: str) -> int:
         print(f"resumed from step {done}", flush=True)
 
     started = time.monotonic()
+    report(step=done, total_steps=TOTAL_STEPS)
+    # Loss curves for TensorBoard, beside the chief's checkpoints (tensorboard.enabled shows them).
+    summaries = (tf.summary.create_file_writer(os.path.join(checkpoint_dir, "summaries"))
+                 if chief and checkpoint_dir else tf.summary.create_noop_writer())
     while done < TOTAL_STEPS:
         loss = train_step(iterator)
         done += 1
+        if done % REPORT_EVERY == 0 or done == TOTAL_STEPS:
+            report(step=done, loss=float(loss), total_steps=TOTAL_STEPS)
+            with summaries.as_default():
+                tf.summary.scalar("loss", float(loss), step=done)
         if done % CHECKPOINT_EVERY == 0 or done == TOTAL_STEPS:
             finished.assign(done)
             manager.save(checkpoint_number=done)
@@ -143,7 +158,10 @@ def train(scratch_dir: str) -> int:
     if chief:
         print(f"training took {time.monotonic() - started:.1f} s", flush=True)
         predictions = np.argmax(model(x_test, training=False).numpy(), axis=1)
-        print(f"final test accuracy: {np.mean(predictions == y_test):.4f}", flush=True)
+        accuracy = float(np.mean(predictions == y_test))
+        print(f"final test accuracy: {accuracy:.4f}", flush=True)
+        report(step=done, total_steps=TOTAL_STEPS, accuracy=accuracy)
+    summaries.close()
     return 0
 
 

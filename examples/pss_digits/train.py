@@ -26,6 +26,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402  (after the log level is set)
 import tensorflow as tf  # noqa: E402
 
+try:  # progress for tfmesos' console, status page and metrics; nothing happens outside tfmesos
+    from tfmesos import report
+except ImportError:  # tfmesos is not installed where the script runs by hand
+    def report(**values: object) -> bool:
+        return False
+
 # Overridable so that tests can make training last long enough to kill a task in the middle.
 TOTAL_STEPS = int(os.environ.get("TRAIN_STEPS", "400"))
 CHECKPOINT_EVERY = int(os.environ.get("CHECKPOINT_EVERY", "100"))
@@ -111,6 +117,9 @@ def train(scratch_dir: str) -> int:
     started = time.monotonic()
     done = int(finished.numpy())
     marked = not FIRST_STEP_MARK
+    report(step=done, total_steps=TOTAL_STEPS)
+    # Loss curves for TensorBoard, beside the checkpoints (tensorboard.enabled shows them).
+    summaries = tf.summary.create_file_writer(os.path.join(checkpoint_dir, "summaries"))
     while done < TOTAL_STEPS:
         # Steps run asynchronously on whichever worker is free; one that was on a
         # worker that died is rescheduled on another. join() waits for the chunk, so
@@ -126,11 +135,21 @@ def train(scratch_dir: str) -> int:
         done += chunk
         finished.assign(done)
         manager.save(checkpoint_number=done, options=io_on_chief)
-        print(f"step {done} loss {float(last_loss.fetch()):.4f}", flush=True)
+        loss = float(last_loss.fetch())
+        print(f"step {done} loss {loss:.4f}", flush=True)
+        report(step=done, loss=loss, total_steps=TOTAL_STEPS)
+        with summaries.as_default():
+            tf.summary.scalar("loss", loss, step=done)
+        summaries.flush()
     print(f"training took {time.monotonic() - started:.1f} s", flush=True)
 
     predictions = np.argmax(model(x_test, training=False).numpy(), axis=1)
-    print(f"final test accuracy: {np.mean(predictions == y_test):.4f}", flush=True)
+    accuracy = float(np.mean(predictions == y_test))
+    print(f"final test accuracy: {accuracy:.4f}", flush=True)
+    report(step=done, total_steps=TOTAL_STEPS, accuracy=accuracy)
+    with summaries.as_default():
+        tf.summary.scalar("test_accuracy", accuracy, step=done)
+    summaries.close()
     return 0
 
 

@@ -5,7 +5,7 @@ import json
 import re
 import subprocess
 
-from .harness import ROOT, TFMESOS, accuracy, run_scheduler, wait_gone, write_options
+from .harness import ROOT, TFMESOS, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
 
 PSS = ROOT / "examples" / "pss_digits" / "options.json"
 MWMS = ROOT / "examples" / "mwms_digits" / "options.json"
@@ -72,8 +72,14 @@ def test_job_too_large_reports_why_within_the_placement_timeout(tmp_path):
         roles={"worker": {"count": 3, "cpus": 3.5}},
         policies={"placement_timeout_seconds": 4},
     )
-    run = run_scheduler(opts)
-    assert run.wait(60) == 1, run.output
+    # A master given by address: its size is unknown up front (the embedded one is checked
+    # before anything starts), so only the placement timeout can tell.
+    master = LocalMaster(tmp_path / "m", agents=2)
+    try:
+        run = run_scheduler(opts, "--master", master.address)
+        assert run.wait(60) == 1, run.output
+    finally:
+        master.stop()
     out = run.output
     assert "job cannot be placed within placement_timeout_seconds (4s)" in out
     assert "worker: 1 of 3 task(s) unplaced, each needs cpus 3.6" in out

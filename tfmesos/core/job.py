@@ -10,10 +10,11 @@ Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> 
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from ..spec import ROLE_ORDER, JobSpec, TaskKey
+from ..spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
 from . import restart
 from .actions import Action, Decline, Done, Kill, Launch, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
 from .clusterspec import cluster_spec
@@ -36,6 +37,11 @@ FINISH_GRACE_SECONDS = 30.0
 HOLD_SECONDS = 8.0
 
 
+def job_seed(name: str) -> int:
+    """Seed of a job's backoff jitter: the same in every process (str hash() is salted per process)."""
+    return zlib.crc32(name.encode()) & 0xFFFF
+
+
 @dataclass
 class TaskRecord:
     key: TaskKey
@@ -55,6 +61,7 @@ class TaskRecord:
     reason: str = ""
     message: str = ""
     log_tail: str = ""
+    requested_restarts: int = 0  # asked for by a person: no failure, no restart limit used
 
     @property
     def live(self) -> bool:
@@ -99,6 +106,8 @@ class Job:
     suppressed: bool = False
     declined_in_backoff: bool = False
     done_emitted: bool = False
+    placement_wait: float | None = None  # seconds the last gang placement took
+    reports: dict[TaskKey, dict[str, Any]] = field(default_factory=dict)  # tfmesos.report() values
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
     _spec_cache: dict[str, Any] | None = None  # the ClusterSpec message of spec_version
@@ -187,6 +196,7 @@ class Job:
             self.held.clear()
             self.held_since = 0.0
             self.phase = RUNNING
+            self.placement_wait = now - self.placing_since
             if unused:
                 actions.append(Decline(unused, REFUSE_WHEN_IDLE))
             actions += self._suppress_if_idle()
@@ -240,7 +250,7 @@ class Job:
         if self.phase == RUNNING and self.mode == "parameter_server":
             # A running coordinator only knows the workers it started with: a worker that came
             # back at a new address is used only after the chief restarts from its checkpoint.
-            if any(k.role == "worker" for k in moved if self.tasks[k].restarts):
+            if any(k.role == "worker" for k in moved if self.tasks[k].restarts or self.tasks[k].requested_restarts):
                 actions += self._restart_for_peer("chief", now, "a worker moved to a new address")
         return actions + self._sync_specs()
 
@@ -255,7 +265,7 @@ class Job:
         endpoints = {k: r.endpoint for k, r in self.tasks.items() if r.endpoint}
         if len(endpoints) < len(self.tasks):
             return None
-        return cluster_spec(endpoints)
+        return cluster_spec(endpoints | dict(self.spec.external))
 
     def _spec_message(self) -> dict[str, Any] | None:
         # Endpoints only change in _launch, which then bumps spec_version: one message per version
@@ -294,6 +304,11 @@ class Job:
     # ------------------------------------------------------------------ status updates
     def key_of(self, task_id: str) -> TaskKey | None:
         return self._by_task_id.get(task_id)
+
+    def attempts(self, key: TaskKey) -> list[str]:
+        """Task ids of every launch of this task, oldest first (ids end with the launch sequence)."""
+        ids = [tid for tid, k in self._by_task_id.items() if k == key]
+        return sorted(ids, key=lambda tid: int(tid.rsplit(".", 1)[1]))
 
     def status(self, update: StatusUpdate, now: float) -> list[Action]:
         key = self._by_task_id.get(update.task_id)
@@ -338,6 +353,9 @@ class Job:
         if not decision.retry:
             if ending.succeeded:
                 return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
+            if key.role == TENSORBOARD:  # a view on the job, not part of it: the training goes on
+                self._note(f"{self._describe_failure(rec, decision.why)}; the job goes on without it")
+                return []
             return self._finish(False, self._describe_failure(rec, decision.why), now)
         return self._recover(rec, ending, decision.delay, now)
 
@@ -354,9 +372,7 @@ class Job:
     # ------------------------------------------------------------------ recovery
     def _recover(self, rec: TaskRecord, ending: restart.Ending, delay: float, now: float) -> list[Action]:
         self.job_restarts += 1
-        whole_job = (self.mode == "collective" and rec.key.role in ("worker", "chief")) or (
-            self.mode == "parameter_server" and rec.key.role == "ps"
-        )
+        whole_job = self._restarts_whole_job(rec.key)
         self._note(
             f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
             f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}: "
@@ -364,20 +380,72 @@ class Job:
             f"{' with the whole job from its checkpoint' if whole_job else ''}"
         )
         self._requeue(rec, now + delay, avoid=ending.agent_lost)
-        actions: list[Action] = []
-        if whole_job:
-            for other in self.tasks.values():
-                if other is rec:
-                    continue
-                other.not_before = now + delay
-                if other.live:
-                    actions += self._kill_for_relaunch(other, now)
-                elif other.state != PENDING:
-                    other.state = PENDING  # e.g. a worker that had already finished
-            self.phase = PLACING
-            self.placing_since = now
-            self.held_since = 0.0
+        actions = self._restart_all_but(rec, now, now + delay) if whole_job else []
         return actions + self._revive()
+
+    def _restarts_whole_job(self, key: TaskKey) -> bool:
+        """Tasks whose loss the others cannot outlive: all-reduce peers, parameter servers."""
+        return (self.mode == "collective" and key.role in ("worker", "chief")) or (
+            self.mode == "parameter_server" and key.role == "ps"
+        )
+
+    def _restart_all_but(self, rec: TaskRecord, now: float, not_before: float) -> list[Action]:
+        """Back to PLACING with every other task: the whole job restarts from its checkpoint."""
+        actions: list[Action] = []
+        for other in self.tasks.values():
+            if other is rec:
+                continue
+            other.not_before = not_before
+            if other.live:
+                actions += self._kill_for_relaunch(other, now)
+            elif other.state != PENDING:
+                other.state = PENDING  # e.g. a worker that had already finished
+        self.phase = PLACING
+        self.placing_since = now
+        self.held_since = 0.0
+        return actions
+
+    def restart_task(self, key: TaskKey, now: float) -> list[Action]:
+        """A person asked for this task to restart (``tfmesos restart``): kill it and relaunch it
+        at once. Not a failure: no backoff, and neither restart limit is used. Where the task's
+        loss takes the whole job down, the whole job restarts from its checkpoint.
+        Raises ValueError (naming why) when the task cannot be restarted now."""
+        rec = self.tasks.get(key)
+        if rec is None:
+            raise ValueError(f"{key}: no such task in this job")
+        if self.phase != RUNNING:
+            raise ValueError(f"the job is {self.phase}: only a task of a RUNNING job can be restarted")
+        if not rec.live or rec.relaunch_after_kill:
+            raise ValueError(f"{key} is {rec.state}{' (already restarting)' if rec.relaunch_after_kill else ''}: "
+                             "only a running task can be restarted")
+        rec.requested_restarts += 1
+        whole_job = self._restarts_whole_job(key)
+        self._note(f"{key}: restart asked for by a person"
+                   f"{' (the whole job restarts from its checkpoint)' if whole_job else ''}")
+        actions = self._kill_for_relaunch(rec, now)
+        if whole_job:
+            actions += self._restart_all_but(rec, now, now)
+        return actions
+
+    def report(self, task_id: str, values: dict[str, Any], now: float) -> None:
+        """Progress a task reported (tfmesos.report): the latest values of its current attempt."""
+        key = self._by_task_id.get(task_id)
+        if key is not None and self.tasks[key].task_id == task_id:
+            self.reports[key] = {**self.reports.get(key, {}), **values, "at": now}
+
+    def progress(self) -> dict[str, Any] | None:
+        """The job's progress: what the task that decides success reported, else the latest report."""
+        keys = self.spec.success_keys  # none for a cluster of servers (tfmesos.cluster)
+        lead = self.reports.get(keys[0]) if keys else None
+        if lead is None and self.reports:
+            lead = max(self.reports.values(), key=lambda r: r["at"])
+        if lead is None:
+            return None
+        out = dict(lead)
+        step, total = out.get("step"), out.get("total_steps")
+        if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
+            out["fraction"] = min(1.0, step / total)
+        return out
 
     def _requeue(self, rec: TaskRecord, not_before: float, avoid: bool) -> None:
         rec.restarts += 1
@@ -504,6 +572,28 @@ class Job:
                 times.append(rec.launched_at + pol.startup_timeout_seconds)
         return max(now, min(times))
 
+    # ------------------------------------------------------------------ held back by quota
+    def pending_demand(self) -> dict[str, float]:
+        """cpus/mem/disk/gpus of the tasks waiting for a placement (executors included)."""
+        total = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+        for rec in self.tasks.values():
+            if rec.state == PENDING:
+                role = self.spec.role(rec.key.role)
+                assert role is not None
+                d = role.demand
+                for name, amount in (("cpus", d.cpus), ("mem", d.mem), ("disk", d.disk), ("gpus", d.gpus)):
+                    total[name] += amount
+        return total
+
+    def held_totals(self) -> dict[str, float]:
+        return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
+
+    def defer_placement(self, reason: str, now: float) -> None:
+        """The job is held back for a known reason (its role's quota): keep waiting, say why once."""
+        if reason not in self.events[-3:]:
+            self._note(reason)
+        self.placing_since = now
+
     # ------------------------------------------------------------------ reporting
     def explain_unplaced(self) -> str:
         waiting = [r.key for r in self.tasks.values() if r.state == PENDING]
@@ -540,6 +630,9 @@ class Job:
             "cause": self.cause,
             "job_restarts": self.job_restarts,
             "clusterspec_version": self.spec_version,
+            "started_at": self.started_at,
+            "placement_wait": self.placement_wait,
+            "progress": self.progress(),
             "tasks": [
                 {
                     "role": r.key.role,
@@ -549,14 +642,21 @@ class Job:
                     "agent_id": r.agent_id,
                     "state": r.state,
                     "restarts": r.restarts,
+                    "requested_restarts": r.requested_restarts,
                     "exit_code": r.exit_code,
                     "reason": r.reason,
                     "message": r.message,
+                    "progress": self.reports.get(r.key),
                 }
-                for r in sorted(self.tasks.values(), key=lambda r: (ROLE_ORDER.index(r.key.role), r.key.index))
+                for r in sorted(self.tasks.values(), key=lambda r: (_rank(r.key.role), r.key.index))
             ],
+            "tensorboard": self._tensorboard(),
             "events": list(self.events[-50:]),
         }
+
+    def _tensorboard(self) -> str | None:
+        rec = self.tasks.get(TaskKey(TENSORBOARD, 0))
+        return rec.endpoint if rec is not None and rec.state == "TASK_RUNNING" else None
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -590,3 +690,8 @@ class Job:
         # Offers never survive a reconnection, and after a restart we must ask again.
         job.suppressed = False
         return job
+
+
+def _rank(role: str) -> int:
+    """Roles in ROLE_ORDER, then the rest (TensorBoard)."""
+    return ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER)

@@ -18,22 +18,37 @@ class Offer:
     gpus: int = 0
     ports: tuple[PortRange, ...] = ()
     role: str = "*"
+    reserved: float = 0.0  # cpus reserved to the role: such offers are used before the shared pool
 
     @property
     def port_count(self) -> int:
         return sum(end - begin + 1 for begin, end in self.ports)
 
 
-def parse_offer(raw: dict[str, Any]) -> Offer:
-    """Sum the offer's resources by name; revocable resources are left alone (they can vanish)."""
+def is_reserved(res: dict[str, Any]) -> bool:
+    """Reserved (static or dynamic) in either the pre- or the post-refinement format."""
+    return bool(res.get("reservations")) or res.get("role", "*") != "*"
+
+
+def usable(res: dict[str, Any], revocable: bool = False) -> bool:
+    """Revocable resources can vanish under a task: used only when the job says so."""
+    return revocable or "revocable" not in res
+
+
+def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:
+    """Sum the offer's resources by name, reserved and unreserved alike (a task may mix both)."""
     totals = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
     ports: list[PortRange] = []
+    reserved = 0.0
     for res in raw.get("resources", ()):
-        if "revocable" in res:
+        if not usable(res, revocable):
             continue
         name = res.get("name")
         if name in totals and res.get("type", "SCALAR") == "SCALAR":
-            totals[name] += float(res.get("scalar", {}).get("value", 0.0))
+            amount = float(res.get("scalar", {}).get("value", 0.0))
+            totals[name] += amount
+            if name == "cpus" and is_reserved(res):
+                reserved += amount
         elif name == "ports" and res.get("type") == "RANGES":
             ports.extend((int(r["begin"]), int(r["end"])) for r in res.get("ranges", {}).get("range", ()))
     return Offer(
@@ -46,4 +61,5 @@ def parse_offer(raw: dict[str, Any]) -> Offer:
         gpus=int(totals["gpus"]),
         ports=tuple(sorted(ports)),
         role=raw.get("allocation_info", {}).get("role", "*"),
+        reserved=reserved,
     )

@@ -27,7 +27,7 @@ from .ids import IdGenerator
 from .procs import ManagedProcess, spawn, start_time, wait_status
 from .recovery import checkpoint_container, container_path, load_containers, remove_container
 from .protojson import b64decode, b64encode
-from .resources import Resources
+from .resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
 from .status_updates import StatusUpdate, StatusUpdateManager
 
@@ -85,7 +85,12 @@ class Agent:
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)
-        self._free_gpus = list(range(config.gpus_per_agent))
+        text = config.agent_resources.get(index)
+        if text and ":" not in text:  # a bare role: the whole agent is reserved to it (--default_role)
+            self.total = self.total.reserve([{"type": "STATIC", "role": text.strip()}])
+        elif text:  # Mesos --resources: static reservations, fake GPUs, ...
+            self.total = self.total.overridden_by(parse_resources_text(text))
+        self._free_gpus = list(range(int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
         self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)
         self._runners: dict[tuple[str, str], CommandRunner] = {}

@@ -8,7 +8,10 @@ of a superset, GPU-capable if the agent has GPUs, and only if the resources
 reach the minimum allocatable size (``cpus:0.01|mem:32``).
 
 A round is one pass over the agents with O(1) work for an agent that has
-nothing to offer, so 1,000 idle agents cost well under a millisecond.
+nothing to offer, so 1,000 idle agents cost well under a millisecond. An agent's
+resources reserved to a role go only to that role's frameworks; its unreserved
+resources may go to several frameworks, one offer each (``FairOrder`` decides who
+is first: quota guarantees, weighted DRF among roles, DRF within a role).
 """
 from __future__ import annotations
 
@@ -129,39 +132,108 @@ class Allocator:
 
     def _allocate(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
         now = time.monotonic()
-        shares = {framework.id: 0.0 for framework, _ in candidates}
-        totals: dict[str, float] = {}
-        allocations: dict[str, dict[str, float]] = {}
-        if len(shares) > 1:
-            totals = master.cluster_totals()  # O(agents): only when there are shares to compare
-            # Computed once per round and then updated per offer: no O(n^2).
-            for framework, _ in candidates:
-                allocations[framework.id] = master.framework_allocation(framework)
-                shares[framework.id] = _dominant_share(allocations[framework.id], totals)
+        order = FairOrder(master, candidates)
         batches: dict[str, list] = {}
         for record in master.agents.values():
             available = record.available
-            if available.empty():
+            if available.empty() or not _allocatable(available):
                 continue
-            if not _allocatable(available):
-                continue
-            if len(shares) > 1:
-                candidates.sort(key=lambda c: shares[c[0].id])
-            for framework, role in candidates:
+            reserved = bool(available.reserved_roles())
+            for framework, role in order.sorted():
                 if record.agent.has_gpus and not framework.has_capability("GPU_RESOURCES"):
                     continue
-                if self._filtered(framework, role, record.agent.id, available, now):
+                # A role gets its own reservations and the shared pool, never another role's.
+                offerable = available.allocatable_to(role) if reserved else available
+                offerable = order.within_limit(role, offerable)
+                if offerable.empty() or not _allocatable(offerable):
                     continue
-                offer = master.create_offer(framework, record, role, available)
+                if self._filtered(framework, role, record.agent.id, offerable, now):
+                    continue
+                offer = master.create_offer(framework, record, role, offerable)
                 batches.setdefault(framework.id, []).append(offer)
-                if len(shares) > 1:
-                    allocation = allocations[framework.id]
-                    for name in _SHARE_RESOURCES:
-                        allocation[name] = allocation.get(name, 0.0) + offer.resources.scalar(name)
-                    shares[framework.id] = _dominant_share(allocation, totals)
-                break
+                order.charge(framework, role, offer.resources)
+                available = record.available
+                if available.empty() or not _allocatable(available):
+                    break
+                reserved = bool(available.reserved_roles())
         for framework_id, offers in batches.items():
             master.send_offers(framework_id, offers)
+
+
+class FairOrder:
+    """Who is offered first, as Mesos' hierarchical allocator decides it.
+
+    Roles with an unmet quota guarantee come first; then roles by weighted dominant share
+    (DRF: the largest fraction of any cluster resource the role holds, divided by its weight),
+    then, within a role, frameworks by their own dominant share. Quota limits cap what a role
+    is offered (its allocation plus its unallocated reservations never exceed the limit).
+    Shares are computed once per round and updated per offer: no O(n^2).
+    """
+
+    def __init__(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
+        self._candidates = candidates
+        self._weights = master.weights
+        self._quotas = {role: q for role, q in master.quotas.items() if q.guarantees or q.limits}
+        roles = {role for _, role in candidates}
+        self._rank = len(candidates) > 1
+        self._totals = master.cluster_totals() if self._rank else {}
+        self._framework_alloc: dict[str, dict[str, float]] = {}
+        self._role_alloc: dict[str, dict[str, float]] = {}
+        self._consumed: dict[str, dict[str, float]] = {}
+        if self._rank:
+            for framework, _ in candidates:
+                self._framework_alloc[framework.id] = master.framework_allocation(framework)
+        if self._rank and len(roles) > 1 or self._quotas:
+            self._role_alloc = master.role_allocations()
+        if self._quotas:
+            unallocated = master.unallocated_reservations(set(self._quotas))
+            for role in self._quotas:
+                allocated = self._role_alloc.get(role, {})
+                reserved = unallocated.get(role, {})
+                self._consumed[role] = {name: allocated.get(name, 0.0) + reserved.get(name, 0.0)
+                                        for name in set(allocated) | set(reserved)}
+
+    def sorted(self) -> list[tuple[Framework, str]]:
+        if self._rank:
+            self._candidates.sort(key=self._key)
+        return self._candidates
+
+    def _key(self, candidate: tuple[Framework, str]) -> tuple[int, float, float]:
+        framework, role = candidate
+        return (0 if self._below_guarantee(role) else 1,
+                _dominant_share(self._role_alloc.get(role, {}), self._totals) / self._weights.get(role, 1.0),
+                _dominant_share(self._framework_alloc.get(framework.id, {}), self._totals))
+
+    def _below_guarantee(self, role: str) -> bool:
+        quota = self._quotas.get(role)
+        if quota is None or not quota.guarantees:
+            return False
+        consumed = self._consumed.get(role, {})
+        return any(consumed.get(name, 0.0) < amount for name, amount in quota.guarantees.items())
+
+    def within_limit(self, role: str, offerable: Resources) -> Resources:
+        quota = self._quotas.get(role)
+        if quota is None or not quota.limits:
+            return offerable
+        # Reservations already count against the limit; only the shared pool is cut down.
+        unreserved = offerable.unreserved()
+        reserved = offerable - unreserved
+        consumed = self._consumed.get(role, {})
+        for name, limit in quota.limits.items():
+            unreserved = unreserved.cap_scalar(name, limit - consumed.get(name, 0.0))
+        return reserved + unreserved
+
+    def charge(self, framework: Framework, role: str, offered: Resources) -> None:
+        amounts = offered.scalars()
+        for book in (self._framework_alloc.setdefault(framework.id, {}) if self._rank else None,
+                     self._role_alloc.setdefault(role, {}) if self._role_alloc or self._quotas else None):
+            if book is not None:
+                for name, amount in amounts.items():
+                    book[name] = book.get(name, 0.0) + amount
+        if role in self._consumed:
+            consumed = self._consumed[role]
+            for name, amount in offered.unreserved().scalars().items():
+                consumed[name] = consumed.get(name, 0.0) + amount
 
 
 def _allocatable(resources: Resources) -> bool:

@@ -9,7 +9,27 @@ import sys
 import threading
 from pathlib import Path
 
-from .auth import load_credentials
+from typing import Any
+
+from .auth import load_acls, load_credentials
+from .config import MasterConfig, QuotaConfig
+from .resources import parse_resources_text
+from .roles import validate_role
+
+
+def add_agent_flags(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """The embedded cluster's size: one definition, the same flags and defaults for
+    `tfmesos local-master` and `tfmesos run` (the short names are kept as aliases)."""
+    d = MasterConfig()
+    parser.add_argument("--agents", type=int, default=d.agents, help=f"{what}number of logical agents (default {d.agents})")
+    parser.add_argument("--agent-cpus", "--cpus", dest="agent_cpus", type=float, default=d.agent_cpus,
+                        help=f"{what}cpus per agent (default {d.agent_cpus:g})")
+    parser.add_argument("--agent-mem", "--mem", dest="agent_mem", type=float, default=d.agent_mem,
+                        help=f"{what}memory per agent in MB (default {d.agent_mem:g})")
+    parser.add_argument("--agent-disk", "--disk", dest="agent_disk", type=float, default=d.agent_disk,
+                        help=f"{what}disk per agent in MB (default {d.agent_disk:g})")
+    parser.add_argument("--gpus-per-agent", type=int, default=d.gpus_per_agent,
+                        help=f"{what}emulated GPUs per agent (default {d.gpus_per_agent})")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -17,11 +37,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="tfmesos local-master",
         description="Run an embedded single-node Mesos master (v1 HTTP API) with logical agents.")
     parser.add_argument("--port", type=int, default=5050, help="master port on 127.0.0.1 (default 5050)")
-    parser.add_argument("--agents", type=int, default=2, help="number of logical agents (default 2)")
-    parser.add_argument("--cpus", type=float, default=4.0, help="cpus per agent (default 4)")
-    parser.add_argument("--mem", type=float, default=8192.0, help="memory per agent in MB (default 8192)")
-    parser.add_argument("--disk", type=float, default=20000.0, help="disk per agent in MB (default 20000)")
-    parser.add_argument("--gpus-per-agent", type=int, default=0, help="emulated GPUs per agent (default 0)")
+    add_agent_flags(parser)
     parser.add_argument("--first-port", type=int, default=31000,
                         help="first port offered to tasks (default 31000); agent i offers "
                              "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir)")
@@ -30,10 +46,62 @@ def _parser() -> argparse.ArgumentParser:
                         help="sandbox root (default: a temporary directory removed on exit)")
     parser.add_argument("--credentials", type=Path, default=None,
                         help="file with 'principal secret' lines: enables HTTP Basic authentication")
+    parser.add_argument("--reserve", "--agent-resources", action="append", default=[], metavar="INDEX=RESOURCES",
+                        help="agent INDEX's resources in Mesos --resources syntax, e.g. "
+                             "'0=cpus(team-a):2;mem(team-a):4096;cpus:2' (static reservations) or '2=gpus:1'; "
+                             "names left out keep the defaults; a bare role ('0=team-a') reserves the whole "
+                             "agent to it, as the agent's --default_role does (repeatable)")
+    parser.add_argument("--quota", action="append", default=[], metavar="ROLE=RESOURCES",
+                        help="quota of ROLE, e.g. 'team-a=cpus:4;mem:8192' (guarantee and limit; "
+                             "'team-a=cpus:2/cpus:4' gives guarantee/limit apart; repeatable)")
+    parser.add_argument("--weights", default="", metavar="ROLE=W,...",
+                        help="role weights as Mesos takes them, e.g. 'team-a=2,team-b=1'")
+    parser.add_argument("--acls", default=None, metavar="JSON|PATH",
+                        help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
     parser.add_argument("--zk", default=None,
                         help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
+
+
+def team_settings(reserve: list[str], quota: list[str], weights: str, acls: str | None) -> dict[str, Any]:
+    """The multi-team flags as LocalMaster keyword arguments; ValueError names the bad flag."""
+    agent_resources: dict[int, str] = {}
+    for item in reserve:
+        index, sep, text = item.partition("=")
+        if not sep or not index.strip().isdigit():
+            raise ValueError(f"--reserve {item!r}: expected INDEX=RESOURCES, e.g. 0=cpus(team-a):2;mem(team-a):4096")
+        try:
+            if ":" in text:
+                parse_resources_text(text)
+            elif validate_role(text.strip()) or text.strip() == "*":
+                raise ValueError(validate_role(text.strip()) or "expected a role other than '*'")
+        except ValueError as exc:
+            raise ValueError(f"--reserve {item!r}: {exc}") from None
+        agent_resources[int(index)] = text
+    quotas: dict[str, QuotaConfig] = {}
+    for item in quota:
+        role, sep, text = item.partition("=")
+        guarantee, _, limit = text.partition("/")
+        try:
+            if not sep or validate_role(role.strip()) or role.strip() == "*":
+                raise ValueError("expected ROLE=RESOURCES with a role other than '*'")
+            guarantees = parse_resources_text(guarantee).scalars()
+            limits = parse_resources_text(limit).scalars() if limit else dict(guarantees)
+        except ValueError as exc:
+            raise ValueError(f"--quota {item!r}: {exc}") from None
+        quotas[role.strip()] = QuotaConfig(guarantees, limits)
+    parsed_weights: dict[str, float] = {}
+    for item in filter(None, (w.strip() for w in weights.split(","))):
+        role, sep, value = item.partition("=")
+        try:
+            parsed_weights[role.strip()] = float(value)
+            if not sep or not parsed_weights[role.strip()] > 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"--weights {item!r}: expected ROLE=WEIGHT with a weight > 0") from None
+    return {"agent_resources": agent_resources, "quotas": quotas, "weights": parsed_weights,
+            "acls": load_acls(acls) if acls else None}
 
 
 def _chosen_first_port(work_dir: Path | None, size: int) -> int:
@@ -57,17 +125,26 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     credentials = load_credentials(args.credentials) if args.credentials else None
+    try:
+        teams = team_settings(args.reserve, args.quota, args.weights, args.acls)
+    except ValueError as exc:
+        print(f"tfmesos local-master: {exc}", file=sys.stderr)
+        return 2
     stop = threading.Event()
 
     def request_stop(signum: int, frame: object) -> None:
         stop.set()
 
     first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
+    try:
+        master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
+                             agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
+                             ports_per_agent=args.ports_per_agent, first_port=first_port,
+                             work_dir=args.work_dir, credentials=credentials, **teams)
+    except ValueError as exc:
+        print(f"tfmesos local-master: {exc}", file=sys.stderr)
+        return 2
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.cpus,
-                         agent_mem=args.mem, agent_disk=args.disk, gpus_per_agent=args.gpus_per_agent,
-                         ports_per_agent=args.ports_per_agent, first_port=first_port,
-                         work_dir=args.work_dir, credentials=credentials)
     contender = None
     try:
         master.start()

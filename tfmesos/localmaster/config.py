@@ -8,6 +8,14 @@ MAX_PORT = 65535
 
 
 @dataclass(frozen=True)
+class QuotaConfig:
+    """Mesos QuotaConfig: scalar guarantees (offered first) and limits (never exceeded)."""
+
+    guarantees: dict[str, float] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Tuning:
     """Timeouts that real Mesos hard-codes or takes from flags.
 
@@ -43,6 +51,12 @@ class MasterConfig:
     allocation_interval: float = 1.0
     heartbeat_interval: float = 15.0
     credentials: dict[str, str] | None = None
+    # Multi-team settings (Mesos flags): agent index -> its --resources text (static
+    # reservations); --weights; quota per role; --acls as parsed JSON.
+    agent_resources: dict[int, str] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    quotas: dict[str, "QuotaConfig"] = field(default_factory=dict)
+    acls: dict | None = None
     tuning: Tuning = field(default_factory=Tuning)
 
     def __post_init__(self) -> None:
@@ -56,6 +70,12 @@ class MasterConfig:
             raise ValueError("intervals must be > 0")
         if not 1 <= self.first_port <= MAX_PORT:
             raise ValueError("first_port must be a TCP port")
+        for index in self.agent_resources:
+            if not 0 <= index < self.agents:
+                raise ValueError(f"agent_resources: agent {index} does not exist (agents 0..{self.agents - 1})")
+        for role, weight in self.weights.items():
+            if not weight > 0:
+                raise ValueError(f"weights: the weight of role '{role}' must be > 0, not {weight}")
 
     def effective_ports_per_agent(self) -> int:
         """All agents share 127.0.0.1, so each gets a disjoint slice below 65536."""

@@ -1,4 +1,4 @@
-"""The agent's HTTP endpoints: ``POST /api/v1/executor`` and ``GET /state``.
+"""The agent's HTTP endpoints: ``POST /api/v1/executor``, ``GET /state`` and ``/files/*``.
 
 Checks follow src/slave/http.cpp ``Http::executor``: method, Content-Type,
 JSON -> protobuf, validateExecutorCall, Accept (SUBSCRIBE), unknown
@@ -11,6 +11,7 @@ from typing import Any, Callable
 from .agent import Agent
 from .calls import decode_call, method_not_allowed, not_acceptable
 from .containers import ExecutorState
+from .files_api import FilesApi
 from .httpserver import APPLICATION_JSON, Request, Response, StreamResponse
 from .protojson import b64decode, is_valid_uuid_bytes
 from .state_json import agent_state
@@ -53,6 +54,7 @@ class AgentApi:
     def __init__(self, agent: Agent, master_hostname: Callable[[], str]) -> None:
         self._agent = agent
         self._master_hostname = master_hostname
+        self._files = FilesApi(agent)
 
     def handle(self, request: Request) -> Response | StreamResponse:
         path = request.path
@@ -66,6 +68,8 @@ class AgentApi:
             return Response.json(200, agent_state(self._agent, self._master_hostname()))
         if path == "/health":
             return Response.empty(200)
+        if path.startswith("/files/"):
+            return self._files.handle(path, request)
         return Response.text(404, "404 Not Found.")
 
     def _executor(self, request: Request) -> Response | StreamResponse:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .agent import Agent
 from .auth import BasicAuthenticator
-from .config import MasterConfig, Tuning
+from .config import MasterConfig, QuotaConfig, Tuning
 from .executor_api import AgentApi
 from .httpserver import HttpServer, bind_socket
 from .ids import IdGenerator
@@ -41,7 +41,9 @@ class LocalMaster:
                  agent_mem: float = 8192.0, agent_disk: float = 20000.0, gpus_per_agent: int = 0,
                  ports_per_agent: int = 1000, first_port: int = 31000, work_dir: str | Path | None = None,
                  allocation_interval: float = 1.0, heartbeat_interval: float = 15.0,
-                 credentials: dict[str, str] | None = None, *, tuning: Tuning | None = None) -> None:
+                 credentials: dict[str, str] | None = None, *, agent_resources: dict[int, str] | None = None,
+                 weights: dict[str, float] | None = None, quotas: dict[str, QuotaConfig] | None = None,
+                 acls: dict[str, Any] | None = None, tuning: Tuning | None = None) -> None:
         self._owns_work_dir = work_dir is None
         self._work_dir_arg = Path(work_dir).resolve() if work_dir is not None else None
         self._settings: dict[str, Any] = dict(
@@ -49,7 +51,8 @@ class LocalMaster:
             agent_disk=agent_disk, gpus_per_agent=gpus_per_agent, ports_per_agent=ports_per_agent,
             first_port=first_port, allocation_interval=allocation_interval,
             heartbeat_interval=heartbeat_interval, credentials=dict(credentials) if credentials else None,
-            tuning=tuning or Tuning())
+            agent_resources=dict(agent_resources or {}), weights=dict(weights or {}), quotas=dict(quotas or {}),
+            acls=acls, tuning=tuning or Tuning())
         MasterConfig(work_dir=Path("."), **self._settings)  # validate arguments early
         self._config: MasterConfig | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from .agent import Agent
 from .allocator import Allocator, refuse_timeout
-from .config import MasterConfig
+from .auth import Acls
+from .config import MasterConfig, QuotaConfig
 from .framework import Framework, Offer, Task
 from .httpserver import APPLICATION_JSON, EventStream, StreamResponse
 from .ids import IdGenerator
@@ -68,6 +69,10 @@ class Master:
         self.completed_frameworks: deque[Framework] = deque(maxlen=config.tuning.max_completed_frameworks)
         self.offers: dict[str, Offer] = {}
         self.allocator = Allocator(self, loop, config.allocation_interval)
+        # Multi-team settings; the operator API changes them at run time.
+        self.weights: dict[str, float] = dict(config.weights)
+        self.quotas: dict[str, QuotaConfig] = dict(config.quotas)
+        self.acls = Acls.from_json(config.acls) if config.acls is not None else None
         self._agent_stops: set[asyncio.Task] = set()
 
     # -- lifecycle ----------------------------------------------------------
@@ -165,6 +170,8 @@ class Master:
             invalid = set(subscribe.get("suppressed_roles", [])) - roles
             if invalid:
                 error = f"Suppressed roles {_stringify_set(invalid)} are not contained in the set of roles"
+        if error is None:
+            error = self._unauthorized_roles(info, framework_id)
         if error is not None:
             _refuse(stream, error)
             return
@@ -211,6 +218,16 @@ class Master:
             self.allocator.trigger()
         for record in self.agents.values():
             self._post(record.agent.update_framework, framework.info)
+
+    def _unauthorized_roles(self, info: dict[str, Any], framework_id: str) -> str | None:
+        """The ACLs' register_frameworks verdict on the roles in ``info`` (None: allowed)."""
+        if self.acls is None:
+            return None
+        roles = _roles_of(info)
+        if all(self.acls.may_register(info.get("principal"), role) for role in roles):
+            return None
+        # Mesos' words (trace 09-authz), the framework id empty when new.
+        return f"Not authorized to register framework {framework_id} with roles {_stringify_set(set(roles))}"
 
     def _connect(self, framework: Framework, stream: EventStream, stream_id: str) -> None:
         if framework.failover_timer is not None:
@@ -310,6 +327,9 @@ class Master:
             error = f"Suppressed roles {_stringify_set(invalid)} are not contained in the set of roles"
         if error is not None:
             return 400, error
+        refusal = self._unauthorized_roles(info, framework.id)
+        if refusal is not None:
+            return 403, refusal
         framework.info = _ordered_info(info)
         framework.suppressed_roles = set(call.get("suppressed_roles", []))
         for offer in [o for o in framework.offers.values() if o.role not in framework.roles]:
@@ -376,6 +396,12 @@ class Master:
                 executor["resources"] = _inject_allocation(executor["resources"], role)
             task["executor"] = SCHEMAS.ordered("ExecutorInfo", executor)
         agent_id = record.agent.id
+        # The user the task runs as: its command's, else its executor's, else the framework's.
+        user = (task.get("command", {}).get("user") or task.get("executor", {}).get("command", {}).get("user")
+                or framework.info.get("user", ""))
+        if self.acls is not None and not self.acls.may_run_task(framework.info.get("principal"), user):
+            self._task_error(framework, task, "Not authorized to launch task", "REASON_TASK_UNAUTHORIZED")
+            return remaining
         error, consumed = validate_task(
             task, framework, agent_id, remaining,
             lambda executor_id: record.executors.get(framework.id, {}).get(executor_id))
@@ -571,6 +597,24 @@ class Master:
         stop.add_done_callback(self._agent_stops.discard)
         return 200, ""
 
+    def convert_agent_resources(self, agent_id: str, source: Resources, target: Resources) -> tuple[int, str]:
+        """RESERVE_RESOURCES / UNRESERVE_RESOURCES: free ``source`` on the agent becomes ``target``.
+
+        Outstanding offers on the agent are rescinded first, as Mesos does when it needs them.
+        """
+        record = self.agents.get(agent_id)
+        if record is None:
+            return 400, f"Agent '{agent_id}' not found"  # Mesos: BadRequest, unknown agent
+        for offer_id in list(record.offers):
+            self._remove_offer(self.offers[offer_id], rescind=True)
+        if not record.available.contains(source):
+            return 409, (f"Invalid operation: {source.stringify('agent')} is not available on agent {agent_id} "
+                         f"(free: {record.available.stringify('agent')})")
+        record.total = record.total - source + target
+        record.available = record.available - source + target
+        self.allocator.trigger()
+        return 202, ""
+
     # -- offers -------------------------------------------------------------
     def create_offer(self, framework: Framework, record: AgentRecord, role: str, resources: Resources) -> Offer:
         offer = Offer(self.ids.offer_id(), framework.id, record.agent.id, role, resources.allocate(role))
@@ -687,6 +731,29 @@ class Master:
             for name in ("cpus", "mem", "disk", "gpus"):
                 totals[name] = totals.get(name, 0.0) + record.total.scalar(name)
         return totals
+
+    def role_allocations(self) -> dict[str, dict[str, float]]:
+        """Scalars offered to or used by each role (tasks, executors, outstanding offers)."""
+        allocated: dict[str, Resources] = {}
+        for framework in self.frameworks.values():
+            pieces = [o.resources for o in framework.offers.values()]
+            pieces += [t.resources for t in framework.tasks.values() if not t.terminal]
+            pieces += [Resources.from_json(info.get("resources", [])) for info in framework.executors.values()]
+            for resources in pieces:
+                for role in resources.allocation_roles() - {None}:
+                    mine = resources.filter(lambda k, role=role: k.allocation_role == role)
+                    allocated[role] = allocated.get(role, Resources()) + mine  # type: ignore[index]
+        return {role: resources.scalars() for role, resources in allocated.items()}
+
+    def unallocated_reservations(self, roles: set[str]) -> dict[str, dict[str, float]]:
+        """Reserved scalars of ``roles`` that nobody holds (they count against quota)."""
+        result: dict[str, dict[str, float]] = {}
+        for record in self.agents.values():
+            for role in record.available.reserved_roles() & roles:
+                book = result.setdefault(role, {})
+                for name, amount in record.available.filter(lambda k, role=role: k.role == role).scalars().items():
+                    book[name] = book.get(name, 0.0) + amount
+        return result
 
     def framework_allocation(self, framework: Framework) -> dict[str, float]:
         allocated = framework.used_resources() + framework.offered_resources()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 SCALAR, RANGES, SET = "SCALAR", "RANGES", "SET"
 
@@ -124,6 +124,11 @@ class Resources:
             items[ResourceKey("gpus", SCALAR)] = to_fixed(float(gpus))
         return cls({k: v for k, v in items.items() if not _is_empty_value(v)})
 
+    def overridden_by(self, named: "Resources") -> "Resources":
+        """Agent ``--resources``: every name given replaces the detected (default) amounts."""
+        names = {k.name for k in named._items}
+        return self.filter(lambda k: k.name not in names) + named
+
     def copy(self) -> "Resources":
         return Resources(self._items)
 
@@ -214,6 +219,63 @@ class Resources:
             result._add_item(_allocated_key(key, role), value)
         return result
 
+    def filter(self, keep: Callable[[ResourceKey], bool]) -> "Resources":
+        return Resources({k: v for k, v in self._items.items() if keep(k)})
+
+    def unreserved(self) -> "Resources":
+        return self.filter(lambda k: k.role == "*")
+
+    def reserved_to(self, role: str) -> "Resources":
+        """Resources reserved to ``role`` or to one of its ancestors (hierarchical roles)."""
+        return self.filter(lambda k: k.role != "*" and _is_self_or_ancestor(k.role, role))
+
+    def allocatable_to(self, role: str) -> "Resources":
+        """Resources::isAllocatableTo: unreserved, or reserved to the role or an ancestor."""
+        return self.filter(lambda k: k.role == "*" or _is_self_or_ancestor(k.role, role))
+
+    def reserved_roles(self) -> set[str]:
+        return {k.role for k in self._items if k.role != "*"}
+
+    def scalars(self) -> dict[str, float]:
+        totals: dict[str, int] = {}
+        for key, value in self._items.items():
+            if key.type == SCALAR and '"revocable"' not in key.identity:
+                totals[key.name] = totals.get(key.name, 0) + value  # type: ignore[operator]
+        return {name: from_fixed(total) for name, total in totals.items()}
+
+    def cap_scalar(self, name: str, limit: float) -> "Resources":
+        """At most ``limit`` of the scalar ``name`` (Mesos shrinks quota-bound offers this way)."""
+        left = max(0, to_fixed(limit))
+        result = Resources()
+        for key, value in self._items.items():
+            if key.name == name and key.type == SCALAR:
+                value = min(value, left)  # type: ignore[type-var]
+                left -= value  # type: ignore[operator]
+            result._add_item(key, value)
+        return result
+
+    def reserve(self, reservations: list[dict[str, Any]]) -> "Resources":
+        """The same quantities with a reservation pushed on (RESERVE)."""
+        return self._restack(lambda stack: stack + reservations)
+
+    def pop_reservation(self) -> "Resources":
+        """The same quantities with their last reservation removed (UNRESERVE)."""
+        return self._restack(lambda stack: stack[:-1])
+
+    def _restack(self, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> "Resources":
+        result = Resources()
+        for key, value in self._items.items():
+            identity = json.loads(key.identity) if key.identity else {}
+            stack = identity.pop("reservations", None) or ([{"type": "STATIC", "role": key.role}]
+                                                           if key.role != "*" else [])
+            stack = change(stack)
+            if stack and not _is_plain_static(stack):
+                identity["reservations"] = stack
+            role = stack[-1]["role"] if stack else "*"
+            text = json.dumps(identity, sort_keys=True, separators=(",", ":")) if identity else ""
+            result._add_item(ResourceKey(key.name, key.type, role, key.allocation_role, text), value)
+        return result
+
     def unallocate(self) -> "Resources":
         result = Resources()
         for key, value in self._items.items():
@@ -225,7 +287,12 @@ class Resources:
         """``order``: "offer", "agent" or "given" (insertion order)."""
         items = list(self._items.items())
         ranks = _ORDERS.get(order)
-        if ranks is not None:
+        if order == "offer":
+            # Offers list reserved resources first, in agent order, then the unreserved (trace 11).
+            agent = _ORDERS["agent"]
+            items.sort(key=lambda kv: (0, agent.get(kv[0].name, len(agent)), kv[0].role, kv[0].name)
+                       if kv[0].role != "*" else (1, ranks.get(kv[0].name, len(ranks)), "", kv[0].name))
+        elif ranks is not None:
             items.sort(key=lambda kv: (ranks.get(kv[0].name, len(ranks)), kv[0].name))
         return items
 
@@ -318,6 +385,28 @@ def _format_resource(key: ResourceKey, value: Value) -> str:
     return text
 
 
+def _reservations_of(resource: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """(reserved role, reservations in the post-refinement form) of either format."""
+    reservations = resource.get("reservations")
+    if reservations:
+        stack = [{k: r[k] for k in ("type", "role", "principal", "labels") if k in r} for r in reservations]
+        return stack[-1].get("role", "*"), stack
+    role = resource.get("role") or "*"
+    if role == "*":
+        return "*", []
+    reservation = resource.get("reservation")
+    if reservation is None:
+        return role, [{"type": "STATIC", "role": role}]
+    entry: dict[str, Any] = {"type": "DYNAMIC", "role": role}
+    entry.update({k: reservation[k] for k in ("principal", "labels") if k in reservation})
+    return role, [entry]
+
+
+def _is_plain_static(reservations: list[dict[str, Any]]) -> bool:
+    return len(reservations) == 1 and reservations[0].get("type", "STATIC") == "STATIC" \
+        and set(reservations[0]) <= {"type", "role"}
+
+
 def _parse_resource(resource: dict[str, Any]) -> tuple[ResourceKey, Value]:
     """Validate one Resource like Resources::validate and return (key, value)."""
     name = resource.get("name", "")
@@ -355,11 +444,13 @@ def _parse_resource(resource: dict[str, Any]) -> tuple[ResourceKey, Value]:
     else:
         raise ResourceError("Unsupported resource type")
     identity = {k: resource[k] for k in _IDENTITY_FIELDS if resource.get(k) not in (None, [], {})}
-    # Unreserved resources in the post-refinement format carry no reservations.
-    role = resource.get("role") or "*"
-    reservations = identity.get("reservations")
-    if reservations:
-        role = reservations[-1].get("role", role)
+    role, reservations = _reservations_of(resource)
+    identity.pop("reservation", None)
+    identity.pop("reservations", None)
+    if reservations and not _is_plain_static(reservations):
+        # Dynamic (or refined) reservations are kept in the post-refinement form; a single
+        # static reservation is the key's role alone, so both formats compare equal.
+        identity["reservations"] = reservations
     allocation = resource.get("allocation_info") or {}
     key = ResourceKey(
         name=name,
@@ -369,6 +460,54 @@ def _parse_resource(resource: dict[str, Any]) -> tuple[ResourceKey, Value]:
         identity=json.dumps(identity, sort_keys=True, separators=(",", ":")) if identity else "",
     )
     return key, value
+
+
+def _is_self_or_ancestor(reserved: str, role: str) -> bool:
+    return reserved == role or role.startswith(reserved + "/")
+
+
+def parse_resources_text(text: str) -> "Resources":
+    """Mesos' ``--resources`` flag: ``name(role):value;...`` (or its JSON list form).
+
+    Values are scalars (``2``), ranges (``[31000-31005,31010-31020]``) or sets (``{a,b}``);
+    ``(role)`` marks a static reservation.
+    """
+    text = text.strip()
+    if text.startswith("["):
+        return Resources.from_json(json.loads(text))
+    entries: list[dict[str, Any]] = []
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        head, sep, value = part.partition(":")
+        if not sep or not value.strip():
+            raise ResourceError(f"Bad resource '{part}': expected name(role):value")
+        name, role = head.strip(), "*"
+        if "(" in name:
+            if not name.endswith(")"):
+                raise ResourceError(f"Bad resource '{part}': expected name(role):value")
+            name, role = name[:-1].split("(", 1)
+            role = role.strip() or "*"
+        value = value.strip()
+        entry: dict[str, Any] = {"name": name.strip(), "role": role}
+        if value.startswith("["):
+            ranges = []
+            for piece in value.strip("[]").split(","):
+                begin, _, end = piece.strip().partition("-")
+                try:
+                    ranges.append({"begin": int(begin), "end": int(end or begin)})
+                except ValueError:
+                    raise ResourceError(f"Bad ranges in '{part}': expected [begin-end,...]") from None
+            entry.update(type=RANGES, ranges={"range": ranges})
+        elif value.startswith("{"):
+            entry.update(type=SET, set={"item": [i.strip() for i in value.strip("{}").split(",") if i.strip()]})
+        else:
+            try:
+                entry.update(type=SCALAR, scalar={"value": float(value)})
+            except ValueError:
+                raise ResourceError(f"Bad scalar in '{part}': expected a number") from None
+        entries.append(entry)
+    return Resources.from_json(entries)
 
 
 # A cluster has a handful of distinct resource keys (name, role, reservations...), while an
@@ -395,7 +534,11 @@ def _json_fields(key: ResourceKey, style: str) -> dict[str, Any]:
         extra = json.loads(key.identity) if key.identity else {}
         if style == "offer":
             fields["role"] = key.role
-            fields.update({k: v for k, v in extra.items() if k != "reservations"})
+            reservations = extra.pop("reservations", None)
+            if reservations and reservations[-1].get("type") == "DYNAMIC":
+                fields["reservation"] = {k: reservations[-1][k] for k in ("principal", "labels")
+                                         if k in reservations[-1]}
+            fields.update(extra)
         else:
             if key.role != "*" and "reservations" not in extra:
                 extra["reservations"] = [{"type": "STATIC", "role": key.role}]

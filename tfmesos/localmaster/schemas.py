@@ -166,4 +166,13 @@ _d("ExecutorCall",
 
 # master::Call (operator API), only what the embedded master implements.
 _d("MarkAgentGone", agent_id=_m("AgentID", required=True))
-_d("OperatorCall", type=_s(), mark_agent_gone=_m("MarkAgentGone"))
+_d("ReserveResources", agent_id=_m("AgentID", required=True), source=_m("Resource", repeated=True),
+   resources=_m("Resource", repeated=True))
+_d("UnreserveResources", agent_id=_m("AgentID", required=True), resources=_m("Resource", repeated=True))
+_d("QuotaConfig", role=_s(required=True), guarantees=_RAW, limits=_RAW)
+_d("UpdateQuota", force=_BOOL, quota_configs=_m("QuotaConfig", repeated=True))
+_d("WeightInfo", weight=Field("double", required=True), role=_s())
+_d("UpdateWeights", weight_infos=_m("WeightInfo", repeated=True))
+_d("OperatorCall", type=_s(), mark_agent_gone=_m("MarkAgentGone"), reserve_resources=_m("ReserveResources"),
+   unreserve_resources=_m("UnreserveResources"), update_quota=_m("UpdateQuota"),
+   update_weights=_m("UpdateWeights"))

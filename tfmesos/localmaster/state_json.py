@@ -76,8 +76,9 @@ def _slave(record: "AgentRecord") -> dict[str, Any]:
         "resources": record.total.summary(),
         "used_resources": record.used.summary(),
         "offered_resources": record.offered.summary(),
-        "reserved_resources": {},
-        "unreserved_resources": record.total.summary(),
+        "reserved_resources": {role: record.total.filter(lambda k, role=role: k.role == role).summary()
+                               for role in sorted(record.total.reserved_roles())},
+        "unreserved_resources": record.total.unreserved().summary(),
         "active": True,
         "deactivated": False,
         "version": VERSION,

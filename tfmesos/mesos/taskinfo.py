@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.actions import TaskLaunch
+from ..core.offers import is_reserved, usable
 from ..spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
 
 _KEEP = ("role", "reservation", "reservations", "allocation_info")
@@ -22,8 +23,10 @@ _KEEP = ("role", "reservation", "reservations", "allocation_info")
 class OfferLedger:
     """What is left of one offer's resource entries while tasks are cut out of it."""
 
-    def __init__(self, raw_offer: dict[str, Any]):
-        self._entries = [copy.deepcopy(r) for r in raw_offer.get("resources", ()) if "revocable" not in r]
+    def __init__(self, raw_offer: dict[str, Any], revocable: bool = False):
+        entries = [copy.deepcopy(r) for r in raw_offer.get("resources", ()) if usable(r, revocable)]
+        # Reserved pieces first: the role's own resources before the shared pool (stable sort).
+        self._entries = sorted(entries, key=lambda r: not is_reserved(r))
 
     def scalar(self, name: str, amount: float) -> list[dict[str, Any]]:
         out, left = [], amount
@@ -90,7 +93,7 @@ def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> dict[str, An
         "python": python,
         "job": spec.service.name,
         # The task that decides success streams its output back to the scheduler's console.
-        "stream_output": launch.key == spec.success_keys[0],
+        "stream_output": launch.key in spec.streamed_keys,
     }
 
 
@@ -123,6 +126,10 @@ def build_task_info(
     }
     if spec.image:
         executor["container"] = {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": spec.image}}}}
+    if spec.volumes:
+        executor.setdefault("container", {"type": "MESOS"})["volumes"] = [
+            {"container_path": v.container_path, "host_path": v.host_path, "mode": v.mode} for v in spec.volumes
+        ]
     name = spec.service.name
     return {
         "name": f"{name}{launch.key.name}",

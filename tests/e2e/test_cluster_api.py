@@ -1,0 +1,92 @@
+"""tfmesos.cluster() from a Python process, douban's plus.py, and tfrun: real TensorFlow servers
+on the embedded master; every test checks that nothing is left behind."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import sys
+
+from .harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
+
+PYTHON = sys.executable
+ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
+
+
+def _nothing_listens(targets: dict[str, str]) -> bool:
+    for url in targets.values():
+        host, port = url.removeprefix("grpc://").rsplit(":", 1)
+        with socket.socket() as s:
+            if s.connect_ex((host, int(port))) == 0:
+                return False
+    return True
+
+
+def test_notebook_trains_with_pss_as_coordinator_and_leaves_nothing():
+    run = LineProcess([PYTHON, str(ROOT / "examples" / "notebook_pss" / "notebook.py")],
+                      env=dict(ENV, TRAIN_STEPS="200"))
+    assert run.wait(300) == 0, run.output[-4000:]
+    m = re.search(r"test accuracy: ([0-9.]+)", run.output)
+    assert m and float(m.group(1)) >= 0.9, run.output[-3000:]
+    assert "cluster closed" in run.output
+    assert re.search(r"ps:0 TASK_KILLED", run.output) and re.search(r"worker:1 TASK_KILLED", run.output)
+    assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=10)
+
+
+def test_leaving_by_exception_or_sigterm_kills_every_task():
+    for mode in ("raise", "sigterm"):
+        run = LineProcess([PYTHON, str(ROOT / "tests" / "e2e" / "cluster_driver.py"), mode], env=ENV)
+        ready = json.loads(run.wait_for(r"READY (.*)", 180).group(1))
+        assert set(ready["targets"]) == {"/job:ps/task:0", "/job:worker/task:0"}
+        assert set(ready["cluster_spec"]) == {"chief", "ps", "worker"}  # the caller is the chief
+        if mode == "sigterm":
+            run.kill(signal.SIGTERM)
+            assert run.wait(60) == 128 + signal.SIGTERM, run.output[-3000:]
+        else:
+            assert run.wait(60) == 1
+            assert "RuntimeError: boom inside the block" in run.output
+        assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=10), mode
+        assert _nothing_listens(ready["targets"]), mode
+
+
+def test_a_killed_server_comes_back_at_the_same_address_and_the_caller_hears_of_it():
+    run = LineProcess([PYTHON, str(ROOT / "tests" / "e2e" / "cluster_driver.py"), "relaunch"], env=ENV)
+    run.wait_for(r"READY", 180)
+    service = f"cluster-{run.proc.pid}-0"
+    server = find_task_process(service, "worker", 0)
+    assert server is not None
+    server.kill()
+    report = json.loads(run.wait_for(r"RELAUNCHED (.*)", 120).group(1))
+    assert report["after"] == report["before"]
+    assert any("worker:0" in e and "relaunch #1" in e for e in report["events"]), report
+    assert run.wait(60) == 0, run.output[-3000:]
+    assert not wait_gone(service, timeout=10)
+
+
+def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
+    master = LocalMaster(tmp_path / "master")
+    try:
+        run = LineProcess([PYTHON, str(ROOT / "examples" / "douban_plus" / "plus.py"), master.address], env=ENV)
+        assert run.wait(300) == 0, run.output[-4000:]
+        assert "42" in run.output.splitlines()
+        state = master.state()
+        assert state["frameworks"] == [] and len(state["completed_frameworks"]) == 1
+        assert all(t["state"] == "TASK_KILLED" for t in state["completed_frameworks"][0]["completed_tasks"])
+        assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=10)
+    finally:
+        master.stop()
+
+
+def test_tfrun_runs_a_between_graph_script_with_worker_0_here():
+    run = LineProcess(
+        [PYTHON, "-m", "tfmesos.tfrun", "-w", "2", "-s", "1", "-n", "tfrun-e2e", "-Cw", "0.5", "-Cs", "0.3",
+         "-Ms", "768", "--worker-logs", "1", "--", "python", "train.py", "--ps_hosts", "{ps_hosts}",
+         "--worker_hosts", "{worker_hosts}", "--job_name", "{job_name}", "--task_index", "{task_index}"],
+        env=dict(ENV, TRAIN_STEPS="200"), cwd=ROOT / "examples" / "tfrun_between_graph")
+    assert run.wait(300) == 0, run.output[-4000:]
+    assert accuracy(run.output) >= 0.9
+    assert re.search(r"^worker:0 stopped at global step \d+", run.output, re.M)  # here, not forwarded
+    assert "  worker:1 | worker:1 training" in run.output  # --worker-logs 1: forwarded from Mesos
+    assert not wait_gone("tfrun-e2e", timeout=10)

@@ -1,0 +1,144 @@
+"""Many teams, one cluster: roles with reservations and quota, principals and ACLs, a GPU agent,
+three jobs side by side on one embedded master (``tfmesos local-master`` with the team flags)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+
+from .harness import LocalMaster, run_scheduler, wait_gone, write_options
+
+SECRETS = {"a": "secret-a", "b": "secret-b", "c": "secret-c"}
+ACLS = {"register_frameworks": [
+    {"principals": {"values": ["a"]}, "roles": {"values": ["team-a"]}},
+    {"principals": {"values": ["b"]}, "roles": {"values": ["team-b"]}},
+    {"principals": {"values": ["c"]}, "roles": {"values": ["*"]}},
+    {"principals": {"type": "ANY"}, "roles": {"type": "NONE"}},
+]}
+
+
+def _options(tmp_path, name: str, role: str, principal: str, gpus: int = 0, **extra):
+    task = {"count": 1, "cpus": 0.4, "mem": 128, "gpus": gpus}
+    return write_options(
+        tmp_path / f"{name}.json",
+        service={"name": name, "role": role, "principal": principal},
+        job={"command": 'echo "$TFMESOS_JOB_NAME of ' + name + ' sees GPUs [$CUDA_VISIBLE_DEVICES]"; sleep 3'},
+        roles={"chief": task, "worker": dict(task, count=0 if gpus else 1, gpus=0)},
+        policies={"placement_timeout_seconds": 60}, **extra)
+
+
+def _run(opts, master, principal: str, *args: str):
+    env = dict(os.environ, MESOS_SECRET=SECRETS[principal])
+    if "--state-dir" not in args:  # never the shared ~/.tfmesos/state
+        args = (*args, "--state-dir", str(opts.parent / f"state-{opts.stem}"))
+    return run_scheduler(opts, "--master", master.address, *args, env=env)
+
+
+def _agents_of(state: dict, name: str) -> set[str]:
+    frameworks = state.get("frameworks", []) + state.get("completed_frameworks", [])
+    return {t["slave_id"].rsplit("-", 1)[1] for f in frameworks if f["name"] == name
+            for t in f.get("tasks", []) + f.get("completed_tasks", [])}
+
+
+def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
+    credentials = tmp_path / "credentials"
+    credentials.write_text("".join(f"{p} {s}\n" for p, s in SECRETS.items()))
+    master = LocalMaster(tmp_path / "m", agents=3, extra=[
+        "--cpus", "1", "--mem", "1024", "--credentials", str(credentials), "--acls", json.dumps(ACLS),
+        "--reserve", "0=cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512",
+        "--reserve", "1=cpus(team-b):1;mem(team-b):1024",
+        "--reserve", "2=gpus:1",
+        "--quota", "team-a=cpus:1.5", "--weights", "team-a=1,team-b=1"])
+    runs = []
+    try:
+        a_opts = _options(tmp_path, "team-a-job", "team-a", "a")
+        a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
+        b = _run(_options(tmp_path, "team-b-job", "team-b", "b"), master, "b")
+        gpu = _run(_options(tmp_path, "gpu-job", "*", "c", gpus=1), master, "c")
+        intruder = _run(_options(tmp_path, "b-as-a", "team-a", "b"), master, "b")
+        runs = [a, b, gpu, intruder]
+
+        # B's principal may not take role team-a: Mesos' own words, and the run ends at once.
+        assert intruder.wait(60) == 4, intruder.output  # 4: the master refused the framework
+        assert "Not authorized to register framework  with roles { team-a }" in intruder.output
+
+        # Team A's scheduler dies while its tasks run: team B's and the GPU job go on untouched.
+        a.wait_for(r"chief:0 TASK_RUNNING", 90)
+        a.kill(signal.SIGKILL)
+        assert b.wait(120) == 0, b.output
+        assert gpu.wait(120) == 0, gpu.output
+        assert "chief of gpu-job sees GPUs [0]" in gpu.output
+        # A restarted scheduler adopts team A's tasks and finishes its job.
+        a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
+        runs.append(a)
+        assert a.wait(120) == 0, a.output
+        assert "resuming job 'team-a-job'" in a.output
+
+        state = master.state()
+        # Agent 0: team A's reservation and a shared pool; 1: team B's reservation; 2: the GPU agent.
+        assert _agents_of(state, "team-a-job") == {"S0"}
+        assert _agents_of(state, "team-b-job") == {"S1"}
+        assert _agents_of(state, "gpu-job") == {"S2"}
+        assert not any(f["name"] == "b-as-a" for f in state["frameworks"] + state["completed_frameworks"])
+        for name in ("team-a-job", "team-b-job", "gpu-job"):
+            assert not wait_gone(name, timeout=10), f"{name} left processes behind"
+    finally:
+        for run in runs:
+            if run.proc.poll() is None:
+                run.killpg(signal.SIGKILL)
+        master.stop()
+
+
+def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
+    master = LocalMaster(tmp_path / "m", agents=1, extra=["--cpus", "2", "--mem", "2048", "--quota", "team-a=cpus:1.2"])
+    runs = []
+    try:
+        first = run_scheduler(write_options(
+            tmp_path / "first.json", service={"name": "first", "role": "team-a"},
+            job={"command": "sleep 4"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master", master.address,
+            "--state-dir", str(tmp_path / "state"))
+        runs.append(first)
+        first.wait_for(r"chief:0 TASK_RUNNING", 60)
+        # The same service name again, in another role: refused, naming the running job.
+        twin = run_scheduler(write_options(
+            tmp_path / "twin.json", service={"name": "first", "role": "team-b"},
+            job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.1, "mem": 64}}), "--master", master.address,
+            "--state-dir", str(tmp_path / "twin-state"))  # another team's machine
+        runs.append(twin)
+        assert twin.wait(30) == 2, twin.output
+        assert re.search(r"a job named 'first' is already running on \S+ as framework \S+ \(role team-a\)",
+                         twin.output), twin.output
+        second = run_scheduler(write_options(
+            tmp_path / "second.json", service={"name": "second", "role": "team-a"},
+            job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}},
+            policies={"placement_timeout_seconds": 2}), "--master", master.address,
+            "--state-dir", str(tmp_path / "state"))
+        runs.append(second)
+        second.wait_for(r"waiting for role team-a's quota \(not for offers\): cpus 1 needed, limit 1.2, 1 held by others", 30)
+        assert first.wait(60) == 0, first.output
+        assert second.wait(60) == 0, second.output
+        assert "cannot be placed" not in second.output
+    finally:
+        for run in runs:
+            if run.proc.poll() is None:
+                run.killpg(signal.SIGKILL)
+        master.stop()
+
+
+def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it(tmp_path):
+    from .harness import ROOT, accuracy
+
+    master = LocalMaster(tmp_path / "m", agents=1, extra=["--reserve", "0=ml-team"])
+    try:
+        slave = master.state()["slaves"][0]
+        assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
+        opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
+                             service={"name": "ml-team-pss", "role": "ml-team"})
+        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
+        assert run.wait(300) == 0, run.output[-4000:]
+        assert accuracy(run.output) >= 0.9
+        assert "job ml-team-pss SUCCEEDED" in run.output
+        assert not wait_gone("ml-team-pss", timeout=10)
+    finally:
+        master.stop()

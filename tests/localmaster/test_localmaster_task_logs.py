@@ -1,0 +1,96 @@
+"""Task logs through the embedded agent's files API: the scheduler's reader and `tfmesos logs`."""
+from __future__ import annotations
+
+import io
+import threading
+
+from localmaster_client import RawScheduler, command_task, framework_info, launch, wait_until
+
+from tfmesos.api import ApiServer, Operations
+from tfmesos.logs import Attempt, LogError, TaskLogs, stream_log
+
+import pytest
+
+
+class Job:
+    """What the scheduler knows: attempts of one task and the agents' addresses."""
+
+    def __init__(self, master, scheduler: RawScheduler):
+        self.master, self.scheduler = master, scheduler
+        self.attempts: list[Attempt] = []
+        self.phase = "RUNNING"
+        (self.agent_id, self.address), = [(a, e) for a, e in master.agent_endpoints.items()]
+
+    def launch(self, task_id: str, command: str) -> None:
+        offer = self.scheduler.next_offers()[0]
+        assert launch(self.scheduler, offer, [command_task(task_id, offer["agent_id"]["value"], command)],
+                      refuse_seconds=0).status == 202
+        self.attempts.append(Attempt(task_id, offer["agent_id"]["value"]))
+
+    def logs(self) -> TaskLogs:
+        return TaskLogs(lambda task: list(self.attempts) if task == "worker:1" else [],
+                        lambda agent_id: self.address if agent_id == self.agent_id else None,
+                        lambda: self.scheduler.framework_id)
+
+
+@pytest.fixture
+def job(make_master):
+    master = make_master()
+    scheduler = RawScheduler(master.address)
+    scheduler.subscribe(framework_info("logs"))
+    yield Job(master, scheduler)
+    scheduler.close()
+
+
+def test_reader_tails_pages_and_keeps_finished_attempts(job):
+    lines = "".join(f"line {i}\n" for i in range(1, 2001))
+    job.launch("w.1", "for i in $(seq 1 2000); do echo line $i; done; echo oops >&2")
+    while job.scheduler.next_update(task_id="w.1")["state"] != "TASK_FINISHED":
+        pass
+    job.launch("w.2", "echo second attempt; sleep 30")
+    logs = job.logs()
+    wait_until(lambda: logs.read("worker:1", {"offset": "0"})["data"], message="w.2 writes")
+
+    tail = logs.read("worker:1", {"attempt": "w.1", "tail": "3"})
+    assert tail["data"] == "line 1998\nline 1999\nline 2000\n" and tail["next_offset"] == tail["size"]
+    assert tail["attempts"] == ["w.1", "w.2"] and tail["latest"] is False
+    # Paging from the start gives the whole file, in chunks of at most 64 KiB.
+    first = logs.read("worker:1", {"attempt": "w.1", "offset": "0", "length": "100"})
+    assert first["data"] == lines[:100] and first["next_offset"] == 100
+    assert logs.read("worker:1", {"attempt": "w.1", "file": "stderr", "tail": "1"})["data"] == "oops\n"
+    latest = logs.read("worker:1", {"offset": "0"})
+    assert latest["task_id"] == "w.2" and latest["data"] == "second attempt\n" and latest["latest"] is True
+    assert latest["path"].endswith("/stdout") and latest["agent"] == job.address
+
+    with pytest.raises(LogError) as bad:
+        logs.read("worker:1", {"file": "../etc/passwd"})
+    assert bad.value.status == 400
+    with pytest.raises(LogError) as unknown:
+        logs.read("worker:1", {"attempt": "w.9"})
+    assert unknown.value.status == 404 and "w.1" in str(unknown.value)
+    with pytest.raises(LogError) as never:
+        logs.read("ps:0", {})
+    assert never.value.status == 404
+
+
+def test_tfmesos_logs_follows_across_a_relaunch_until_the_job_ends(job):
+    job.launch("w.1", "echo first; sleep 30")
+    logs = job.logs()
+    api = ApiServer(lambda: {"phase": job.phase}, lambda: None, lambda: None, ops=Operations(logs=logs.read))
+    api.start()
+    out = io.BytesIO()
+    stop = threading.Event()
+    follower = threading.Thread(target=stream_log, args=(api.address, "worker:1", "stdout", None, True, out, stop))
+    try:
+        wait_until(lambda: logs.read("worker:1", {"offset": "0"})["data"], message="w.1 writes")
+        follower.start()
+        wait_until(lambda: b"first\n" in out.getvalue(), message="the first attempt's output")
+        job.launch("w.2", "echo second; echo more; sleep 30")
+        wait_until(lambda: b"more\n" in out.getvalue(), message="the relaunched attempt's output")
+        job.phase = "SUCCEEDED"
+        follower.join(timeout=10)
+        assert not follower.is_alive(), "--follow ends with the job"
+    finally:
+        stop.set()
+        api.stop()
+    assert out.getvalue() == b"first\n--- worker:1 relaunched as w.2 ---\nsecond\nmore\n"

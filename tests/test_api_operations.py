@@ -1,0 +1,95 @@
+"""The scheduler's API beyond status: token-guarded operations, logs errors, /metrics, the page."""
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tfmesos.api import ApiServer, Operations, Refused
+from tfmesos.core.job import Job, StatusUpdate
+from tfmesos.logs import LogError
+from tfmesos.metrics import JobMetrics
+
+from .core.helpers import offer, spec_of
+from .core.test_job import PSS, launch_all, run_all
+
+
+def call(api: ApiServer, method: str, path: str, token: str | None = None) -> tuple[int, str, bytes]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(f"http://{api.address}{path}", data=b"" if method == "POST" else None,
+                                     method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            return resp.status, resp.headers["Content-Type"], resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers["Content-Type"], exc.read()
+
+
+@pytest.fixture
+def job_api():
+    job = Job.new(spec_of(**PSS), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    job.report(launched[next(k for k in launched if k.role == "chief")].task_id,
+               {"step": 40, "loss": 0.25, "total_steps": 400}, 1.0)
+    metrics = JobMetrics(job.snapshot)
+    metrics.offers_received.inc(3)
+    metrics.tasks_launched.labels("worker").inc(2)
+    metrics.tasks_failed.labels("worker", "REASON_COMMAND_EXECUTOR_FAILED").inc()
+    metrics.set_gauge("time_to_clusterspec_seconds", 0.7)
+    stopped, restarted = [], []
+
+    def restart(task: str) -> str:
+        if task != "worker:1":
+            raise Refused(409, f"{task}: no such task")
+        restarted.append(task)
+        return "ok"
+
+    def logs(task: str, query: dict) -> dict:
+        raise LogError(404, f"{task} has not been launched yet")
+
+    ops = Operations(logs=logs, restart=restart, metrics=metrics.render, token="s3cret-token")
+    api = ApiServer(job.snapshot, lambda: None, lambda: stopped.append(True), ops=ops)
+    api.start()
+    yield api, stopped, restarted
+    api.stop()
+
+
+def test_mutating_endpoints_need_the_token_and_never_echo_it(job_api):
+    api, stopped, restarted = job_api
+    for path in ("/v1/shutdown", "/v1/restart/worker:1"):
+        for token in (None, "wrong"):
+            code, _, body = call(api, "POST", path, token)
+            assert code == 401 and b"s3cret" not in body and b"TFMESOS_API_TOKEN" in body
+    assert not stopped and not restarted
+    assert call(api, "POST", "/v1/restart/worker:1", "s3cret-token")[0] == 202 and restarted == ["worker:1"]
+    code, _, body = call(api, "POST", "/v1/restart/worker:9", "s3cret-token")
+    assert code == 409 and "no such task" in json.loads(body)["error"]
+    assert call(api, "POST", "/v1/shutdown", "s3cret-token")[0] == 202 and stopped == [True]
+    assert call(api, "GET", "/v1/status")[0] == 200, "reading stays open"
+
+
+def test_logs_errors_keep_their_status(job_api):
+    api, _, _ = job_api
+    code, _, body = call(api, "GET", "/v1/logs/worker:0?file=stdout")
+    assert code == 404 and "not been launched" in json.loads(body)["error"]
+
+
+def test_metrics_parse_with_prometheus_clients_own_parser(job_api):
+    api, _, _ = job_api
+    code, content_type, body = call(api, "GET", "/metrics")
+    assert code == 200 and content_type.startswith("text/plain")
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(body.decode()) for s in family.samples}
+    assert samples[("tfmesos_offers_received_total", ())] == 3
+    assert samples[("tfmesos_tasks_launched_total", (("role", "worker"),))] == 2
+    assert samples[("tfmesos_tasks_failed_total", (("reason", "REASON_COMMAND_EXECUTOR_FAILED"), ("role", "worker")))] == 1
+    assert samples[("tfmesos_job_phase", (("phase", "RUNNING"),))] == 1
+    assert samples[("tfmesos_job_phase", (("phase", "PLACING"),))] == 0
+    assert samples[("tfmesos_tasks", (("role", "worker"), ("state", "TASK_RUNNING")))] == 2
+    assert samples[("tfmesos_last_step", ())] == 40 and samples[("tfmesos_last_loss", ())] == 0.25
+    assert samples[("tfmesos_time_to_clusterspec_seconds", ())] == 0.7
+    assert ("tfmesos_placement_wait_seconds", ()) in samples

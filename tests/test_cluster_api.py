@@ -1,0 +1,165 @@
+"""cluster()'s and tfrun's translation into a job (no process started): douban's jobs_def,
+the caller as an external cluster member, volumes, extra_config, tfrun's flags."""
+from __future__ import annotations
+
+import configparser
+import json
+
+import pytest
+
+from tfmesos import cluster_api, douban, tfrun
+from tfmesos.core.job import Job
+from tfmesos.options import OptionsError
+from tfmesos.spec import TaskKey, Volume, parse_volume
+
+
+
+
+def _spec(doc, external=None):
+    return cluster_api.cluster_job_spec(doc, external or {})[0]
+
+
+def test_roles_become_relaunching_servers_and_the_caller_is_the_chief():
+    chief = {TaskKey("chief", 0): "127.0.0.1:7000"}
+    spec = _spec({"roles": cluster_api.roles_options({"ps": 1, "worker": {"count": 2, "cpus": 0.5}})}, chief)
+    assert [k for k in spec.task_keys()] == [TaskKey("ps", 0), TaskKey("worker", 0), TaskKey("worker", 1)]
+    assert all(r.command is None and r.restart_policy == "OnFailure" for r in spec.roles)
+    assert spec.success_keys == () and spec.streamed_keys == ()
+    job = Job.new(spec, 0.0)
+    for i, rec in enumerate(job.tasks.values()):
+        rec.hostname, rec.port = "10.0.0.1", 9000 + i
+    assert job.cluster() == {"chief": ["127.0.0.1:7000"], "ps": ["10.0.0.1:9000"],
+                             "worker": ["10.0.0.1:9001", "10.0.0.1:9002"]}
+
+
+def test_parameter_servers_alone_are_a_cluster():
+    spec = _spec({"roles": cluster_api.roles_options({"ps": 2})})
+    assert spec.task_keys() == [TaskKey("ps", 0), TaskKey("ps", 1)]
+
+
+def test_bad_roles_name_the_field():
+    with pytest.raises(OptionsError, match=r"\$\.roles\.ps: 'two' is invalid"):
+        cluster_api.roles_options({"ps": "two"})
+    with pytest.raises(OptionsError, match=r"roles"):
+        _spec({"roles": cluster_api.roles_options({"parameter_server": 1})})
+    with pytest.raises(OptionsError, match=r"\$\.roles\.chief\.count: the calling process is the chief"):
+        _spec({"roles": cluster_api.roles_options({"chief": 1, "worker": 1})}, {TaskKey("chief", 0): "h:1"})
+
+
+def test_douban_jobs_def_maps_onto_roles_with_douban_defaults():
+    doc, external = douban.jobs_def_options(
+        [{"name": "ps", "num": 2}, {"name": "worker", "num": 2, "cpus": 2, "gpus": 1, "cmd": "python w.py"}],
+        volumes={"/data": "/mnt/data"}, local_task=None)
+    assert external == {}
+    assert doc["roles"]["ps"] == {"count": 2, "cpus": 1.0, "mem": 1024.0, "gpus": 0, "server": True, "command": "",
+                                  "restart_policy": "OnFailure"}
+    assert doc["roles"]["worker"]["command"] == "python w.py" and doc["roles"]["worker"]["server"] is False
+    assert _spec(doc).volumes == (Volume("/mnt/data", "/data", "RW"),)
+
+
+def test_douban_local_task_takes_worker_0_and_start_needs_it():
+    doc, external = douban.jobs_def_options([{"name": "worker", "num": 3, "start": 1}], local_task=("worker", "h:5"))
+    assert external == {TaskKey("worker", 0): "h:5"}
+    assert _spec(doc, external).task_keys() == [TaskKey("worker", 1), TaskKey("worker", 2)]
+    with pytest.raises(OptionsError, match="jobs_def: worker starts at index 1: expected local_task"):
+        douban.jobs_def_options([{"name": "worker", "num": 3, "start": 1}])
+
+
+def test_douban_errors_name_the_field():
+    with pytest.raises(OptionsError, match=r"jobs_def\[0\]\.name: 'trainer' is invalid: expected one of chief, ps"):
+        douban.jobs_def_options([{"name": "trainer", "num": 1}])
+    with pytest.raises(OptionsError, match=r"jobs_def\[0\]\.nmu: unknown field"):
+        douban.jobs_def_options([{"name": "ps", "num": 1, "nmu": 2}])
+    with pytest.raises(OptionsError, match=r"extra_config\.setup: unknown key"):
+        douban.jobs_def_options([{"name": "ps", "num": 1}], extra_config={"setup": "x"})
+
+
+def test_extra_config_wraps_commands_and_servers():
+    assert douban.wrap_command("python t.py", {"initializer": "mkdir -p d", "finalizer": "rm -r d"}) == (
+        "mkdir -p d && python t.py; rc=$?; rm -r d; exit $rc")
+    doc, _ = douban.jobs_def_options([{"name": "ps", "num": 1}], extra_config={"initializer": "echo hi"})
+    assert doc["roles"]["ps"]["server"] is False
+    assert doc["roles"]["ps"]["command"] == 'echo hi && "$TFMESOS_PYTHON" -m tfmesos.tfserver'
+
+
+def test_volumes_parse_and_reach_the_executor_container():
+    from tfmesos.core.actions import TaskLaunch
+    from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
+    from tfmesos.spec import Resources
+
+    assert parse_volume("/a:/b:ro") == Volume("/b", "/a", "RO")
+    with pytest.raises(OptionsError, match=r"\$\.job\.volumes: '/a' is invalid"):
+        parse_volume("/a")
+    spec = _spec({"roles": {"ps": {"count": 1, "server": True}}, "job": {"volumes": ["/d:/mnt/d:ro"]}})
+    offer = {"resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
+                           {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096}},
+                           {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 9000, "end": 9010}]}}]}
+    info = build_task_info(spec, TaskLaunch(TaskKey("ps", 0), "t.ps.0.1", 9000, Resources(1, 1024), 0), "a1",
+                           OfferLedger(offer), ExecutorSettings(python="python3"))
+    assert info["executor"]["container"]["volumes"] == [{"container_path": "/mnt/d", "host_path": "/d", "mode": "RO"}]
+
+
+def test_tfrun_print_options_is_a_valid_options_document(capsys):
+    assert tfrun.main(["-w", "3", "-s", "1", "-Cw", "2", "-Gw", "1", "-Ms", "512", "-V", "/data:/data", "-r", "team",
+                       "-n", "mnist", "--print-options", "--", "python", "t.py", "--job_name", "{job_name}"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["job"]["command"] == "python t.py --job_name {job_name}"
+    assert doc["roles"]["worker"]["count"] == 3 and doc["roles"]["worker"]["gpus"] == 1
+    assert doc["roles"]["ps"]["mem"] == 512 and doc["service"] == {"name": "mnist", "role": "team"}
+    spec = _spec(doc)  # what `tfmesos run` would accept
+    assert spec.volumes == (Volume("/data", "/data", "RW"),)
+
+
+def test_tfrun_flags_errors_and_entry_point(capsys):
+    assert tfrun.streamed_workers("*", 3) == [0, 1, 2] and tfrun.streamed_workers("0,2", 3) == [0, 2]
+    with pytest.raises(OptionsError, match="--worker-logs: worker 5 does not exist"):
+        tfrun.streamed_workers("5", 2)
+    with pytest.raises(SystemExit):
+        tfrun.main(["-w", "1", "-s", "1"])
+    assert "the command to run is missing" in capsys.readouterr().err
+    cfg = configparser.ConfigParser()
+    cfg.read(cluster_api.__file__.rsplit("/tfmesos/", 1)[0] + "/setup.cfg")
+    assert "tfrun = tfmesos.tfrun:main" in cfg["options.entry_points"]["console_scripts"]
+
+
+def test_import_tfmesos_stays_light():
+    import subprocess
+    import sys
+
+    heavy = "('tfmesos.cluster_api', 'tfmesos.scheduler', 'tfmesos.localmaster', 'pymesos', 'tensorflow')"
+    code = f"import sys, tfmesos; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_an_unreachable_master_is_a_clear_error_and_leaves_handlers_alone():
+    import signal
+
+    from tfmesos.errors import UnreachableError
+
+    before = signal.getsignal(signal.SIGTERM)
+    with socket_closed_port() as port:
+        with pytest.raises(UnreachableError, match=f"127.0.0.1:{port}"):
+            with cluster_api.cluster({"ps": 1}, master=f"127.0.0.1:{port}", connect_timeout=2):
+                pass
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def socket_closed_port():
+    import contextlib
+    import socket
+
+    @contextlib.contextmanager
+    def closed():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        yield port  # bound once, now closed: nothing listens there
+
+    return closed()
+
+
+def test_a_cluster_job_snapshots_without_a_success_task():
+    spec = _spec({"roles": cluster_api.roles_options({"ps": 1})})
+    snap = Job.new(spec, 0.0).snapshot()
+    assert [t["role"] for t in snap["tasks"]] == ["ps"] and snap["progress"] is None

@@ -1,0 +1,69 @@
+"""Once subscribed, a lost master is waited for as long as service.failover_timeout keeps the
+job alive on the Mesos side, with a line now and then; then the run ends, saying why. The
+console collapses a line repeated by a retry loop."""
+from __future__ import annotations
+
+from tfmesos.core.job import Job
+from tfmesos.mesos.taskinfo import ExecutorSettings
+from tfmesos.options import resolve_options
+from tfmesos.scheduler import LOST_MASTER_NOTE_EVERY, JobScheduler
+from tfmesos.spec import job_spec_from_options
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _scheduler(failover_timeout: float) -> tuple[JobScheduler, Clock, list[str]]:
+    options = resolve_options({"job": {"command": "true"}, "roles": {"worker": {"count": 1}},
+                               "service": {"failover_timeout": failover_timeout}})
+    spec = job_spec_from_options(options)
+    clock, events = Clock(), []
+    sched = JobScheduler(Job.new(spec, clock.now), spec, options, ExecutorSettings(python="python3"),
+                         on_event=events.append, clock=clock)
+    return sched, clock, events
+
+
+def test_lost_master_is_waited_for_until_failover_timeout():
+    sched, clock, events = _scheduler(failover_timeout=100)
+    sched.subscribed_once = sched.connected = True
+    sched.disconnected(None)
+    assert sched.disconnected_at == clock.now and not sched.connected
+    clock.now += LOST_MASTER_NOTE_EVERY + 1
+    sched._master_lost(clock.now)
+    assert not sched.done.is_set()
+    assert any("no Mesos master for" in e and "failover_timeout (100 s)" in e for e in events), events
+    noted = len(events)
+    sched._master_lost(clock.now + 1)  # not again within the interval: no flood
+    assert len(events) == noted
+    clock.now += 100
+    sched._master_lost(clock.now)
+    assert sched.done.is_set() and "failover_timeout (100 s)" in sched.result.cause
+
+
+def test_master_back_in_time_is_reported_and_resets_the_wait():
+    sched, clock, events = _scheduler(failover_timeout=100)
+    sched.subscribed_once = True
+    sched.disconnected(None)
+    clock.now += 50
+    sched._subscribed(None)
+    assert sched.disconnected_at is None and any("back after 50 s" in e for e in events)
+
+
+def test_console_collapses_a_repeated_line():
+    import io
+
+    from tfmesos.runner import Console
+
+    out = io.StringIO()
+    console = Console(out)
+    for _ in range(1000):
+        console.line("error from the master: same thing")
+    console.line("something else")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3, lines
+    assert "repeated 999 more times" in lines[1] and lines[2].endswith("something else")

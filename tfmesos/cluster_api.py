@@ -1,0 +1,412 @@
+"""``tfmesos.cluster()``: TensorFlow servers on Mesos for the life of a ``with`` block.
+
+The caller (a notebook, a driver script) drives the servers itself: as the coordinator of a
+ParameterServerStrategy (``c.resolver()``), or as an in-graph TF1 client (``c.targets``). The
+servers are an ordinary tfmesos job, run by the same core and scheduler as ``tfmesos run``,
+with two differences: it never ends on its own (success policy ``never``), and the caller is a
+member of its ClusterSpec without being a Mesos task (``JobSpec.external``).
+
+    with tfmesos.cluster({"ps": 1, "worker": 2}) as c:
+        strategy = tf.distribute.experimental.ParameterServerStrategy(c.resolver())
+
+Leaving the block, by any path, kills every task and tears the framework down.
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import itertools
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TextIO
+
+from .options import OptionsError, deep_merge, resolve_options
+from .spec import JobSpec, TaskKey, job_spec_from_options
+
+DEFAULT_START_TIMEOUT = 300.0
+# A real master removes the framework (and kills its tasks) this long after the caller's
+# connection is gone, e.g. when the process was killed with SIGKILL.
+DEFAULT_FAILOVER_TIMEOUT = 30.0
+_names = itertools.count()
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be started (or failed); nothing it started is left running."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterSettings:
+    """How to reach Mesos and how long to wait; the servers themselves are in the JobSpec."""
+    master: str | None = None  # None: MESOS_MASTER, else an embedded master
+    host: str = ""  # the caller's address as the servers reach it; empty: worked out
+    start_timeout: float = DEFAULT_START_TIMEOUT
+    connect_timeout: float = 30.0  # reaching and subscribing to the master
+    wait_serving: bool = True  # wait until every task accepts connections on its port
+    quiet: bool = True
+    agents: int = 2
+    agent_cpus: float = 4.0
+    agent_mem: float = 8192.0
+    gpus_per_agent: int = 0
+
+
+def free_port(host: str) -> int:
+    """A port free now on ``host`` (TensorFlow binds it later; a race we accept)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def reachable_host(master: str | None) -> str:
+    """This machine's address on the route to the master (127.0.0.1 for the embedded one)."""
+    if not master:
+        return "127.0.0.1"
+    target = master.removeprefix("zk://").split("/", 1)[0].split(",")[0].rsplit("@", 1)[-1]
+    host = target.rsplit(":", 1)[0] if ":" in target else target
+    if host in ("127.0.0.1", "localhost"):
+        return "127.0.0.1"
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((host, 9))  # no packet is sent: this only picks the route
+            return s.getsockname()[0]
+    except OSError:
+        return socket.gethostbyname(socket.gethostname())
+
+
+def roles_options(roles: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"ps": 1, "worker": {"count": 2, "cpus": 0.5}}`` -> the options' ``roles`` section.
+
+    Roles are TensorFlow servers that relaunch on failure unless told otherwise.
+    """
+    out: dict[str, Any] = {}
+    for name, value in roles.items():
+        if isinstance(value, bool) or not isinstance(value, (int, dict)):
+            raise OptionsError([f"$.roles.{name}: {value!r} is invalid: expected a task count or an object of role options"])
+        role = {"count": value} if isinstance(value, int) else dict(value)
+        role.setdefault("server", not role.get("command"))
+        role.setdefault("restart_policy", "OnFailure" if role["server"] else "Never")
+        out[name] = role
+    return out
+
+
+def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]) -> tuple[JobSpec, dict[str, Any]]:
+    """Validate the options like an options file and build a job that runs until stopped."""
+    resolved = resolve_options(dict(options))
+    for key in external:
+        if key.role == "chief" and resolved["roles"]["chief"]["count"]:
+            raise OptionsError(["$.roles.chief.count: the calling process is the chief (coordinator): expected 0"])
+    # job_spec_from_options insists on a chief or worker to run the training; here the caller
+    # trains, so parameter servers alone are fine: stand a worker in for the check only.
+    stand_in = not (resolved["roles"]["worker"]["count"] or resolved["roles"]["chief"]["count"])
+    checked = deep_merge(resolved, {"roles": {"worker": {"count": 1, "server": True}}}) if stand_in else resolved
+    spec = job_spec_from_options(checked)
+    spec = dataclasses.replace(
+        spec,
+        roles=tuple(r for r in spec.roles if r.count and not (stand_in and r.name == "worker")),
+        external=tuple(external.items()),
+        policies=dataclasses.replace(spec.policies, success="never"),
+        streamed=(),
+    )
+    if not spec.task_keys():
+        raise OptionsError(["$.roles: no task to launch: expected a count >= 1 for some role"])
+    return spec, resolved
+
+
+class Cluster(Mapping[str, str]):
+    """The running servers. Also a mapping over ``targets``, as douban/tfmesos yielded it."""
+
+    def __init__(self, spec: JobSpec, options: dict[str, Any], settings: ClusterSettings,
+                 on_event: Callable[[str], None] | None = None, out: TextIO | None = None):
+        from .runner import Console
+
+        self.spec, self.options, self.settings = spec, options, settings
+        self.events: list[str] = []
+        self._on_event = on_event
+        self._console = Console(out or sys.stdout, settings.quiet)
+        self._master_proc: Any = None
+        self._driver: Any = None
+        self._sched: Any = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._closed = threading.Event()
+        self._close_lock = threading.Lock()
+        self._previous_handlers: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ what the caller uses
+    @property
+    def targets(self) -> dict[str, str]:
+        """``{"/job:ps/task:0": "grpc://host:port", ...}`` for every task launched on Mesos."""
+        snap = self._sched.snapshot()
+        return {TaskKey(t["role"], t["index"]).name: f"grpc://{t['endpoint']}" for t in snap["tasks"] if t["endpoint"]}
+
+    @property
+    def cluster_spec(self) -> dict[str, list[str]]:
+        """The whole cluster (the caller's own entry included), for ``tf.train.ClusterSpec``."""
+        with self._sched.cond:
+            cluster = self._sched.job.cluster()
+        if cluster is None:
+            raise ClusterError("the cluster is not (or no longer) complete")
+        return cluster
+
+    @property
+    def coordinator_address(self) -> str | None:
+        return next((addr for key, addr in self.spec.external if key.role == "chief"), None)
+
+    def resolver(self) -> Any:
+        """A ClusterResolver in which this process is the chief (coordinator)."""
+        if self.coordinator_address is None:
+            raise ClusterError("this cluster was opened with coordinator=False: the calling process has no chief address")
+        import tensorflow as tf
+
+        return tf.distribute.cluster_resolver.SimpleClusterResolver(
+            tf.train.ClusterSpec(self.cluster_spec), task_type="chief", task_id=0, rpc_layer="grpc")
+
+    def snapshot(self) -> dict[str, Any]:
+        return self._sched.snapshot()
+
+    def finished(self) -> bool:
+        """True once the cluster has ended (a task failed for good, or it was closed)."""
+        return self._sched is not None and self._sched.done.is_set()
+
+    def wait_finished(self, timeout: float | None = None) -> bool:
+        """Block until the cluster has ended (or ``timeout``); True if it has."""
+        return self._sched.done.wait(timeout)
+
+    @property
+    def cause(self) -> str:
+        """Why the cluster ended ("" while it runs)."""
+        return self._sched.result.cause if self._sched.result else ""
+
+    def __getitem__(self, key: str) -> str:
+        return self.targets[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.targets)
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    # ------------------------------------------------------------------ life cycle
+    def _event(self, text: str) -> None:
+        self.events.append(text)
+        self._console.event(text)
+        if self._on_event is not None:
+            try:
+                self._on_event(text)
+            except Exception:  # noqa: BLE001 - the caller's callback must not stop the scheduler
+                pass
+
+    def start(self) -> "Cluster":
+        from pymesos import MesosSchedulerDriver
+
+        from .core.job import Job
+        from .mesos.taskinfo import ExecutorSettings
+        from .reach import check_master
+        from .runner import RunSettings, _await_subscription, framework_info, start_embedded_master
+        from .scheduler import JobScheduler
+
+        s = self.settings
+        master = s.master or os.environ.get("MESOS_MASTER") or None
+        try:
+            if master is None:
+                run = RunSettings(agents=s.agents, agent_cpus=s.agent_cpus, agent_mem=s.agent_mem,
+                                  gpus_per_agent=s.gpus_per_agent)
+                self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
+                master = self._master_proc.address
+            else:
+                master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
+            self._sched = JobScheduler(
+                Job.new(self.spec, time.time()), self.spec, self.options,
+                ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
+                on_output=self._console.output, on_event=self._event,
+            )
+            secret = os.environ.get("MESOS_SECRET") or None
+            self._driver = MesosSchedulerDriver(
+                self._sched, framework_info(self.spec, None, ""), master, use_addict=False,
+                implicit_acknowledgements=True, principal=self.spec.service.principal or None,
+                secret=secret if self.spec.service.principal else None,
+            )
+            self._sched.driver = self._driver
+            self._driver.start()
+            driver, self._driver = self._driver, None  # _await_subscription stops it if it fails
+            _await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
+            self._driver = driver
+            self._thread = threading.Thread(target=self._sched.run_until_done, args=(self._stop,),
+                                            name="tfmesos-cluster", daemon=True)
+            self._thread.start()
+            self._wait_ready(time.monotonic() + s.start_timeout)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _wait_ready(self, deadline: float) -> None:
+        sched = self._sched
+        with sched.cond:
+            while not sched.done.is_set() and not all(
+                    r.state == "TASK_RUNNING" for r in sched.job.tasks.values()):
+                if time.monotonic() >= deadline:
+                    raise ClusterError(f"tasks not all RUNNING after {self.settings.start_timeout:g}s: "
+                                       + ", ".join(f"{t['role']}:{t['index']} {t['state']}" for t in sched.job.snapshot()["tasks"]))
+                sched.cond.wait(timeout=min(1.0, deadline - time.monotonic()))
+        if sched.done.is_set():
+            raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")
+        if not self.settings.wait_serving:
+            return
+        waiting = {name: url.removeprefix("grpc://") for name, url in self.targets.items()}
+        while waiting:
+            for name, addr in list(waiting.items()):
+                host, port = addr.rsplit(":", 1)
+                try:
+                    socket.create_connection((host, int(port)), timeout=0.5).close()
+                    del waiting[name]
+                except OSError:
+                    pass
+            if not waiting:
+                break
+            if sched.done.is_set():
+                raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")
+            if time.monotonic() >= deadline:
+                raise ClusterError(f"not serving after {self.settings.start_timeout:g}s: {', '.join(sorted(waiting))}")
+            self._stop.wait(0.2)  # poll interval for servers that are still importing TensorFlow
+        self._event("every server is serving: " + ", ".join(f"{k} {v}" for k, v in sorted(self.targets.items())))
+
+    def close(self) -> None:
+        """Kill every task, tear the framework down, stop the embedded master. Idempotent."""
+        with self._close_lock:
+            if self._closed.is_set():
+                return
+            try:
+                if self._sched is not None:
+                    with self._sched.cond:  # the reason shown; run_until_done then sees FINISHING
+                        self._sched._apply(self._sched.job.abort("the cluster was closed", time.time()))
+                    self._stop.set()
+                    self._sched.request_stop()
+                    if self._thread is not None:
+                        self._thread.join()
+                if self._driver is not None:
+                    from .runner import _stop_driver
+
+                    _stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
+            finally:
+                if self._master_proc is not None:
+                    self._master_proc.stop()
+                self._closed.set()
+
+    # ------------------------------------------------------------------ signals
+    def install_handlers(self) -> None:
+        """SIGTERM/SIGHUP: tear down, then leave as the signal would have. Main thread only."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            self._previous_handlers[sig] = signal.signal(sig, self._on_signal)
+        atexit.register(self.close)
+
+    def restore_handlers(self) -> None:
+        for sig, handler in self._previous_handlers.items():
+            signal.signal(sig, handler)
+        self._previous_handlers.clear()
+        atexit.unregister(self.close)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # Tear down at once on another thread, even if the main thread is stuck in TensorFlow,
+        # and unwind the main thread so that the with block's exit runs (and waits for it).
+        threading.Thread(target=self.close, name="tfmesos-cluster-close", daemon=True).start()
+        raise SystemExit(128 + signum)
+
+
+def open_cluster(spec: JobSpec, options: dict[str, Any], settings: ClusterSettings,
+                 on_event: Callable[[str], None] | None = None) -> Cluster:
+    c = Cluster(spec, options, settings, on_event)
+    c.install_handlers()
+    try:
+        return c.start()
+    except BaseException:
+        c.restore_handlers()
+        raise
+
+
+class _ClusterContext:
+    """What ``tfmesos.cluster(...)`` returns: a context manager around a started Cluster."""
+
+    def __init__(self, opener: Callable[[], Cluster]):
+        self._opener = opener
+        self.cluster: Cluster | None = None
+
+    def __enter__(self) -> Cluster:
+        self.cluster = self._opener()
+        return self.cluster
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.cluster is not None
+        try:
+            self.cluster.close()
+        finally:
+            self.cluster.restore_handlers()
+
+
+def cluster(
+    roles: Any = None,
+    /,
+    *,
+    master: str | None = None,
+    name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    coordinator: bool | None = None,
+    host: str = "",
+    on_event: Callable[[str], None] | None = None,
+    quiet: bool | None = None,
+    start_timeout: float = DEFAULT_START_TIMEOUT,
+    connect_timeout: float = 30.0,
+    agents: int = 2,
+    agent_cpus: float = 4.0,
+    agent_mem: float = 8192.0,
+    gpus_per_agent: int = 0,
+    volumes: Mapping[str, str] | list[str] | None = None,
+    **douban: Any,
+) -> _ClusterContext:
+    """TensorFlow servers on Mesos for the life of a ``with`` block.
+
+    ``roles``: ``{"ps": 1, "worker": {"count": 2, "cpus": 0.5, "mem": 1024}}`` (each value a
+    count or the role's options, as ``roles.<role>`` in an options file), or douban/tfmesos'
+    ``jobs_def`` list of ``{"name", "num", "cpus", "mem", "gpus", "cmd"}``. ``options``: any
+    other part of an options document (``service``, ``job``, ``policies``). ``master``:
+    ``HOST:PORT`` or ``zk://...``; default ``MESOS_MASTER``, else an embedded master.
+    ``coordinator`` (default True, False for a jobs_def): put this process in the ClusterSpec
+    as ``chief`` so that ``resolver()`` works. ``on_event`` gets every event line (also in
+    ``events``). douban's ``local_task``, ``extra_config``, ``role``, ``containerizer_type``,
+    ``force_pull_image`` and ``env`` are accepted as well (see tfmesos.douban).
+    """
+    from . import douban as dbn
+
+    is_jobs_def = dbn.is_jobs_def(roles)
+    if douban and not is_jobs_def and set(douban) - {"local_task", "extra_config", "role", "env"}:
+        raise TypeError(f"cluster() got unexpected keyword argument(s): {', '.join(sorted(douban))}")
+    if is_jobs_def:
+        doc, external = dbn.jobs_def_options(roles, name=name, volumes=volumes, **douban)
+        coordinator = bool(coordinator)
+        quiet = False if quiet is None else quiet
+    else:
+        doc = {"roles": roles_options(roles or {})}
+        if name:
+            doc["service"] = {"name": name}
+        if volumes:
+            doc["job"] = {"volumes": dbn.volume_list(volumes)}
+        doc, external = dbn.apply_douban_extras(doc, **douban) if douban else (doc, {})
+        coordinator = True if coordinator is None else coordinator
+        quiet = True if quiet is None else quiet
+    doc = deep_merge({"service": {"name": f"cluster-{os.getpid()}-{next(_names)}",
+                                  "failover_timeout": DEFAULT_FAILOVER_TIMEOUT}}, deep_merge(dict(options or {}), doc))
+    master = master or os.environ.get("MESOS_MASTER") or None
+    host = host or reachable_host(master)
+    if coordinator:
+        external = {**external, TaskKey("chief", 0): f"{host}:{free_port(host)}"}
+    spec, resolved = cluster_job_spec(doc, external)
+    settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, connect_timeout=connect_timeout,
+                               quiet=quiet, agents=agents,
+                               agent_cpus=agent_cpus, agent_mem=agent_mem, gpus_per_agent=gpus_per_agent)
+    return _ClusterContext(lambda: open_cluster(spec, resolved, settings, on_event))

@@ -1,0 +1,25 @@
+"""Is a job held back by its role's quota? (Mesos does not say so to the framework.)"""
+from __future__ import annotations
+
+_NAMES = ("cpus", "mem", "disk", "gpus")
+
+
+def quota_shortfall(role: str, limits: dict[str, float], allocated: dict[str, float],
+                    held: dict[str, float], pending: dict[str, float]) -> str | None:
+    """Why the pending tasks cannot get offers under ``role``'s quota limit, or None.
+
+    ``allocated`` is the role's whole allocation (other jobs of the role, and the offers this
+    job holds: ``held``). The job fits once ``limit - (allocated - held)`` covers ``pending``.
+    """
+    short = []
+    for name in _NAMES:
+        if name not in limits or pending.get(name, 0.0) <= 0:
+            continue
+        others = max(0.0, allocated.get(name, 0.0) - held.get(name, 0.0))
+        room = limits[name] - others
+        if room + 1e-9 < pending[name]:
+            short.append(f"{name} {pending[name]:g} needed, limit {limits[name]:g}, {others:g} held by others")
+    if not short:
+        return None
+    return (f"waiting for role {role}'s quota (not for offers): " + "; ".join(short)
+            + "; the job is placed once the role's other work ends")

@@ -1,0 +1,151 @@
+"""Progress from a training script to the scheduler: ``tfmesos.report(step=..., loss=...)``.
+
+The task side writes one JSON line per call into a FIFO in its sandbox, named by
+``TFMESOS_REPORT_FILE`` (set by the executor). Outside tfmesos the variable is unset and
+``report`` does nothing; it never blocks training (a full pipe drops the report).
+The executor side (``ReportPipe``) reads that FIFO with blocking reads (no polling) and
+forwards the latest values as a framework message, at most every ``FORWARD_SECONDS``.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import math
+import os
+import threading
+import time
+from typing import Any, Callable
+
+REPORT_ENV = "TFMESOS_REPORT_FILE"
+PROGRESS = "progress"  # framework message type: executor -> scheduler
+FORWARD_SECONDS = 0.5
+_CLOSE = b"\x00close"  # the executor's last line to its own reader
+_MAX_LINE = 4096  # PIPE_BUF: one write of at most this many bytes reaches the reader whole
+
+log = logging.getLogger("tfmesos.report")
+_fd: int | None = None
+_lock = threading.Lock()
+
+
+def progress_message(task_id: str, values: dict[str, Any]) -> dict[str, Any]:
+    return {"type": PROGRESS, "task_id": task_id, "values": values}
+
+
+def _plain(value: Any) -> Any:
+    """JSON scalars only: numpy and TensorFlow scalars become numbers, NaN and inf None."""
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    if hasattr(value, "item"):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)[:200]
+    return number if math.isfinite(number) else None
+
+
+def report(step: int | None = None, loss: float | None = None, total_steps: int | None = None,
+           **metrics: Any) -> bool:
+    """Tell tfmesos how training goes. Returns whether the values were handed over (False
+    outside tfmesos or when the executor is not reading)."""
+    global _fd
+    path = os.environ.get(REPORT_ENV)
+    if not path:
+        return False
+    values = {k: _plain(v) for k, v in (("step", step), ("loss", loss), ("total_steps", total_steps)) if v is not None}
+    values.update({str(k): _plain(v) for k, v in metrics.items()})
+    line = (json.dumps(values, separators=(",", ":")) + "\n").encode()
+    if len(line) > _MAX_LINE:
+        return False
+    with _lock:
+        try:
+            if _fd is None:
+                _fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            return os.write(_fd, line) == len(line)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.ENXIO, errno.EPIPE, errno.ENOENT):
+                log.debug("tfmesos.report: %s", exc)
+            if exc.errno != errno.EAGAIN and _fd is not None:
+                os.close(_fd)
+                _fd = None
+            return False
+
+
+class ReportPipe:
+    """The executor's end: a FIFO it reads, forwarding merged values to ``send``."""
+
+    def __init__(self, path: str, send: Callable[[dict[str, Any]], None]):
+        self.path, self._send = path, send
+        if os.path.exists(path):
+            os.unlink(path)
+        os.mkfifo(path, 0o600)
+        # Read and write: the pipe never reports end-of-file between writers, and a writer's
+        # non-blocking open always finds a reader.
+        self._fd = os.open(path, os.O_RDWR)
+        self._pending: dict[str, Any] = {}
+        self._last_sent = 0.0
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, name="tfmesos-report", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        buffer = b""
+        while True:
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                return
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                if raw == _CLOSE:
+                    return  # everything written before it has been taken (a FIFO keeps order)
+                if raw.strip():
+                    self._take(raw)
+
+    def _take(self, raw: bytes) -> None:
+        try:
+            values = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(values, dict):
+            return
+        with self._lock:
+            self._pending.update(values)
+            if self._timer is None:
+                delay = max(0.0, self._last_sent + FORWARD_SECONDS - time.monotonic())
+                self._timer = threading.Timer(delay, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            values, self._pending = self._pending, {}
+            self._timer = None
+            self._last_sent = time.monotonic()
+        if values:
+            self._send(values)
+
+    def close(self) -> None:
+        """After the task ended: forward what is left, stop reading, remove the FIFO."""
+        try:
+            os.write(self._fd, _CLOSE + b"\n")
+        except OSError:
+            pass
+        self._thread.join(timeout=2)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        self.flush()
+        os.close(self._fd)
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
