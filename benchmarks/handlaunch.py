@@ -121,7 +121,7 @@ class HandJob:
             role = spec.role(key.role)
             assert role is not None
             task_id = f"{spec.service.name}.{key.role}.{key.index}.{seq}"
-            payload = task_payload(spec, TaskLaunch(key, task_id, ports[str(key)], role.demand, 0), PYTHON)
+            payload = dataclasses.asdict(task_payload(spec, TaskLaunch(key, task_id, ports[str(key)], role.demand, 0), PYTHON))
             sandbox = work_dir / "sandboxes" / task_id
             sandbox.mkdir(parents=True)
             base = executor_environment(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import dataclasses
 import json
 import logging
 import os
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, IO
 
 from .core.clusterspec import substitute_placeholders, tf_config
-from .mesos.taskinfo import decode
+from .mesos.messages import ClusterSpecMessage, Message, NeedSpec, OutputLines, TaskPayload, TaskResult, decode, encode, to_wire
 from .progress import REPORT_ENV, ReportPipe, progress_message
 from .spec import TaskKey
 
@@ -53,13 +54,12 @@ def parse_duration(text: str, default: float) -> float:
 
 
 def _status(task_id: str, state: str, message: str = "", data: dict | None = None) -> dict[str, Any]:
-    from pymesos import encode_data
-
     status: dict[str, Any] = {"task_id": {"value": task_id}, "state": state}
     if message:
         status["message"] = message
     if data is not None:
-        status["data"] = encode_data(json.dumps(data).encode())
+        status["data"] = encode(TaskResult(data.get("exit_code"), data.get("log_tail", ""),
+                                           {k: v for k, v in data.items() if k not in ("exit_code", "log_tail")}))
     return status
 
 
@@ -135,7 +135,7 @@ class OutputForwarder:
             time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
             with self._cond:
                 lines, self._lines = self._lines, []
-            self._send({"type": "output", "task_id": self._task_id, "lines": lines})
+            self._send(OutputLines(self._task_id, lines))
 
     def close(self) -> None:
         with self._cond:
@@ -179,16 +179,29 @@ class TFExecutor:
     def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
         self.driver = driver
         self.task_id = task["task_id"]["value"]
-        self.payload = decode(task["data"])
+        try:
+            payload = decode(task["data"], "the scheduler's TaskInfo")
+            if not isinstance(payload, TaskPayload):
+                raise ValueError(f"TaskInfo.data is a {payload.KIND} message, not a task")
+        except ValueError as exc:  # ProtocolMismatch included: fail plainly, never misread
+            self._report("TASK_FAILED", f"tfmesos executor: {exc}")
+            return
+        self.payload = dataclasses.asdict(payload)
         driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
         threading.Thread(target=self._ask_for_spec, daemon=True).start()
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
-        from pymesos import decode_data
-
-        msg = json.loads(decode_data(data))
-        if msg.get("type") != "clusterspec":
+        try:
+            message = decode(data, "the scheduler")
+        except ValueError as exc:  # another protocol: the task cannot be told its peers
+            log.error("framework message refused: %s", exc)
+            if self.process is None and not self.killed:
+                self.killed = True
+                self._report("TASK_FAILED", f"tfmesos executor: {exc}")
             return
+        if not isinstance(message, ClusterSpecMessage):
+            return
+        msg = to_wire(message)
         with self._lock:
             if self.spec is not None and msg["version"] <= self.spec["version"]:
                 return
@@ -220,21 +233,15 @@ class TFExecutor:
 
     # -- internals
     def _ask_for_spec(self) -> None:
-        from pymesos import encode_data
-
         while not self._have_spec.wait(ASK_AGAIN_SECONDS) and not self.killed:
             try:
-                self.driver.sendFrameworkMessage(
-                    encode_data(json.dumps({"type": "need_spec", "task_id": self.task_id}).encode())
-                )
+                self.driver.sendFrameworkMessage(encode(NeedSpec(self.task_id)))
             except Exception as exc:  # disconnected: try again later
                 log.warning("cannot ask for the ClusterSpec yet: %s", exc)
 
-    def _send_message(self, msg: dict[str, Any]) -> None:
-        from pymesos import encode_data
-
+    def _send_message(self, msg: Message) -> None:
         try:
-            self.driver.sendFrameworkMessage(encode_data(json.dumps(msg).encode()))
+            self.driver.sendFrameworkMessage(encode(msg))
         except Exception as exc:
             log.debug("output not forwarded: %s", exc)
 

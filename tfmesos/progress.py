@@ -17,8 +17,9 @@ import threading
 import time
 from typing import Any, Callable
 
+from .mesos.messages import Progress
+
 REPORT_ENV = "TFMESOS_REPORT_FILE"
-PROGRESS = "progress"  # framework message type: executor -> scheduler
 FORWARD_SECONDS = 0.5
 _CLOSE = b"\x00close"  # the executor's last line to its own reader
 _MAX_LINE = 4096  # PIPE_BUF: one write of at most this many bytes reaches the reader whole
@@ -28,8 +29,8 @@ _fd: int | None = None
 _lock = threading.Lock()
 
 
-def progress_message(task_id: str, values: dict[str, Any]) -> dict[str, Any]:
-    return {"type": PROGRESS, "task_id": task_id, "values": values}
+def progress_message(task_id: str, values: dict[str, Any]) -> Progress:
+    return Progress(task_id, values)
 
 
 def _plain(value: Any) -> Any:

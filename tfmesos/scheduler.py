@@ -21,9 +21,9 @@ from .core.offers import parse_offer
 from .masking import mask_options
 from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
-from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, decode
+from .mesos.messages import ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult, decode, encode
+from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from .metrics import JobMetrics
-from .progress import PROGRESS
 from .spec import JobSpec, TaskKey
 from .state_format import record
 from .state_store import StateStore
@@ -55,10 +55,11 @@ def parse_status(status: dict[str, Any]) -> StatusUpdate:
     exit_code, log_tail = None, ""
     if status.get("data"):
         try:
-            data = decode(status["data"])
-            exit_code, log_tail = data.get("exit_code"), data.get("log_tail", "")
-        except (ValueError, TypeError, AttributeError):
-            pass
+            data = decode(status["data"], "the executor")
+            if isinstance(data, TaskResult):
+                exit_code, log_tail = data.exit_code, data.log_tail
+        except (ValueError, TypeError):
+            pass  # not ours (a command executor's) or another protocol: the state and message still count
     return StatusUpdate(
         task_id=status["task_id"]["value"],
         state=status["state"],
@@ -182,13 +183,11 @@ class JobScheduler:
         elif isinstance(a, act.Kill):
             d.killTask({"value": a.task_id})
         elif isinstance(a, act.SendClusterSpec):
-            from pymesos import encode_data
-
             if not self._spec_sent:
                 self._spec_sent = True
                 self.metrics.set_gauge("time_to_clusterspec_seconds", self.clock() - self.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
-                self._encoded_spec = (a.message, encode_data(json.dumps(a.message).encode()))
+                self._encoded_spec = (a.message, encode(ClusterSpecMessage(a.message["version"], a.message["cluster"])))
             d.sendFrameworkMessage({"value": a.task_id}, {"value": a.agent_id}, self._encoded_spec[1])
         elif isinstance(a, act.Revive):
             d.reviveOffers()
@@ -292,17 +291,21 @@ class JobScheduler:
 
     @_guard
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802
-        msg = decode(data)
-        if msg.get("type") == "output":
-            self.on_output(msg.get("task_id", ""), list(msg.get("lines", [])))
+        try:
+            msg = decode(data, f"executor {executor_id.get('value')}")
+        except ValueError as exc:
+            log.warning("framework message refused: %s", exc)
             return
-        if msg.get("type") == "need_spec":
+        if isinstance(msg, OutputLines):
+            self.on_output(msg.task_id, list(msg.lines))
+            return
+        if isinstance(msg, NeedSpec):
             with self.cond:
-                self._apply(self.job.executor_asks_spec(msg["task_id"]), durable=False)
-        if msg.get("type") == PROGRESS and isinstance(msg.get("values"), dict):
+                self._apply(self.job.executor_asks_spec(msg.task_id), durable=False)
+        if isinstance(msg, Progress) and isinstance(msg.values, dict):
             with self.cond:
-                self.job.report(msg.get("task_id", ""), msg["values"], self.clock())
-                key = self.job.key_of(msg.get("task_id", ""))
+                self.job.report(msg.task_id, msg.values, self.clock())
+                key = self.job.key_of(msg.task_id)
                 progress = self.job.reports.get(key) if key else None
             if key is not None and progress is not None:
                 self.on_progress(str(key), progress)

@@ -6,9 +6,7 @@ resources and for MULTI_ROLE frameworks, harmless otherwise.
 """
 from __future__ import annotations
 
-import base64
 import copy
-import json
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +14,7 @@ from typing import Any
 from ..core.actions import TaskLaunch
 from ..core.offers import is_reserved, usable
 from ..spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
+from .messages import TaskPayload, encode
 
 _KEEP = ("role", "reservation", "reservations", "allocation_info")
 
@@ -69,32 +68,23 @@ class ExecutorSettings:
     framework_user: str = ""
 
 
-def encode(obj: Any) -> str:
-    return base64.b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode()
-
-
-def decode(data: str) -> Any:
-    return json.loads(base64.b64decode(data))
-
-
-def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> dict[str, Any]:
+def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> TaskPayload:
     """What the executor needs to start the task's process (sent as TaskInfo.data)."""
     role = spec.role(launch.key.role)
     assert role is not None
-    return {
-        "role": launch.key.role,
-        "index": launch.key.index,
-        "port": launch.port,
-        "restarts": launch.restarts,
-        "command": role.command,  # None: the built-in TensorFlow server
-        "env": dict(spec.env) | dict(role.env),
-        "workdir": spec.workdir,
-        "checkpoint_dir": spec.checkpoint_dir,
-        "python": python,
-        "job": spec.service.name,
-        # The task that decides success streams its output back to the scheduler's console.
-        "stream_output": launch.key in spec.streamed_keys,
-    }
+    return TaskPayload(
+        role=launch.key.role,
+        index=launch.key.index,
+        port=launch.port,
+        restarts=launch.restarts,
+        command=role.command,
+        env=dict(spec.env) | dict(role.env),
+        workdir=spec.workdir,
+        checkpoint_dir=spec.checkpoint_dir,
+        python=python,
+        job=spec.service.name,
+        stream_output=launch.key in spec.streamed_keys,
+    )
 
 
 def build_task_info(

@@ -1,0 +1,83 @@
+"""The scheduler <-> executor contract (tfmesos/mesos/messages.py): every message survives the
+wire, and a peer of another protocol is refused naming both versions."""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from tfmesos.executor import TFExecutor
+from tfmesos.mesos import messages as m
+from tfmesos.mesos.messages import PROTOCOL, ProtocolMismatch, decode, encode
+
+EXAMPLES = [
+    m.TaskPayload(role="worker", index=1, port=31001, restarts=2, command="python train.py", env={"A": "b"},
+                  workdir="/w", checkpoint_dir="/c", python="/usr/bin/python3", job="digits", stream_output=False),
+    m.TaskPayload(role="ps", index=0, port=31000, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
+                  python="python3", job="digits", stream_output=True),
+    m.ClusterSpecMessage(version=3, cluster={"ps": ["h:1"], "worker": ["h:2", "h:3"]}),
+    m.NeedSpec(task_id="digits.worker.1.7"),
+    m.OutputLines(task_id="digits.chief.0.1", lines=["step 1", "üñíçødé"]),
+    m.Progress(task_id="digits.chief.0.1", values={"step": 10, "loss": 0.5, "total_steps": 100}),
+    m.TaskResult(exit_code=137, log_tail="Killed", extra={}),
+    m.TaskResult(exit_code=None),
+]
+
+
+@pytest.mark.parametrize("message", EXAMPLES, ids=lambda x: type(x).__name__)
+def test_every_message_round_trips_and_carries_the_protocol(message) -> None:
+    data = encode(message)
+    assert decode(data) == message
+    assert json.loads(base64.b64decode(data))["v"] == PROTOCOL
+
+
+def _raw(obj: dict) -> str:
+    return base64.b64encode(json.dumps(obj).encode()).decode()
+
+
+@pytest.mark.parametrize("version", [PROTOCOL + 1, None])
+def test_another_protocol_is_refused_naming_both(version) -> None:
+    obj = {"type": "need_spec", "task_id": "t"} | ({} if version is None else {"v": version})
+    with pytest.raises(ProtocolMismatch) as err:
+        decode(_raw(obj), "the scheduler")
+    said = str(err.value)
+    assert f"this tfmesos speaks protocol {PROTOCOL}" in said
+    assert (f"protocol {version}" if version else "protocol 0 (before versioning)") in said
+
+
+@pytest.mark.parametrize("obj, says", [
+    ({"v": PROTOCOL, "type": "nonsense"}, "unknown tfmesos message type"),
+    ({"v": PROTOCOL, "type": "clusterspec", "version": 1}, "lacks cluster"),
+    ([1, 2], "must be a JSON object"),
+])
+def test_malformed_messages_are_refused(obj, says) -> None:
+    with pytest.raises(ValueError, match=says):
+        decode(_raw(obj))
+
+
+class _Driver:
+    def __init__(self) -> None:
+        self.updates: list[dict] = []
+
+    def sendStatusUpdate(self, status: dict) -> None:  # noqa: N802 (pymesos API)
+        self.updates.append(status)
+
+
+def test_an_executor_given_another_protocol_fails_its_task_naming_both_versions() -> None:
+    driver, executor = _Driver(), TFExecutor()
+    payload = m.to_wire(EXAMPLES[0]) | {"v": PROTOCOL + 5}
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.1.1"}, "data": _raw(payload)})
+    assert [u["state"] for u in driver.updates] == ["TASK_FAILED"]
+    message = driver.updates[0]["message"]
+    assert f"protocol {PROTOCOL + 5}" in message and f"speaks protocol {PROTOCOL}" in message
+    assert executor.finished.is_set() and executor.process is None
+
+
+def test_a_terminal_update_carries_a_task_result() -> None:
+    from tfmesos.executor import _status
+    from tfmesos.scheduler import parse_status
+
+    status = _status("digits.worker.1.1", "TASK_FAILED", "exited", {"exit_code": 3, "log_tail": "boom"})
+    parsed = parse_status(status)
+    assert (parsed.exit_code, parsed.log_tail) == (3, "boom")

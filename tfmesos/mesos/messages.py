@@ -1,0 +1,121 @@
+"""The scheduler <-> executor contract: TaskInfo.data, the framework messages both ways and the
+data of the executor's status updates. One encode/decode and one protocol number for all.
+
+An executor runs the tfmesos installed on its agent, which may not be the scheduler's: every
+payload carries ``v``, and a payload of another protocol is refused naming both numbers (the
+executor fails its task with that message rather than misreading it). Bump ``PROTOCOL`` on any
+change an older peer could misread: a renamed or removed field, a changed meaning.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union
+
+PROTOCOL = 1
+
+
+class ProtocolMismatch(ValueError):
+    def __init__(self, what: str, theirs: Any):
+        self.theirs = theirs
+        super().__init__(f"{what} speaks tfmesos protocol {theirs}, this tfmesos speaks protocol {PROTOCOL}: "
+                         "install the same tfmesos version for the scheduler and on the agents")
+
+
+@dataclass(frozen=True)
+class TaskPayload:
+    """TaskInfo.data: what the executor needs to start the task's process."""
+
+    KIND: ClassVar[str] = "task"
+    role: str
+    index: int
+    port: int
+    restarts: int
+    command: str | None  # None: the built-in TensorFlow server
+    env: dict[str, str]
+    workdir: str
+    checkpoint_dir: str
+    python: str
+    job: str
+    stream_output: bool  # the task that decides success streams its output to the scheduler
+
+
+@dataclass(frozen=True)
+class ClusterSpecMessage:
+    """Scheduler -> executor: every task's address, a newer version replacing an older one."""
+
+    KIND: ClassVar[str] = "clusterspec"
+    version: int
+    cluster: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
+class NeedSpec:
+    """Executor -> scheduler: no ClusterSpec yet (framework messages are best effort)."""
+
+    KIND: ClassVar[str] = "need_spec"
+    task_id: str
+
+
+@dataclass(frozen=True)
+class OutputLines:
+    """Executor -> scheduler: lines the streamed task printed."""
+
+    KIND: ClassVar[str] = "output"
+    task_id: str
+    lines: list[str]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Executor -> scheduler: the latest values the task gave tfmesos.report()."""
+
+    KIND: ClassVar[str] = "progress"
+    task_id: str
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The data of the executor's terminal status update."""
+
+    KIND: ClassVar[str] = "result"
+    exit_code: int | None
+    log_tail: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult]
+_KINDS: dict[str, type] = {cls.KIND: cls for cls in (TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines,
+                                                     Progress, TaskResult)}
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    return {"v": PROTOCOL, "type": message.KIND, **dataclasses.asdict(message)}
+
+
+def from_wire(obj: Any, what: str = "the peer") -> Message:
+    if not isinstance(obj, dict):
+        raise ValueError(f"a tfmesos message must be a JSON object, not {type(obj).__name__}")
+    if obj.get("v") != PROTOCOL:
+        raise ProtocolMismatch(what, obj.get("v", "0 (before versioning)"))
+    cls = _KINDS.get(obj.get("type"))  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown tfmesos message type {obj.get('type')!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    missing = [f.name for f in dataclasses.fields(cls)
+               if f.name not in obj and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ValueError(f"tfmesos {cls.KIND} message lacks {', '.join(missing)}")
+    return cls(**{k: v for k, v in obj.items() if k in names})
+
+
+def encode(message: Message) -> str:
+    """Base64 of compact JSON: what TaskInfo.data, framework messages and status data carry."""
+    return base64.b64encode(json.dumps(to_wire(message), separators=(",", ":")).encode()).decode()
+
+
+def decode(data: str, what: str = "the peer") -> Message:
+    return from_wire(json.loads(base64.b64decode(data)), what)
