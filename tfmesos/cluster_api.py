@@ -215,7 +215,10 @@ class Cluster(Mapping[str, str]):
             if master is None:
                 run = RunSettings(agents=s.agents, agent_cpus=s.agent_cpus, agent_mem=s.agent_mem,
                                   gpus_per_agent=s.gpus_per_agent)
-                self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
+                if threading.current_thread() is threading.main_thread():
+                    self._master_proc = self._start_child_master(run)
+                else:  # a child would get SIGTERM when this thread ends: keep it in-process
+                    self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
                 master = self._master_proc.address
             else:
                 master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
@@ -243,6 +246,22 @@ class Cluster(Mapping[str, str]):
             self.close()
             raise
         return self
+
+    def _start_child_master(self, run: Any) -> Any:
+        """The embedded master as a child that stops every task if this process is killed."""
+        from .child_master import ChildMaster
+        from .runner import local_fit_problems
+
+        problems = local_fit_problems(self.spec, run)
+        if problems:
+            raise OptionsError(problems)
+        master = ChildMaster(run.agents, run.agent_cpus, run.agent_mem, run.gpus_per_agent).start()
+        self._console.event(f"embedded Mesos master (child process {master.proc.pid}) on {master.address} "
+                            f"with {run.agents} agent(s); sandboxes under {master.work_dir}")
+        if not self.spec.checkpoint_dir:
+            self.spec = dataclasses.replace(
+                self.spec, checkpoint_dir=str(master.work_dir / "checkpoints" / self.spec.service.name))
+        return master
 
     def _wait_ready(self, deadline: float) -> None:
         sched = self._sched
