@@ -7,7 +7,7 @@ SEEDS  ?= 20
 
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-fast chaos bench clean
+.PHONY: setup run test test-fast chaos bench bench-quick clean
 
 $(STAMP): setup.cfg setup.py tools/install_pymesos.py
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ chaos: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run --out benchmarks/results.json
+
+# Every benchmark once at small sizes (a smoke run; single samples): /tmp/tfmesos-bench-quick.json.
+bench-quick: $(STAMP)
+	$(BIN)/python -m benchmarks.run --quick --out /tmp/tfmesos-bench-quick/results.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -34,8 +34,7 @@ def job_env(steps: int) -> list[str]:
 
 def tfmesos_arm(tmp: Path, name: str, steps: int, pin: set[int] | None = None) -> dict[str, Any]:
     opts = job_options(tmp / f"{name}.json", name, job_env(steps))
-    with pinned(pin):
-        run = StampedRun(["run", str(opts), "--api-port", "0"])
+    run = StampedRun(["run", str(opts), "--api-port", "0"], pin=pin)
     t0 = run.started_at
     cpu = CpuMonitor(lambda: [run.proc.pid])
     try:
@@ -175,7 +174,7 @@ def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2,
     for i in range(pairs):
         order = ("tfmesos", "hand") if i % 2 == 0 or ports is None else ("hand", "tfmesos")
         for arm in order:
-            name = f"bench-up-{i}-{arm}{'-pin' if pin else ''}"
+            name = f"bench-up{steps}-{i}-{arm}{'-pin' if pin else ''}"
             for attempt in range(2):  # one retry: other people's jobs may hold a port for a moment
                 try:
                     log(f"{label} pair {i + 1}/{pairs}: {arm} (TRAIN_STEPS={steps}{f', CPUs {sorted(pin)}' if pin else ''})")

@@ -44,12 +44,15 @@ class BenchError(RuntimeError):
 class StampedRun(LineProcess):
     """``tfmesos ARGS`` whose stdout lines carry the wall-clock time they were written at."""
 
-    def __init__(self, args: list[str], env: dict[str, str] | None = None, first_port: int | None = FIRST_PORT):
+    def __init__(self, args: list[str], env: dict[str, str] | None = None, first_port: int | None = FIRST_PORT,
+                 pin: set[int] | None = None):
         env = dict(os.environ if env is None else env)
         if first_port:
             env["BENCH_FIRST_PORT"] = str(first_port)
         self.started_at = time.time()
-        super().__init__(STAMPED + args, env=env)
+        # taskset execs the command: the pid stays the scheduler's, and every descendant inherits the CPUs.
+        prefix = ["taskset", "-c", ",".join(map(str, sorted(pin)))] if pin else []
+        super().__init__(prefix + STAMPED + args, env=env)
 
     def find(self, pattern: str, timeout: float, start: int = 0) -> tuple[int, float, re.Match]:
         """The first line at index >= start whose text matches: (index, stamp, match); waits for it."""
@@ -365,3 +368,16 @@ def pinned(cpus: set[int] | None) -> Iterator[None]:
         yield
     finally:
         os.sched_setaffinity(0, before)
+
+
+def process_start_wall(pid: int) -> float | None:
+    """Wall-clock time a process started, to the kernel's 10 ms tick: its start in ticks since
+    boot (/proc/PID/stat) against CLOCK_BOOTTIME now (psutil's create_time rounds boot time to
+    whole seconds)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime
+    return time.time() - (time.clock_gettime(time.CLOCK_BOOTTIME) - started)

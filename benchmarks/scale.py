@@ -22,7 +22,7 @@ import psutil
 
 from tests.e2e.harness import LocalMaster
 
-from .common import BenchError, CpuMonitor, StampedRun, ensure_gone, log, rss_mib, summary, write_options
+from .common import BenchError, CpuMonitor, process_start_wall, StampedRun, ensure_gone, log, rss_mib, summary, write_options
 
 # A few offered ports per agent from a fixed block: the tasks here bind no port, so the block need
 # not be free (a free block of a thousand agents' ports is often not to be had on a busy machine).
@@ -169,7 +169,7 @@ def executor_probe(tmp: Path, name: str, steady_s: float = 5.0) -> dict[str, Any
             executor = find_task_process(name, "worker", 0, executor=True)
             if executor is None:
                 raise BenchError(f"{name}: no executor process found")
-            spawned = executor.create_time()  # clock ticks: 10 ms resolution
+            spawned = process_start_wall(executor.pid)  # clock ticks: 10 ms resolution
             t = executor.cpu_times()
             start_cpu = t.user + t.system
             time.sleep(1.0)

@@ -7,6 +7,9 @@ real ZooKeeper. Nothing is skipped unless asked for with ``-m``: a missing ZooKe
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,20 @@ from tests import zookeeper
 
 _TESTS = Path(__file__).resolve().parent
 _FOLDER_MARKERS = {"core": "unit", "localmaster": "protocol", "e2e": "e2e", "chaos": "chaos", "package": "unit"}
+
+
+def pytest_configure(config):
+    # A home of the suite's own: `tfmesos run --master` keeps state under ~/.tfmesos by default,
+    # and a record left by one test (or by the user's own jobs) must not meet another.
+    config._tfmesos_home = tempfile.mkdtemp(prefix="tfmesos-test-home-")
+    config._tfmesos_real_home = os.environ.get("HOME")
+    os.environ["HOME"] = config._tfmesos_home
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_tfmesos_real_home", None) is not None:
+        os.environ["HOME"] = config._tfmesos_real_home
+    shutil.rmtree(getattr(config, "_tfmesos_home", ""), ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -88,6 +88,8 @@ CASES = [
     Case("job larger than the cluster", ["run", "{opts}", "--agents", "2"], ["$.roles", "--agents"],
          options=_with(roles__worker__count=3, roles__worker__cpus=3)),
     Case("no agents", ["run", "{opts}", "--agents", "0"], ["--agents", "at least 1"]),
+    Case("checkpoint_dir is a file", ["run", "{opts}"], ["$.job.checkpoint_dir", "is a file"],
+         options=_with(job__checkpoint_dir="ckpt"), setup=lambda tmp: (tmp / "ckpt").write_text("")),
     Case("state dir is a file", ["run", "{opts}", "--state-dir", "{tmp}/state"], ["--state-dir", "is a file"], setup=_file_as_state_dir),
     Case("zk path not zk://", ["run", "{opts}", "--zk", "http://127.0.0.1:2181/x"], ["--zk", "expected zk://"]),
     Case("bad connect timeout", ["run", "{opts}", "--connect-timeout", "abc"], ["--connect-timeout", "expected seconds"]),
@@ -209,3 +211,24 @@ def test_dry_run_hides_env_values_and_yaml_gives_the_same_json(tmp_path: Path):
     again = subprocess.run(run + [str(tmp_path / "job.json"), "--output", "json", "--show-env-values"], env=env,
                            capture_output=True, text=True, check=True).stdout
     assert json.loads(again) == as_json
+
+
+def test_principal_without_secret_is_only_a_warning(tmp_path: Path):
+    """Legal where the master does not authenticate: warned about, not refused."""
+    case = Case("principal", ["run", "{opts}", "--dry-run", "--master", "127.0.0.1:1"], [],
+                options=_with(service__principal="team-a"))
+    result, _, left = _run_case(case, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "warning: $.service.principal 'team-a' without MESOS_SECRET" in result.stderr and left == []
+
+
+def test_a_master_that_never_answers_is_given_up_at_the_connect_timeout(tmp_path: Path):
+    """A black hole (the port accepts, nothing answers): no per-call day-long wait."""
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(16)  # never accepted: the kernel completes the handshake, nobody replies
+        where = f"127.0.0.1:{hole.getsockname()[1]}"
+        case = Case("black hole", RUN + ["--master", where, "--connect-timeout", "2"], [f"Mesos master at {where}", "no answer"])
+        result, elapsed, left = _run_case(case, tmp_path)
+    assert result.returncode == 3 and all(t in result.stderr for t in case.expect), result.stderr
+    assert elapsed < 12 and left == [] and "Traceback" not in result.stderr

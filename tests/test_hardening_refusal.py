@@ -156,3 +156,18 @@ def test_a_master_without_a_leader_is_retried_with_backoff_until_the_connect_tim
     assert "Traceback" not in proc.stderr
     assert 1 <= master.subscribes <= 6, master.subscribes  # 0.5, 1, 2 s apart: not thousands
     assert elapsed < 25, elapsed
+
+
+@pytest.mark.parametrize("message, option", [
+    ("Not authorized to register framework  with roles { team-a }", "service.role"),
+    ("Authenticated principal 'team-b' does not match principal 'team-a' set in `FrameworkInfo`", "service.principal"),
+    ("Role 'x' is not present in the master's --roles", "service.role"),
+    ("User 'root' is not allowed to run frameworks without --root_submissions set", "service.user"),
+    ("Invalid failover_timeout", "service.failover_timeout"),
+    ("Framework failed over", "another scheduler"),
+    ("Framework has been removed", "start the job again"),
+])
+def test_each_refusal_names_the_option_behind_it(message: str, option: str):
+    from tfmesos.runner import refusal_hint
+
+    assert option in refusal_hint(message)

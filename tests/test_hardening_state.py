@@ -57,3 +57,15 @@ def test_failed_persist_stops_before_any_launch(tmp_path: Path):
     assert "cannot save the job's state" in sched.result.cause and str(tmp_path) in sched.result.cause
     assert "launchTasks" not in driver.calls, driver.calls
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.json"]
+
+
+def test_persisted_state_holds_no_env_values(tmp_path: Path):
+    options = resolve_options({"service": {"name": "job"}, "job": {"command": "true", "env": ["TOKEN=hunter2"]},
+                               "roles": {"worker": {"count": 1, "env": ["PW=hunter3"]}}})
+    spec = job_spec_from_options(options)
+    store = DirStore(tmp_path, "job")
+    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"), store=store)
+    sched.registered(RecordingDriver(), {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    text = Path(store.where).read_text()
+    assert "F-1" in text and "TOKEN=<hidden>" in text and "PW=<hidden>" in text
+    assert "hunter2" not in text and "hunter3" not in text

@@ -112,14 +112,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(snap, indent=2))
         return 0
     print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
-    if snap.get("progress"):
-        from .runner import progress_text
+    from .status_text import progress_text, task_row
 
+    if snap.get("progress"):
         print(f"  progress {progress_text('', snap['progress']).strip()}")
     for t in snap["tasks"]:
-        name = f"{t['role']}:{t['index']}"
-        asked = f" (+{t['requested_restarts']} asked for)" if t.get("requested_restarts") else ""
-        print(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{asked}")
+        print("  " + task_row(t))
     if snap.get("tensorboard"):
         print(f"  tensorboard  http://{snap['tensorboard']}/")
     for e in snap.get("events", [])[-10:]:

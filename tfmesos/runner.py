@@ -6,7 +6,6 @@ succeeded and nothing it started is still running.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import getpass
 import logging
@@ -22,19 +21,18 @@ from typing import Any, TextIO
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
-from .localmaster.config import MasterConfig
+from .console import Console
+from .embedded import EMBEDDED, start_embedded_master
 from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
 from .spec import JobSpec
+from .status_text import task_row
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
-EMBEDDED_PORTS_PER_AGENT = 100
-
-EMBEDDED = MasterConfig()
 
 
 @dataclass
@@ -52,150 +50,6 @@ class RunSettings:
     gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
     connect_timeout: float = 30.0
-
-
-PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
-
-
-def progress_text(task: str, progress: dict[str, Any], width: int = 20) -> str:
-    """'chief:0 [#####.....] step 200/400 (50%) loss 0.0229 accuracy 0.91'"""
-    step, total = progress.get("step"), progress.get("total_steps")
-    parts = [task]
-    if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
-        fraction = min(1.0, step / total)
-        filled = int(round(fraction * width))
-        parts.append(f"[{'#' * filled}{'.' * (width - filled)}] step {step:g}/{total:g} ({fraction:.0%})")
-    elif step is not None:
-        parts.append(f"step {step}")
-    for name, value in progress.items():
-        if name in ("step", "total_steps", "at", "fraction"):
-            continue
-        parts.append(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}")
-    return " ".join(parts)
-
-
-class Console:
-    """Progress lines with the time since start; the chief's output indented under them."""
-
-    def __init__(self, out: TextIO, quiet: bool = False):
-        self.out, self.quiet, self.t0 = out, quiet, time.monotonic()
-        self._lock = threading.Lock()
-        self._last, self._repeats = "", 0
-        self._progress_shown = float("-inf")
-
-    def progress(self, task: str, progress: dict[str, Any]) -> None:
-        """A progress bar line, at most every few seconds (and when training reaches its total)."""
-        now = time.monotonic()
-        step, total = progress.get("step"), progress.get("total_steps")
-        last = step is not None and step == total
-        if self.quiet or (now - self._progress_shown < PROGRESS_LINE_SECONDS and not last):
-            return
-        self._progress_shown = now
-        self.line("progress " + progress_text(task, progress))
-
-    def line(self, text: str) -> None:
-        """One line; the same line again is counted, not printed (no flood from a retry loop)."""
-        with self._lock:
-            if text == self._last:
-                self._repeats += 1
-                return
-            if self._repeats:
-                self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] (the line above repeated {self._repeats} more times)\n")
-            self._last, self._repeats = text, 0
-            self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] {text}\n")
-            self.out.flush()
-
-    def event(self, text: str) -> None:
-        if not self.quiet:
-            self.line(text)
-
-    def output(self, task_id: str, lines: list[str]) -> None:
-        parts = task_id.split(".")  # <service>.<role>.<index>.<seq>
-        name = f"{parts[-3]}:{parts[-2]}" if len(parts) >= 4 else task_id
-        with self._lock:
-            for line in lines:
-                self.out.write(f"  {name} | {line}\n")
-            self.out.flush()
-
-
-def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
-    """Tasks that no embedded agent could ever hold: rejected before anything starts."""
-    problems = []
-    if s.agents < 1:
-        problems.append(f"--agents: {s.agents} is invalid: expected at least 1 embedded agent to run the tasks on")
-    if spec.image:
-        problems.append(f"$.job.image: {spec.image!r}: the embedded master runs no containers: "
-                        "expected \"\" locally, or --master with a Mesos that has the Docker/UCR containerizer")
-    if spec.service.user and spec.service.user != getpass.getuser():
-        problems.append(f"$.service.user: {spec.service.user!r}: the embedded master runs every task as "
-                        f"{getpass.getuser()!r}: expected \"\" or that user locally, or --master with a real Mesos")
-    for role in spec.roles:
-        d = role.demand
-        for field, need, have, flag in (
-            ("cpus", d.cpus, s.agent_cpus, "--agent-cpus"),
-            ("mem", d.mem, s.agent_mem, "--agent-mem"),
-            ("disk", d.disk, s.agent_disk, "--agent-disk"),
-            ("gpus", d.gpus, s.gpus_per_agent, "--gpus-per-agent"),
-        ):
-            if need > have + 1e-9:
-                problems.append(
-                    f"$.roles.{role.name}.{field}: {getattr(role.resources, field):g} (plus the executor's share) "
-                    f"does not fit an embedded agent, which has {have:g} {field}: expected at most that, or raise {flag}"
-                )
-    if not problems and s.agents >= 1:
-        problems += _capacity_problems(spec, s)
-    return problems
-
-
-def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
-    """The whole job against the whole embedded cluster: each task fits an agent, do all of them?
-
-    First-fit decreasing over the agents; a job it cannot place would wait out the placement
-    timeout and fail, so it is refused now, naming the flag that would make room.
-    """
-    free = [[s.agent_cpus, s.agent_mem, s.agent_disk, float(s.gpus_per_agent)] for _ in range(s.agents)]
-    demands = sorted(
-        ([r.demand.cpus, r.demand.mem, r.demand.disk, float(r.demand.gpus)] for r in spec.roles for _ in range(r.count)),
-        reverse=True,
-    )
-    for need in demands:
-        agent = next((a for a in free if all(n <= h + 1e-9 for n, h in zip(need, a))), None)
-        if agent is None:
-            total = sum(r.count for r in spec.roles)
-            return [f"$.roles: {total} tasks do not fit {s.agents} embedded agent(s) of {s.agent_cpus:g} cpus, "
-                    f"{s.agent_mem:g} MB mem, {s.agent_disk:g} MB disk, {s.gpus_per_agent} gpus (plus "
-                    "each executor's share): expected fewer or smaller tasks, or raise --agents"]
-        for i, n in enumerate(need):
-            agent[i] -= n
-    return []
-
-
-def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console) -> tuple[Any, JobSpec]:
-    """Start the embedded master sized by ``settings``; the spec gets a checkpoint directory."""
-    problems = local_fit_problems(spec, settings)
-    if problems:
-        raise OptionsError(problems)
-    from .localmaster import LocalMaster
-    from .localmaster.ports import free_port_block
-
-    master_proc = LocalMaster(
-        # A block of ports nobody uses now: other embedded masters may run on this host.
-        first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
-        ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
-        agents=settings.agents,
-        agent_cpus=settings.agent_cpus,
-        agent_mem=settings.agent_mem,
-        agent_disk=settings.agent_disk,
-        gpus_per_agent=settings.gpus_per_agent,
-    )
-    master_proc.start()
-    console.event(f"embedded Mesos master on {master_proc.address} with {settings.agents} agent(s); "
-                  f"sandboxes under {master_proc.work_dir}")
-    if not spec.checkpoint_dir:
-        # Every embedded agent shares this machine's disk: give the job a checkpoint directory
-        # so that relaunched tasks resume; it goes away with the master's work directory.
-        spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
-    return master_proc, spec
 
 
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
@@ -441,7 +295,9 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             final = sched.snapshot()
             api.stop()
             api = None
-            return _serve_until_terminated(settings, spec, lambda: final, console, code)
+            # Logs (sandboxes outlive the job) and metrics stay readable; nothing can be acted on.
+            after = Operations(logs=sched.logs.read, metrics=sched.metrics.render, token=os.environ.get(TOKEN_ENV, ""))
+            return _serve_until_terminated(settings, spec, lambda: final, console, code, after)
         if store:
             store.clear()
         return code
@@ -466,11 +322,12 @@ def _driver_class(base: type) -> type:
     return Driver
 
 
-def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0) -> int:
+def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0,
+                            ops: Operations | None = None) -> int:
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
     api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
-                     ops=Operations(token=os.environ.get(TOKEN_ENV, "")))
+                     ops=ops or Operations(token=os.environ.get(TOKEN_ENV, "")))
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
@@ -531,9 +388,7 @@ def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str)
     snap = sched.snapshot()
     console.line(f"job {snap['name']} {'SUCCEEDED' if succeeded else 'FAILED'}: {cause}")
     for t in snap["tasks"]:
-        exit_part = "" if t["exit_code"] is None else f" exit {t['exit_code']}"
-        name = f"{t['role']}:{t['index']}"
-        console.line(f"  {name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{exit_part}")
+        console.line("  " + task_row(t))
     if not succeeded:
         for rec in sched.job.tasks.values():
             if rec.log_tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):

@@ -423,12 +423,10 @@ class JobScheduler:
     def _attempts(self, task: str) -> list[Attempt]:
         key = parse_task_key(task)
         with self.cond:
-            ids = [tid for tid, k in self.job._by_task_id.items() if k == key]
-            current = self.job.tasks[key] if key in self.job.tasks else None
+            current = self.job.tasks.get(key)
             # Attempts launched before a scheduler restart ran, most likely, where the task runs now.
             fallback = current.agent_id if current else ""
-            return [Attempt(tid, self.attempt_agents.get(tid, fallback))
-                    for tid in sorted(ids, key=lambda t: int(t.rsplit(".", 1)[1]))]
+            return [Attempt(tid, self.attempt_agents.get(tid, fallback)) for tid in self.job.attempts(key)]
 
     def _agent_address(self, agent_id: str) -> str | None:
         known = self.agent_addresses.get(agent_id)

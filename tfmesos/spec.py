@@ -5,6 +5,7 @@ checks that span fields (a command for every non-server role, a task to decide s
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +146,18 @@ class JobSpec:
         return any(r.resources.gpus for r in self.roles if r.count)
 
 
+TENSORBOARD = "tensorboard"  # one more task of the job, outside the ClusterSpec (not in ROLE_ORDER)
+
+
+def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
+    """TensorBoard as a task: on the port from its offer, reading the checkpoint directory by default."""
+    logdir = shlex.quote(options["logdir"]) if options.get("logdir") else '"${TFMESOS_CHECKPOINT_DIR:-.}"'
+    command = (f'exec "$TFMESOS_PYTHON" -m tensorboard.main --logdir {logdir} --port "$TFMESOS_PORT" '
+               '--host "${LIBPROCESS_IP:-0.0.0.0}"')
+    resources = Resources(float(options.get("cpus", 0.2)), float(options.get("mem", 512)))
+    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy="OnFailure", max_restarts=3)
+
+
 def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(tuple(item.split("=", 1)) for item in items)  # type: ignore[misc]
 
@@ -178,6 +191,9 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             )
         )
     counts = {r.name: r.count for r in roles}
+    tensorboard = options.get("tensorboard") or {}
+    if tensorboard.get("enabled"):
+        roles.append(tensorboard_role(tensorboard))
     if not counts.get("chief") and not counts.get("worker"):
         problems.append("$.roles: no chief and no worker: expected at least one task to run the training")
     if pol["success"] in ("worker0", "all_workers") and not counts.get("worker"):

@@ -31,6 +31,7 @@ def test_requested_restart_relaunches_at_once_without_counting_a_failure():
     assert new.key == W1 and new.task_id != launched[W1].task_id
     assert new.port == launched[W1].port, "back at its address when the offer allows"
     assert (rec.restarts, job.job_restarts, rec.requested_restarts) == (0, 0, 1)
+    assert job.attempts(W1) == [launched[W1].task_id, new.task_id]
     assert job.phase == RUNNING
     (shown,) = [t for t in job.snapshot()["tasks"] if (t["role"], t["index"]) == ("worker", 1)]
     assert (shown["restarts"], shown["requested_restarts"]) == (0, 1)
@@ -68,3 +69,47 @@ def test_progress_comes_from_the_task_that_decides_success_and_only_its_current_
     assert progress == {"step": 200, "total_steps": 400, "loss": 0.5, "at": 3.0, "fraction": 0.5}
     job.report("t.chief.0.999", {"step": 300}, 5.0)  # not an attempt of ours
     assert job.progress()["step"] == 200
+
+
+def tensorboard_job():
+    from tfmesos.options import resolve_options
+    from tfmesos.spec import job_spec_from_options
+
+    options = {"service": {"name": "t"}, "job": {"command": "python train.py"}, "roles": PSS,
+               "tensorboard": {"enabled": True}}
+    job = Job.new(job_spec_from_options(resolve_options(options)), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    return job, launched
+
+
+def test_tensorboard_is_one_more_task_outside_the_clusterspec():
+    job, launched = tensorboard_job()
+    tb = TaskKey("tensorboard", 0)
+    assert tb in launched and job.spec.role("tensorboard").command.startswith('exec "$TFMESOS_PYTHON" -m tensorboard.main')
+    assert "tensorboard" not in job.cluster() and set(job.cluster()) == {"ps", "worker", "chief"}
+    snap = job.snapshot()
+    assert snap["tensorboard"] == job.tasks[tb].endpoint and snap["tasks"][-1]["role"] == "tensorboard"
+    chief = job.tasks[TaskKey("chief", 0)].task_id
+    kills = job.status(StatusUpdate(chief, "TASK_FINISHED", exit_code=0, agent_id="S0"), 2.0)
+    assert job.tasks[tb].task_id in {k.task_id for k in of(act.Kill, kills)}, "stopped with the job"
+
+
+def test_tensorboard_failing_for_good_does_not_fail_the_job_and_ends_with_it():
+    job, launched = tensorboard_job()
+    tb = TaskKey("tensorboard", 0)
+    now = 1.0
+    for _ in range(job.spec.role("tensorboard").max_restarts):
+        job.status(StatusUpdate(job.tasks[tb].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), now)
+        now += 60
+        job.tick(now)
+        actions = job.offers([offer(0, cpus=8, mem=16384)], now)
+        (again,) = [t for l in of(act.Launch, actions) for t in l.tasks]
+        job.status(StatusUpdate(again.task_id, "TASK_RUNNING", agent_id="S0"), now)
+    job.status(StatusUpdate(job.tasks[tb].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), now)
+    assert job.phase == RUNNING and any("the job goes on without it" in e for e in job.events)
+    assert job.snapshot()["tensorboard"] is None
+    chief = job.tasks[TaskKey("chief", 0)].task_id
+    kills = job.status(StatusUpdate(chief, "TASK_FINISHED", exit_code=0, agent_id="S0"), now)
+    assert job.phase == "FINISHING" and job.succeeded
+    assert job.tasks[tb].task_id not in {k.task_id for k in of(act.Kill, kills)}, "already ended"

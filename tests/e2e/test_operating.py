@@ -1,5 +1,5 @@
 """Watching and steering a running job: the status page in a real headless browser (Debian's
-chromium via Selenium), `tfmesos logs --follow`, `tfmesos restart`, progress, /metrics.
+chromium via Selenium), `tfmesos logs --follow`, `tfmesos restart`, progress, /metrics, TensorBoard.
 
 One real job (the PSS example, trained long enough) serves every check, to keep the suite short.
 """
@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -38,6 +39,21 @@ def this_checkouts_python(tmp_path: Path) -> Path:
 def get(address: str, path: str) -> bytes:
     with urllib.request.urlopen(f"http://{address}{path}", timeout=10) as resp:
         return resp.read()
+
+
+def eventually(probe, timeout: float, what: str):
+    """The probe's first truthy value, polled until the deadline (errors count as not yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = probe()
+        except (OSError, ValueError, KeyError):
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
 
 
 def browser():
@@ -76,7 +92,7 @@ def test_watching_and_steering_a_running_job(tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "ops-e2e"},
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "ops-e2e"}, tensorboard={"enabled": True},
                          job={"python": str(this_checkouts_python(tmp_path)),
                               "env": ["TRAIN_STEPS=6000", "CHECKPOINT_EVERY=200"]})
     run = run_scheduler(opts)
@@ -89,14 +105,19 @@ def test_watching_and_steering_a_running_job(tmp_path):
         follow = LineProcess(TFMESOS + ["logs", "worker:1", "--follow"], env=env)
         follow.wait_for(r"worker:1 serving on", 30)
 
+        # TensorBoard answers HTTP while the job trains; the page links to it.
+        board = eventually(lambda: json.loads(get(api, "/v1/status"))["tensorboard"], 60, "TensorBoard RUNNING")
+        assert b"TensorBoard" in eventually(lambda: get(board, "/"), 90, "TensorBoard answering")
+
         driver = browser()
         driver.get(f"http://{api}/")
         wait = WebDriverWait(driver, 30, poll_frequency=0.2)
-        wait.until(lambda d: len(row_texts(d)) == 4 and all(c[3] == "TASK_RUNNING" for c in row_texts(d).values()))
-        assert set(row_texts(driver)) == {"chief:0", "ps:0", "worker:0", "worker:1"}
+        wait.until(lambda d: len(row_texts(d)) == 5 and all(c[3] == "TASK_RUNNING" for c in row_texts(d).values()))
+        assert set(row_texts(driver)) == {"chief:0", "ps:0", "worker:0", "worker:1", "tensorboard:0"}
         wait.until(lambda d: "step" in d.find_element(By.ID, "progress-text").text)
         wait.until(lambda d: click(d, 'tr[data-task="chief:0"] button.show-log'))
         wait.until(lambda d: re.search(r"step \d+ loss", d.find_element(By.ID, "log").text))
+        assert driver.find_element(By.ID, "tensorboard-link").get_attribute("href") == f"http://{board}/"
         if os.environ.get("TFMESOS_SCREENSHOT"):
             SCREENSHOT.parent.mkdir(exist_ok=True)
             driver.save_screenshot(str(SCREENSHOT))
@@ -136,4 +157,6 @@ def test_watching_and_steering_a_running_job(tmp_path):
         run.killpg()
     assert accuracy(run.output) >= 0.9
     assert follow.output.count("worker:1 serving on") == 2, follow.output
-    assert not wait_gone("ops-e2e")
+    assert not wait_gone("ops-e2e"), "nothing of the job (TensorBoard included) is left"
+    with pytest.raises(OSError):
+        get(board, "/")

@@ -30,8 +30,8 @@ def _options(tmp_path, name: str, role: str, principal: str, gpus: int = 0, **ex
 
 def _run(opts, master, principal: str, *args: str):
     env = dict(os.environ, MESOS_SECRET=SECRETS[principal])
-    if "--state-dir" not in args:  # never the user's own ~/.tfmesos
-        args = (*args, "--state-dir", str(opts.parent / "state"))
+    if "--state-dir" not in args:  # never the shared ~/.tfmesos/state
+        args = (*args, "--state-dir", str(opts.parent / f"state-{opts.stem}"))
     return run_scheduler(opts, "--master", master.address, *args, env=env)
 
 
@@ -96,13 +96,24 @@ def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
     try:
         first = run_scheduler(write_options(
             tmp_path / "first.json", service={"name": "first", "role": "team-a"},
-            job={"command": "sleep 4"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master", master.address)
+            job={"command": "sleep 4"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master", master.address,
+            "--state-dir", str(tmp_path / "state"))
         runs.append(first)
         first.wait_for(r"chief:0 TASK_RUNNING", 60)
+        # The same service name again, in another role: refused, naming the running job.
+        twin = run_scheduler(write_options(
+            tmp_path / "twin.json", service={"name": "first", "role": "team-b"},
+            job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.1, "mem": 64}}), "--master", master.address,
+            "--state-dir", str(tmp_path / "twin-state"))  # another team's machine
+        runs.append(twin)
+        assert twin.wait(30) == 2, twin.output
+        assert re.search(r"a job named 'first' is already running on \S+ as framework \S+ \(role team-a\)",
+                         twin.output), twin.output
         second = run_scheduler(write_options(
             tmp_path / "second.json", service={"name": "second", "role": "team-a"},
             job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}},
-            policies={"placement_timeout_seconds": 2}), "--master", master.address)
+            policies={"placement_timeout_seconds": 2}), "--master", master.address,
+            "--state-dir", str(tmp_path / "state"))
         runs.append(second)
         second.wait_for(r"waiting for role team-a's quota \(not for offers\): cpus 1 needed, limit 1.2, 1 held by others", 30)
         assert first.wait(60) == 0, first.output
@@ -124,7 +135,7 @@ def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it(tmp_path):
         assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
         opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
                              service={"name": "ml-team-pss", "role": "ml-team"})
-        run = run_scheduler(opts, "--master", master.address)
+        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
         assert run.wait(300) == 0, run.output[-4000:]
         assert accuracy(run.output) >= 0.9
         assert "job ml-team-pss SUCCEEDED" in run.output

@@ -12,6 +12,7 @@ from localmaster_client import RawScheduler, http_call, open_stream, wait_until
 from localmaster_traces import load
 
 from tfmesos.localmaster.cli import team_settings
+from tfmesos.localmaster.config import QuotaConfig
 
 TRACE_RESOURCES = ("cpus(team-a):2;mem(team-a):1024;cpus:2;mem:1024;disk:1000;"
                    "ports(team-a):[31000-31005];ports:[31006-31010]")
@@ -208,3 +209,30 @@ def test_team_flags_are_checked_and_named():
             ([], [], "", '{"register_frameworks": [{"roles": {"type": "MAYBE"}}]}'), "acls"):
         with pytest.raises(ValueError, match=fragment.replace("-", r"\-")):
             team_settings(*args)
+
+
+def test_a_role_below_its_quota_guarantee_is_offered_first(make_master):
+    master = make_master(quotas={"guaranteed": QuotaConfig(guarantees={"cpus": 1.0})})
+    other = RawScheduler(master.address)
+    other.subscribe(team_info("other", ["other"]))
+    offer = other.next_offers()[0]
+    guaranteed = RawScheduler(master.address)
+    guaranteed.subscribe(team_info("guaranteed", ["guaranteed"]))
+    # Both roles hold nothing once this is declined; the one below its guarantee goes first,
+    # although the other subscribed first.
+    other.framework_call("DECLINE", {"offer_ids": [offer["id"]], "filters": {"refuse_seconds": 0}})
+    assert guaranteed.next_offers()[0]["allocation_info"] == {"role": "guaranteed"}
+    other.teardown()
+    guaranteed.teardown()
+
+
+def test_update_framework_into_a_refused_role_is_forbidden(make_master):
+    master = make_master(credentials=CREDENTIALS, acls=ACLS)
+    scheduler = RawScheduler(master.address, auth=basic("team-b"))
+    info = team_info("b", ["team-b"], principal="team-b")
+    scheduler.subscribe(info)
+    update = {"framework_info": dict(info, roles=["team-a"], id={"value": scheduler.framework_id})}
+    reply = scheduler.framework_call("UPDATE_FRAMEWORK", update)
+    assert (reply.status, reply.body) == (
+        403, f"Not authorized to register framework {scheduler.framework_id} with roles {{ team-a }}")
+    scheduler.teardown()

@@ -10,6 +10,7 @@ FULL_OPTIONS = {
         "revocable": True,
         "principal": "tfmesos-principal",
         "secret_name": "tfmesos/principal-secret",
+        "api_token_secret": "tfmesos/api-token",
         "mesos_master": "zk://zk-1.example:2181,zk-2.example:2181/mesos",
         "zk": "zk://zk-1.example:2181/tfmesos-state/mnist",
         "state_dir": "/var/lib/tfmesos",
@@ -55,4 +56,5 @@ FULL_OPTIONS = {
         "placement_timeout_seconds": 60,
         "active_deadline_seconds": 3600,
     },
+    "tensorboard": {"enabled": True, "logdir": "/shared/summaries", "cpus": 0.3, "mem": 600},
 }

@@ -154,8 +154,10 @@ def _strings(node: Any, where: str = "") -> list[tuple[str, str]]:
 def test_the_secret_reaches_the_scheduler_only_by_reference():
     app = render(FULL_OPTIONS)
     secret = FULL_OPTIONS["service"]["secret_name"]
-    assert app["secrets"] == {"secret0": {"source": secret}}
+    token = FULL_OPTIONS["service"]["api_token_secret"]
+    assert app["secrets"] == {"secret0": {"source": secret}, "secret1": {"source": token}}
     assert app["env"]["MESOS_SECRET"] == {"secret": "secret0"}
+    assert app["env"]["TFMESOS_API_TOKEN"] == {"secret": "secret1"}
     where = {path for path, value in _strings(app) if secret in value}
     # The secret's name (a path in the secret store) is also an option like any other.
     assert where == {"/secrets/secret0/source", "/env/TFMESOS_OPT_SERVICE_SECRET_NAME"}
@@ -163,7 +165,14 @@ def test_the_secret_reaches_the_scheduler_only_by_reference():
 
 def test_no_secret_no_secrets():
     app = render(SMALL_OPTIONS)
-    assert "secrets" not in app and "MESOS_SECRET" not in app["env"]
+    assert "secrets" not in app and "MESOS_SECRET" not in app["env"] and "TFMESOS_API_TOKEN" not in app["env"]
+
+
+def test_an_api_token_alone_is_a_secret_of_its_own():
+    options = {**SMALL_OPTIONS, "service": {**SMALL_OPTIONS["service"], "api_token_secret": "team/token"}}
+    app = render(options)
+    assert app["secrets"] == {"secret1": {"source": "team/token"}}
+    assert app["env"]["TFMESOS_API_TOKEN"] == {"secret": "secret1"} and "MESOS_SECRET" not in app["env"]
 
 
 # --- errors -----------------------------------------------------------------------------------

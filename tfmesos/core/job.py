@@ -14,7 +14,7 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from ..spec import ROLE_ORDER, JobSpec, TaskKey
+from ..spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
 from . import restart
 from .actions import Action, Decline, Done, Kill, Launch, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
 from .clusterspec import cluster_spec
@@ -305,6 +305,11 @@ class Job:
     def key_of(self, task_id: str) -> TaskKey | None:
         return self._by_task_id.get(task_id)
 
+    def attempts(self, key: TaskKey) -> list[str]:
+        """Task ids of every launch of this task, oldest first (ids end with the launch sequence)."""
+        ids = [tid for tid, k in self._by_task_id.items() if k == key]
+        return sorted(ids, key=lambda tid: int(tid.rsplit(".", 1)[1]))
+
     def status(self, update: StatusUpdate, now: float) -> list[Action]:
         key = self._by_task_id.get(update.task_id)
         if key is None or self.tasks[key].task_id != update.task_id or self.tasks[key].state == PENDING:
@@ -348,6 +353,9 @@ class Job:
         if not decision.retry:
             if ending.succeeded:
                 return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
+            if key.role == TENSORBOARD:  # a view on the job, not part of it: the training goes on
+                self._note(f"{self._describe_failure(rec, decision.why)}; the job goes on without it")
+                return []
             return self._finish(False, self._describe_failure(rec, decision.why), now)
         return self._recover(rec, ending, decision.delay, now)
 
@@ -640,10 +648,15 @@ class Job:
                     "message": r.message,
                     "progress": self.reports.get(r.key),
                 }
-                for r in sorted(self.tasks.values(), key=lambda r: (ROLE_ORDER.index(r.key.role), r.key.index))
+                for r in sorted(self.tasks.values(), key=lambda r: (_rank(r.key.role), r.key.index))
             ],
+            "tensorboard": self._tensorboard(),
             "events": list(self.events[-50:]),
         }
+
+    def _tensorboard(self) -> str | None:
+        rec = self.tasks.get(TaskKey(TENSORBOARD, 0))
+        return rec.endpoint if rec is not None and rec.state == "TASK_RUNNING" else None
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -677,3 +690,8 @@ class Job:
         # Offers never survive a reconnection, and after a restart we must ask again.
         job.suppressed = False
         return job
+
+
+def _rank(role: str) -> int:
+    """Roles in ROLE_ORDER, then the rest (TensorBoard)."""
+    return ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER)

@@ -170,11 +170,8 @@ class Master:
             invalid = set(subscribe.get("suppressed_roles", [])) - roles
             if invalid:
                 error = f"Suppressed roles {_stringify_set(invalid)} are not contained in the set of roles"
-        if error is None and self.acls is not None:
-            roles = _roles_of(info)
-            if not all(self.acls.may_register(principal, role) for role in roles):
-                # Mesos' words (trace 09-authz), the framework id empty when new.
-                error = f"Not authorized to register framework {framework_id} with roles {_stringify_set(set(roles))}"
+        if error is None:
+            error = self._unauthorized_roles(info, framework_id)
         if error is not None:
             _refuse(stream, error)
             return
@@ -221,6 +218,16 @@ class Master:
             self.allocator.trigger()
         for record in self.agents.values():
             self._post(record.agent.update_framework, framework.info)
+
+    def _unauthorized_roles(self, info: dict[str, Any], framework_id: str) -> str | None:
+        """The ACLs' register_frameworks verdict on the roles in ``info`` (None: allowed)."""
+        if self.acls is None:
+            return None
+        roles = _roles_of(info)
+        if all(self.acls.may_register(info.get("principal"), role) for role in roles):
+            return None
+        # Mesos' words (trace 09-authz), the framework id empty when new.
+        return f"Not authorized to register framework {framework_id} with roles {_stringify_set(set(roles))}"
 
     def _connect(self, framework: Framework, stream: EventStream, stream_id: str) -> None:
         if framework.failover_timer is not None:
@@ -320,6 +327,9 @@ class Master:
             error = f"Suppressed roles {_stringify_set(invalid)} are not contained in the set of roles"
         if error is not None:
             return 400, error
+        refusal = self._unauthorized_roles(info, framework.id)
+        if refusal is not None:
+            return 403, refusal
         framework.info = _ordered_info(info)
         framework.suppressed_roles = set(call.get("suppressed_roles", []))
         for offer in [o for o in framework.offers.values() if o.role not in framework.roles]:
@@ -386,7 +396,9 @@ class Master:
                 executor["resources"] = _inject_allocation(executor["resources"], role)
             task["executor"] = SCHEMAS.ordered("ExecutorInfo", executor)
         agent_id = record.agent.id
-        user = task.get("command", {}).get("user") or framework.info.get("user", "")
+        # The user the task runs as: its command's, else its executor's, else the framework's.
+        user = (task.get("command", {}).get("user") or task.get("executor", {}).get("command", {}).get("user")
+                or framework.info.get("user", ""))
         if self.acls is not None and not self.acls.may_run_task(framework.info.get("principal"), user):
             self._task_error(framework, task, "Not authorized to launch task", "REASON_TASK_UNAUTHORIZED")
             return remaining

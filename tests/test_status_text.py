@@ -1,0 +1,25 @@
+"""The task table and progress line shared by `tfmesos run` and `tfmesos status`."""
+from __future__ import annotations
+
+from tfmesos.status_text import progress_text, task_row
+
+
+def _task(**over):
+    return {"role": "worker", "index": 1, "endpoint": "127.0.0.1:31001", "state": "TASK_RUNNING",
+            "restarts": 2, "exit_code": None, **over}
+
+
+def test_task_row_shows_where_state_and_restarts() -> None:
+    row = task_row(_task())
+    assert row.split() == ["worker:1", "127.0.0.1:31001", "TASK_RUNNING", "restarts", "2"]
+
+
+def test_task_row_adds_asked_for_restarts_and_the_exit_code() -> None:
+    row = task_row(_task(state="TASK_FINISHED", requested_restarts=1, exit_code=0, endpoint=None))
+    assert row.split() == ["worker:1", "-", "TASK_FINISHED", "restarts", "2", "(+1", "asked", "for)", "exit", "0"]
+
+
+def test_progress_line_has_a_bar_when_the_total_is_known() -> None:
+    text = progress_text("chief:0", {"step": 50, "total_steps": 200, "loss": 0.25, "at": 1.0}, width=8)
+    assert text == "chief:0 [##......] step 50/200 (25%) loss 0.25"
+    assert progress_text("chief:0", {"step": 7}) == "chief:0 step 7"
