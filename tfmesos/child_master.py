@@ -16,7 +16,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .runner import EMBEDDED_PORTS_PER_AGENT
+from .embedded import EMBEDDED_PORTS_PER_AGENT
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 60.0
@@ -30,14 +30,14 @@ def _term_with_parent() -> None:
 class ChildMaster:
     """``tfmesos local-master`` in a child process; ``address``, ``work_dir`` and ``stop()``."""
 
-    def __init__(self, agents: int, agent_cpus: float, agent_mem: float, gpus_per_agent: int):
+    def __init__(self, agents: int, agent_cpus: float, agent_mem: float, agent_disk: float, gpus_per_agent: int):
         self.work_dir = Path(tempfile.mkdtemp(prefix="tfmesos-cluster-"))
         self.address = ""
         self._lines: list[str] = []
         self._ready = threading.Event()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tfmesos.cli", "local-master", "--port", "0", "--agents", str(agents),
-             "--agent-cpus", str(agent_cpus), "--agent-mem", str(agent_mem), "--gpus-per-agent", str(gpus_per_agent),
+             "--agent-cpus", str(agent_cpus), "--agent-mem", str(agent_mem), "--agent-disk", str(agent_disk), "--gpus-per-agent", str(gpus_per_agent),
              "--first-port", "0", "--ports-per-agent", str(EMBEDDED_PORTS_PER_AGENT),
              "--work-dir", str(self.work_dir / "master")],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sys
 
 import psutil
@@ -17,12 +16,16 @@ PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
 
 
-def _nothing_listens(targets: dict[str, str]) -> bool:
-    for url in targets.values():
-        host, port = url.removeprefix("grpc://").rsplit(":", 1)
-        with socket.socket() as s:
-            if s.connect_ex((host, int(port))) == 0:
-                return False
+def _nothing_listens(targets: dict[str, str], service: str) -> bool:
+    """No process of the cluster still serves its ports (another test's job may reuse a port)."""
+    ports = {int(url.rsplit(":", 1)[1]) for url in targets.values()}
+    for conn in psutil.net_connections("tcp"):
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port in ports and conn.pid:
+            try:
+                if psutil.Process(conn.pid).environ().get("TFMESOS_SERVICE") == service:
+                    return False
+            except psutil.Error:
+                continue
     return True
 
 
@@ -53,7 +56,7 @@ def test_leaving_by_exception_sigterm_or_sigkill_kills_every_task():
             run.kill(sig)
             assert run.wait(60) in (128 + sig, -sig), run.output[-3000:]
         assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=30), mode
-        assert _nothing_listens(ready["targets"]), mode
+        assert _nothing_listens(ready["targets"], f"cluster-{run.proc.pid}-0"), mode
         _, alive = psutil.wait_procs(masters, timeout=30)
         assert not alive, mode
 
