@@ -1,16 +1,19 @@
 """The scheduler's persisted state, in a directory and in a real ZooKeeper."""
 import pytest
 
+from tfmesos.state_format import StateFormatError, record
 from tfmesos.state_store import DirStore, ZkStore
-
 
 
 def roundtrip(store):
     assert store.load() is None
-    store.save({"framework_id": "F-1", "job": {"launch_seq": 3}})
-    assert store.load() == {"framework_id": "F-1", "job": {"launch_seq": 3}}
-    store.save({"framework_id": "F-1", "job": {"launch_seq": 4}})
+    store.save(record("F-1", "d", None, {"launch_seq": 3}))
+    assert store.load() == record("F-1", "d", None, {"launch_seq": 3})
+    store.save(record("F-1", "d", None, {"launch_seq": 4}))
     assert store.load()["job"]["launch_seq"] == 4
+    store.save({**record("F-1", "d", None, {}), "format": 1000})  # written by a newer tfmesos
+    with pytest.raises(StateFormatError, match="format 1000"):
+        store.load()
     store.clear()
     assert store.load() is None
 
@@ -18,7 +21,6 @@ def roundtrip(store):
 def test_dir_store(tmp_path):
     roundtrip(DirStore(tmp_path, "team/job"))
     assert not list(tmp_path.glob(".state-*")), "no temporary file left behind"
-
 
 
 

@@ -30,6 +30,8 @@ from .options import OptionsError
 from .scheduler import JobScheduler, options_digest
 from .spec import JobSpec
 from .status_text import task_row
+from .masking import mask_options
+from .state_format import StateFormatError, record
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
@@ -98,6 +100,8 @@ def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, 
 def _load_state(store: StateStore | None) -> dict[str, Any] | None:
     try:
         return store.load() if store else None
+    except StateFormatError as exc:
+        raise UsageError(f"the job's state in {store.where}", str(exc)) from None  # type: ignore[union-attr]
     except ValueError as exc:  # not JSON: a file edited or cut short by hand
         raise UsageError(f"the job's state in {store.where}", f"unreadable ({cut(str(exc), 100)})",  # type: ignore[union-attr]
                          "remove it to start the job afresh") from None
@@ -291,7 +295,8 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         _summary(console, sched, result.succeeded, result.cause)
         code = 0 if result.succeeded else 1
         if store and _under_marathon():
-            store.save({"finished": True, "options_digest": options_digest(options), "job": sched.job.to_dict()})
+            store.save(record(sched.framework_id, options_digest(options), mask_options(options), sched.job.to_dict(),
+                              finished=True))
             final = sched.snapshot()
             api.stop()
             api = None

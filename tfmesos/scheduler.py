@@ -25,6 +25,7 @@ from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info, deco
 from .metrics import JobMetrics
 from .progress import PROGRESS
 from .spec import JobSpec, TaskKey
+from .state_format import record
 from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
@@ -127,14 +128,9 @@ class JobScheduler:
     def persist(self) -> None:
         if self.store is None or self.framework_id is None:
             return
-        self.store.save(
-            {
-                "framework_id": self.framework_id,
-                "options_digest": options_digest(self.options),
-                "options": mask_options(self.options),  # env values stay out of the state
-                "job": self.job.to_dict(),
-            }
-        )
+        # env values stay out of the state (masked options)
+        self.store.save(record(self.framework_id, options_digest(self.options), mask_options(self.options),
+                               self.job.to_dict()))
 
     # ------------------------------------------------------------------ applying actions
     def _apply(self, actions: list[act.Action], durable: bool = True) -> None:

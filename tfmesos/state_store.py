@@ -13,8 +13,13 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from .state_format import decode
+
 
 class StateStore(Protocol):
+    """load() returns the record in today's format (state_format.decode); save() takes one made
+    by state_format.record()."""
+
     def load(self) -> dict[str, Any] | None: ...
     def save(self, state: dict[str, Any]) -> None: ...
     def clear(self) -> None: ...
@@ -33,7 +38,7 @@ class DirStore:
 
     def load(self) -> dict[str, Any] | None:
         try:
-            return json.loads(self.path.read_text())
+            return decode(json.loads(self.path.read_text()))
         except FileNotFoundError:
             return None
 
@@ -81,7 +86,7 @@ class ZkStore:
         if not self._zk.exists(self.node):
             return None
         data, _ = self._zk.get(self.node)
-        return json.loads(data) if data else None
+        return decode(json.loads(data)) if data else None
 
     def save(self, state: dict[str, Any]) -> None:
         data = json.dumps(state).encode()

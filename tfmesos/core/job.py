@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
@@ -672,7 +672,9 @@ class Job:
             "cause": self.cause,
             "events": self.events[-200:],
             "suppressed": self.suppressed,
-            "tasks": [{**asdict(r), "key": [r.key.role, r.key.index]} for r in self.tasks.values()],
+            # Every field but the key is a plain value: a shallow copy (asdict deep-copies, and this
+            # runs on every durable event: 18 ms of a 1,000-task job's write went there).
+            "tasks": [{**vars(r), "key": [r.key.role, r.key.index]} for r in self.tasks.values()],
             "task_ids": {tid: [k.role, k.index] for tid, k in self._by_task_id.items()},
         }
 

@@ -1,0 +1,85 @@
+"""The persisted job record: records written by earlier versions load forever, newer ones are
+refused plainly. The fixtures in tests/data/state were written by tfmesos 0.1.0 (format 1)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfmesos.core.job import Job
+from tfmesos.options import load_options_file
+from tfmesos.scheduler import options_digest
+from tfmesos.spec import job_spec_from_options
+from tfmesos.state_format import FORMAT, StateFormatError, decode, record
+from tfmesos.state_store import DirStore
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "state"
+
+
+def _fixture(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+def _spec():
+    return job_spec_from_options(load_options_file(DATA / "fixture-options.json"))
+
+
+def test_a_running_job_of_format_1_loads_and_resumes_with_its_task_ids() -> None:
+    old = _fixture("format1-running.json")
+    saved = decode(old)
+    assert saved["format"] == FORMAT and saved["finished"] is False
+    assert saved["framework_id"] == old["framework_id"] and saved["options_digest"] == old["options_digest"]
+    job = Job.from_dict(_spec(), saved["job"])
+    assert job.phase == "RUNNING"
+    assert {r.task_id for r in job.tasks.values()} == set(old["job"]["task_ids"])
+    assert sorted(r.state for r in job.tasks.values()) == sorted(t["state"] for t in old["job"]["tasks"])
+
+
+def test_a_finished_job_of_format_1_loads_as_finished() -> None:
+    saved = decode(_fixture("format1-finished.json"))
+    assert saved["finished"] is True and saved["framework_id"] is None
+    assert Job.from_dict(_spec(), saved["job"]).snapshot()["phase"] == "SUCCEEDED"
+
+
+def test_a_newer_format_is_refused_naming_both_formats() -> None:
+    with pytest.raises(StateFormatError, match=rf"format 99, newer than this tfmesos reads \(format {FORMAT}\)"):
+        decode(_fixture("format99-newer.json"))
+
+
+@pytest.mark.parametrize("raw", [[], {"format": 1}, {"format": "2", "job": {}}, {"format": 0, "job": {}}])
+def test_what_is_not_a_record_is_refused(raw) -> None:
+    with pytest.raises(StateFormatError):
+        decode(raw)
+
+
+def test_running_and_finished_records_have_one_shape_and_round_trip(tmp_path: Path) -> None:
+    store = DirStore(tmp_path, "fixture-job")
+    job = Job.from_dict(_spec(), decode(_fixture("format1-running.json"))["job"])
+    running = record("fw-1", "d1", {"service": {}}, job.to_dict())
+    finished = record("fw-1", "d1", {"service": {}}, job.to_dict(), finished=True)
+    assert set(running) == set(finished)
+    store.save(finished)
+    assert store.load() == finished
+
+
+def test_tfmesos_run_refuses_a_newer_record_before_anything_runs(tmp_path: Path) -> None:
+    options = tmp_path / "o.json"
+    shutil.copy(DATA / "fixture-options.json", options)
+    (tmp_path / "state").mkdir()
+    shutil.copy(DATA / "format99-newer.json", tmp_path / "state" / "fixture-job.json")
+    run = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(options), "--state-dir", str(tmp_path / "state")],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert run.returncode == 2, run.stderr
+    assert f"format 99, newer than this tfmesos reads (format {FORMAT})" in run.stderr
+    assert "Traceback" not in run.stderr and "launch" not in run.stdout
+
+
+def test_the_fixture_options_still_match_the_running_record() -> None:
+    # The running fixture resumes only with the options that wrote it (the digest guards that).
+    options = load_options_file(DATA / "fixture-options.json")
+    assert options_digest(options) == _fixture("format1-running.json")["options_digest"]
