@@ -121,7 +121,7 @@ class Cluster(Mapping[str, str]):
 
     def __init__(self, spec: JobSpec, options: dict[str, Any], settings: ClusterSettings,
                  on_event: Callable[[str], None] | None = None, out: TextIO | None = None):
-        from .runner import Console
+        from .console import Console
 
         self.spec, self.options, self.settings = spec, options, settings
         self.events: list[str] = []
@@ -206,7 +206,8 @@ class Cluster(Mapping[str, str]):
         from .core.job import Job
         from .mesos.taskinfo import ExecutorSettings
         from .reach import check_master
-        from .runner import RunSettings, _await_subscription, framework_info, start_embedded_master
+        from .embedded import start_embedded_master
+        from .runner import RunSettings, _await_subscription, _driver_class, framework_info
         from .scheduler import JobScheduler
 
         s = self.settings
@@ -214,8 +215,11 @@ class Cluster(Mapping[str, str]):
         try:
             if master is None:
                 run = RunSettings(agents=s.agents, agent_cpus=s.agent_cpus, agent_mem=s.agent_mem,
-                                  gpus_per_agent=s.gpus_per_agent)
-                self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
+                                  gpus_per_agent=s.gpus_per_agent, connect_timeout=s.connect_timeout)
+                if threading.current_thread() is threading.main_thread():
+                    self._master_proc = self._start_child_master(run)
+                else:  # a child would get SIGTERM when this thread ends: keep it in-process
+                    self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
                 master = self._master_proc.address
             else:
                 master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
@@ -225,7 +229,7 @@ class Cluster(Mapping[str, str]):
                 on_output=self._console.output, on_event=self._event,
             )
             secret = os.environ.get("MESOS_SECRET") or None
-            self._driver = MesosSchedulerDriver(
+            self._driver = _driver_class(MesosSchedulerDriver)(
                 self._sched, framework_info(self.spec, None, ""), master, use_addict=False,
                 implicit_acknowledgements=True, principal=self.spec.service.principal or None,
                 secret=secret if self.spec.service.principal else None,
@@ -243,6 +247,22 @@ class Cluster(Mapping[str, str]):
             self.close()
             raise
         return self
+
+    def _start_child_master(self, run: Any) -> Any:
+        """The embedded master as a child that stops every task if this process is killed."""
+        from .child_master import ChildMaster
+        from .embedded import local_fit_problems
+
+        problems = local_fit_problems(self.spec, run)
+        if problems:
+            raise OptionsError(problems)
+        master = ChildMaster(run.agents, run.agent_cpus, run.agent_mem, run.agent_disk, run.gpus_per_agent).start()
+        self._console.event(f"embedded Mesos master (child process {master.proc.pid}) on {master.address} "
+                            f"with {run.agents} agent(s); sandboxes under {master.work_dir}")
+        if not self.spec.checkpoint_dir:
+            self.spec = dataclasses.replace(
+                self.spec, checkpoint_dir=str(master.work_dir / "checkpoints" / self.spec.service.name))
+        return master
 
     def _wait_ready(self, deadline: float) -> None:
         sched = self._sched

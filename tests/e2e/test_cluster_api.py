@@ -6,8 +6,9 @@ import json
 import os
 import re
 import signal
-import socket
 import sys
+
+import psutil
 
 from .harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
 
@@ -15,12 +16,16 @@ PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
 
 
-def _nothing_listens(targets: dict[str, str]) -> bool:
-    for url in targets.values():
-        host, port = url.removeprefix("grpc://").rsplit(":", 1)
-        with socket.socket() as s:
-            if s.connect_ex((host, int(port))) == 0:
-                return False
+def _nothing_listens(targets: dict[str, str], service: str) -> bool:
+    """No process of the cluster still serves its ports (another test's job may reuse a port)."""
+    ports = {int(url.rsplit(":", 1)[1]) for url in targets.values()}
+    for conn in psutil.net_connections("tcp"):
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port in ports and conn.pid:
+            try:
+                if psutil.Process(conn.pid).environ().get("TFMESOS_SERVICE") == service:
+                    return False
+            except psutil.Error:
+                continue
     return True
 
 
@@ -35,20 +40,25 @@ def test_notebook_trains_with_pss_as_coordinator_and_leaves_nothing():
     assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=10)
 
 
-def test_leaving_by_exception_or_sigterm_kills_every_task():
-    for mode in ("raise", "sigterm"):
+def test_leaving_by_exception_sigterm_or_sigkill_kills_every_task():
+    for mode in ("raise", "sigterm", "sigkill"):
         run = LineProcess([PYTHON, str(ROOT / "tests" / "e2e" / "cluster_driver.py"), mode], env=ENV)
         ready = json.loads(run.wait_for(r"READY (.*)", 180).group(1))
         assert set(ready["targets"]) == {"/job:ps/task:0", "/job:worker/task:0"}
         assert set(ready["cluster_spec"]) == {"chief", "ps", "worker"}  # the caller is the chief
-        if mode == "sigterm":
-            run.kill(signal.SIGTERM)
-            assert run.wait(60) == 128 + signal.SIGTERM, run.output[-3000:]
-        else:
+        masters = [p for p in psutil.Process(run.proc.pid).children() if "local-master" in p.cmdline()]
+        assert len(masters) == 1  # the embedded master runs as a child of the caller
+        if mode == "raise":
             assert run.wait(60) == 1
             assert "RuntimeError: boom inside the block" in run.output
-        assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=10), mode
-        assert _nothing_listens(ready["targets"]), mode
+        else:
+            sig = signal.SIGTERM if mode == "sigterm" else signal.SIGKILL
+            run.kill(sig)
+            assert run.wait(60) in (128 + sig, -sig), run.output[-3000:]
+        assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=30), mode
+        assert _nothing_listens(ready["targets"], f"cluster-{run.proc.pid}-0"), mode
+        _, alive = psutil.wait_procs(masters, timeout=30)
+        assert not alive, mode
 
 
 def test_a_killed_server_comes_back_at_the_same_address_and_the_caller_hears_of_it():
