@@ -93,3 +93,21 @@ def test_metrics_parse_with_prometheus_clients_own_parser(job_api):
     assert samples[("tfmesos_last_step", ())] == 40 and samples[("tfmesos_last_loss", ())] == 0.25
     assert samples[("tfmesos_time_to_clusterspec_seconds", ())] == 0.7
     assert ("tfmesos_placement_wait_seconds", ()) in samples
+
+
+def test_with_token_reads_reading_needs_the_token_too_but_health_and_the_page_stay_open():
+    job = Job.new(spec_of(**PSS), 0.0)
+    ops = Operations(logs=lambda task, query: {"data": ""}, metrics=lambda: (b"", "text/plain"),
+                     token="s3cret-token", token_reads=True)
+    api = ApiServer(job.snapshot, lambda: None, lambda: None, ops=ops)
+    api.start()
+    try:
+        for path in ("/v1/status", "/v1/logs/worker:0", "/v1/clusterspec", "/v1/endpoints", "/metrics"):
+            for token in (None, "wrong"):
+                code, _, body = call(api, "GET", path, token)
+                assert code == 401 and b"s3cret" not in body, path
+        assert call(api, "GET", "/v1/status", "s3cret-token")[0] == 200
+        assert call(api, "GET", "/v1/health")[0] == 200, "health checks need no token"
+        assert call(api, "GET", "/")[0] == 200, "the page's files are public; its data is not"
+    finally:
+        api.stop()

@@ -23,9 +23,9 @@ from importlib import resources
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from .api_token import TOKEN_ENV
 from .logs import LogError
 
-TOKEN_ENV = "TFMESOS_API_TOKEN"
 _WEB_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
               ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
 
@@ -46,6 +46,7 @@ class Operations:
     restart: Callable[[str], str] | None = None  # ROLE:INDEX -> what was done; raises Refused
     metrics: Callable[[], tuple[bytes, str]] | None = None  # (body, content type)
     token: str = ""
+    token_reads: bool = False  # with a token: reading needs it too (all but /v1/health and the page's files)
 
 
 def web_asset(name: str) -> tuple[bytes, str] | None:
@@ -94,7 +95,11 @@ class ApiServer:
                 url = urlsplit(self.path)
                 path = url.path.rstrip("/") or "/"
                 query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-                if path == "/v1/health":
+                page_file = path in ("/", "/index.html") or path.startswith("/web/")
+                if ops.token_reads and not page_file and path != "/v1/health" and not self._authorized():
+                    self._reply(401, {"error": f"reading this job's API needs its token: send 'Authorization: "
+                                               f"Bearer <token>' (tfmesos reads it from {TOKEN_ENV})"})
+                elif path == "/v1/health":
                     self._reply(200, {"healthy": True})
                 elif path == "/v1/status":
                     self._reply(200, snapshot())

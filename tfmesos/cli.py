@@ -100,7 +100,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     where = parse_host_port(api, "--api")
     check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
-    status, body = probe_http(where, "/v1/status", args.connect_timeout, "the scheduler API", check)
+    from .api_token import token_header
+
+    status, body = probe_http(where, "/v1/status", args.connect_timeout, "the scheduler API", check, token_header())
     try:
         snap = json.loads(body)
         if status != 200 or not isinstance(snap, dict):

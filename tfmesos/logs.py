@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .api_token import token_header
+
 FILES = ("stdout", "stderr")
 CHUNK = 64 * 1024  # what one /files/read answers at most (16 pages)
 FOLLOW_POLL_SECONDS = 1.0
@@ -34,7 +36,7 @@ class LogError(Exception):
 
 
 def _get_json(url: str, timeout: float = 10.0) -> Any:
-    with urllib.request.urlopen(url, timeout=timeout) as resp:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=token_header()), timeout=timeout) as resp:
         # Mesos sends file bytes as they are: keep what is not UTF-8 as lone surrogates.
         return json.loads(resp.read().decode("utf-8", "surrogateescape"))
 

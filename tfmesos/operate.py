@@ -8,22 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
 
-from .api import TOKEN_ENV
+from .api_token import token_header
 from .logs import api_address
 
 
 def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
-    headers = {"Content-Length": "0"}
-    token = os.environ.get(TOKEN_ENV, "")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    headers = {"Content-Length": "0", **token_header()}
     request = urllib.request.Request(f"http://{api}{path}", data=b"", method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as resp:

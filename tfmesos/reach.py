@@ -71,7 +71,8 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-def probe_http(where: HostPort, path: str, timeout: float, what: str, check: str) -> tuple[int, bytes]:
+def probe_http(where: HostPort, path: str, timeout: float, what: str, check: str,
+               headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     """GET ``path``, retrying refused connections with backoff until ``timeout`` seconds have passed."""
     deadline = time.monotonic() + timeout
     delay, last = 0.2, "no answer"
@@ -81,7 +82,7 @@ def probe_http(where: HostPort, path: str, timeout: float, what: str, check: str
             raise UnreachableError(f"cannot reach {what} at {where}", f"{last} (tried for {timeout:g} s)", check)
         conn = http.client.HTTPConnection(where.host, where.port, timeout=min(left, 10.0))
         try:
-            conn.request("GET", path)
+            conn.request("GET", path, headers=headers or {})
             resp = conn.getresponse()
             return resp.status, resp.read(65536)
         except socket.gaierror as exc:

@@ -227,7 +227,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             raise Refused(409, str(exc)) from None
 
     ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
-                     token=os.environ.get(TOKEN_ENV, ""))
+                     token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads)
     api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown, ops=ops)
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
@@ -301,7 +301,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             api.stop()
             api = None
             # Logs (sandboxes outlive the job) and metrics stay readable; nothing can be acted on.
-            after = Operations(logs=sched.logs.read, metrics=sched.metrics.render, token=os.environ.get(TOKEN_ENV, ""))
+            after = Operations(logs=sched.logs.read, metrics=sched.metrics.render, token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads)
             return _serve_until_terminated(settings, spec, lambda: final, console, code, after)
         if store:
             store.clear()
@@ -332,7 +332,7 @@ def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any,
     """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
     stop = threading.Event()
     api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
-                     ops=ops or Operations(token=os.environ.get(TOKEN_ENV, "")))
+                     ops=ops or Operations(token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads))
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")

@@ -95,6 +95,7 @@ class ServiceSpec:
     zk: str = ""
     state_dir: str = ""
     api_port: int = 0
+    api_token_reads: bool = False  # the API token guards reading too
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             zk=svc["zk"],
             state_dir=svc["state_dir"],
             api_port=int(svc["api_port"]),
+            api_token_reads=bool(svc["api_token_reads"]),
         ),
         roles=tuple(roles),
         policies=Policies(

@@ -21,8 +21,13 @@ function number(v) {
   return typeof v === "number" && !Number.isInteger(v) ? v.toPrecision(4) : String(v);
 }
 
+// With service.api_token_reads the page is opened as http://HOST:PORT/#token=TOKEN: the token
+// stays in the browser (a fragment is never sent) and goes out only as a header.
+const TOKEN = new URLSearchParams(location.hash.slice(1)).get("token");
+
 async function getJSON(url) {
-  const resp = await fetch(url, {cache: "no-store"});
+  const headers = TOKEN ? {"Authorization": "Bearer " + TOKEN} : {};
+  const resp = await fetch(url, {cache: "no-store", headers});
   const body = await resp.json();
   if (!resp.ok) throw new Error(body.error || resp.status);
   return body;
