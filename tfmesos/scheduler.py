@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .core import actions as act
 from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
-from .core.offers import parse_offer
+from .mesos.offers import parse_offer
 from .masking import mask_options
 from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer

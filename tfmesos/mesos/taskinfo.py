@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.actions import TaskLaunch
-from ..core.offers import is_reserved, usable
+from .offers import is_reserved, usable
 from ..spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
 from .messages import TaskPayload, encode
 
