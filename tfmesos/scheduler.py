@@ -167,7 +167,7 @@ class JobScheduler:
         if isinstance(a, act.Launch):
             raw = self.raw_offers.pop(a.offer_id)
             ledger = OfferLedger(raw, self.spec.service.revocable)
-            infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
+            infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.spec) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
                 self._count_launch(t.key, t.restarts)

@@ -21,6 +21,7 @@ class Launch:
     agent_id: str
     hostname: str
     tasks: tuple[TaskLaunch, ...]
+    spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
 
 
 @dataclass(frozen=True)

@@ -244,8 +244,15 @@ class Job:
             offer_of[a.offer_id] = (a.agent_id, a.hostname)
         if moved:
             self.spec_version += 1
+        # Every address known now (the normal gang placement): the ClusterSpec goes in the TaskInfo,
+        # which Mesos delivers with the task, unlike a best-effort framework message.
+        spec = self._spec_message()
+        if spec is not None:
+            for launches in per_offer.values():
+                for t in launches:
+                    self.tasks[t.key].spec_version_sent = self.spec_version
         actions: list[Action] = [
-            Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts)) for oid, ts in per_offer.items()
+            Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts), spec) for oid, ts in per_offer.items()
         ]
         if self.phase == RUNNING and self.mode == "parameter_server":
             # A running coordinator only knows the workers it started with: a worker that came
