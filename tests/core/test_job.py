@@ -240,3 +240,17 @@ def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_othe
     messaged = {a.task_id for a in of(act.SendClusterSpec, actions)}
     others = {t.task_id for k, t in launched.items() if k != worker.key}
     assert messaged == others, "running peers learn the new address by framework message"
+
+
+def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():
+    job = Job.new(spec_of(**PSS), 0.0)
+    assert isinstance(job.start()[0], act.Persist)
+    actions, launched = launch_all(job)
+    assert isinstance(actions[0], act.Persist), "task ids are written before the launch"
+    worker = launched[TaskKey("worker", 0)]
+    running = job.status(StatusUpdate(worker.task_id, "TASK_RUNNING", agent_id="S0"), 1.0)
+    assert not of(act.Persist, running), "RUNNING is learnt again by reconciliation: no write"
+    assert not of(act.Persist, job.executor_asks_spec(worker.task_id))
+    failed = job.status(StatusUpdate(worker.task_id, "TASK_FAILED", agent_id="S0"), 2.0)
+    assert failed and isinstance(failed[0], act.Persist), "a task's end is durable"
+    assert isinstance(job.abort("stop", 3.0)[0], act.Persist)

@@ -44,6 +44,12 @@ class SendClusterSpec:
 
 
 @dataclass(frozen=True)
+class Persist:
+    """Write the job's state before carrying out the actions after it: they (or the transition
+    that made them) are what a restarted scheduler could not learn again from Mesos."""
+
+
+@dataclass(frozen=True)
 class Revive:
     pass
 
@@ -64,4 +70,4 @@ class Done:
     cause: str
 
 
-Action = Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done
+Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done
