@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tfmesos.core.job import Job
-from tfmesos.core.offers import parse_offer
+from tfmesos.mesos.offers import parse_offer
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options import resolve_options
 from tfmesos.scheduler import JobScheduler

@@ -36,3 +36,14 @@ def test_localmaster_imports_nothing_else_of_tfmesos(module: Path) -> None:
     outside = [("." * level) + name for level, name in _imports(module)
                if (level == 0 and name.split(".")[0] == "tfmesos") or level >= 2]
     assert not outside, f"tfmesos/localmaster/{module.name} imports {outside}: it must stay a separate program"
+
+
+@pytest.mark.parametrize("module", sorted((PACKAGE / "core").glob("*.py")), ids=lambda p: p.name)
+def test_core_reads_no_mesos_wire(module: Path) -> None:
+    # Mesos JSON and the framework-message wire live in tfmesos/mesos; the core sees plain dataclasses.
+    wire = [("." * level) + name for level, name in _imports(module)
+            if name.split(".")[0] == "json" or (level == 2 and name.startswith("mesos"))
+            or name.startswith("tfmesos.mesos")]
+    text = module.read_text()
+    assert not wire, f"tfmesos/core/{module.name} imports {wire}: the wire belongs to tfmesos/mesos"
+    assert '["value"]' not in text, f"tfmesos/core/{module.name} reads Mesos JSON ids: parse in tfmesos/mesos"

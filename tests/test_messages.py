@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 
 import pytest
 
@@ -16,6 +17,9 @@ EXAMPLES = [
                   workdir="/w", checkpoint_dir="/c", python="/usr/bin/python3", job="digits", stream_output=False),
     m.TaskPayload(role="ps", index=0, port=31000, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
                   python="python3", job="digits", stream_output=True),
+    m.TaskPayload(role="worker", index=0, port=31002, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
+                  python="python3", job="digits", stream_output=False, spec_version=2,
+                  cluster={"ps": ["h:1"], "worker": ["h:2"]}),
     m.ClusterSpecMessage(version=3, cluster={"ps": ["h:1"], "worker": ["h:2", "h:3"]}),
     m.NeedSpec(task_id="digits.worker.1.7"),
     m.OutputLines(task_id="digits.chief.0.1", lines=["step 1", "üñíçødé"]),
@@ -81,3 +85,16 @@ def test_a_terminal_update_carries_a_task_result() -> None:
     status = _status("digits.worker.1.1", "TASK_FAILED", "exited", {"exit_code": 3, "log_tail": "boom"})
     parsed = parse_status(status)
     assert (parsed.exit_code, parsed.log_tail) == (3, "boom")
+
+
+def test_a_gang_launched_executor_starts_its_task_from_the_spec_in_the_taskinfo(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
+    driver, executor = _Driver(), TFExecutor()
+    payload = m.TaskPayload(role="worker", index=0, port=0, restarts=0, command="true", env={}, workdir="",
+                            checkpoint_dir="", python=sys.executable, job="digits", stream_output=False,
+                            spec_version=4, cluster={"worker": ["127.0.0.1:1"]})
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": encode(payload)})
+    assert executor.finished.wait(30), "the task ran without any framework message"
+    assert json.loads((tmp_path / "clusterspec.json").read_text())["version"] == 4
+    states = [u["state"] for u in driver.updates]
+    assert states[0] == "TASK_STARTING" and states[-1] == "TASK_FINISHED", states

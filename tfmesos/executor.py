@@ -1,7 +1,8 @@
 """The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
 
-It reports TASK_STARTING, waits for the ClusterSpec (a framework message from the scheduler;
-it asks again if none arrives, since messages are best effort), then starts the task's
+It reports TASK_STARTING, takes the ClusterSpec from the TaskInfo (a gang launch) or waits for
+it (a framework message from the scheduler; it asks again if none arrives, since messages are
+best effort), then starts the task's
 process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to the sandbox;
 the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
@@ -187,6 +188,10 @@ class TFExecutor:
             self._report("TASK_FAILED", f"tfmesos executor: {exc}")
             return
         self.payload = dataclasses.asdict(payload)
+        if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task
+            driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "starting"))
+            self._take_spec(to_wire(ClusterSpecMessage(payload.spec_version, payload.cluster)))
+            return
         driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
         threading.Thread(target=self._ask_for_spec, daemon=True).start()
 
@@ -199,9 +204,11 @@ class TFExecutor:
                 self.killed = True
                 self._report("TASK_FAILED", f"tfmesos executor: {exc}")
             return
-        if not isinstance(message, ClusterSpecMessage):
-            return
-        msg = to_wire(message)
+        if isinstance(message, ClusterSpecMessage):
+            self._take_spec(to_wire(message))
+
+    def _take_spec(self, msg: dict[str, Any]) -> None:
+        """Write the newest ClusterSpec to the sandbox; start the task on the first one."""
         with self._lock:
             if self.spec is not None and msg["version"] <= self.spec["version"]:
                 return

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .core import actions as act
 from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
-from .core.offers import parse_offer
+from .mesos.offers import parse_offer
 from .masking import mask_options
 from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
@@ -134,14 +134,10 @@ class JobScheduler:
                                self.job.to_dict()))
 
     # ------------------------------------------------------------------ applying actions
-    def _apply(self, actions: list[act.Action], durable: bool = True) -> None:
-        """Persist first, then act: a task id is on disk before Mesos hears of it.
-
-        ``durable=False`` skips the write for events a restarted scheduler learns again anyway
-        (a task becoming RUNNING: reconciliation reports it), unless they led to a launch, kill
-        or the end. Writing the whole job on every event would cost O(tasks) per event.
-        """
-        if durable or any(isinstance(a, (act.Launch, act.Kill, act.Done)) for a in actions):
+    def _apply(self, actions: list[act.Action]) -> None:
+        """Persist first, then act: a task id is on disk before Mesos hears of it. The core says
+        when (a Persist action leads the list); the shell just obeys."""
+        if any(isinstance(a, act.Persist) for a in actions):
             try:
                 self.persist()
             except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
@@ -167,7 +163,7 @@ class JobScheduler:
         if isinstance(a, act.Launch):
             raw = self.raw_offers.pop(a.offer_id)
             ledger = OfferLedger(raw, self.spec.service.revocable)
-            infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings) for t in a.tasks]
+            infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.spec) for t in a.tasks]
             for t in a.tasks:
                 self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
                 self._count_launch(t.key, t.restarts)
@@ -257,7 +253,7 @@ class JobScheduler:
                     self.agent_addresses[o.agent_id] = address
                 parsed.append(o)
             self.metrics.offers_received.inc(len(parsed))
-            self._apply(self.job.offers(parsed, self.clock()), durable=False)
+            self._apply(self.job.offers(parsed, self.clock()))
 
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
         pass  # maintenance windows: not acted on
@@ -284,10 +280,7 @@ class JobScheduler:
                 if (update.state not in LIVE and update.state != "TASK_FINISHED" and rec.live
                         and not rec.relaunch_after_kill and self.job.phase != FINISHING):
                     self.metrics.tasks_failed.labels(key.role, update.reason or update.state).inc()
-            # While finishing, the end itself (Done) is what a restart needs; each task's last
-            # update need not be written (that would be O(tasks) per update, O(tasks^2) per job).
-            durable = update.state not in LIVE and self.job.phase != FINISHING
-            self._apply(self.job.status(update, self.clock()), durable=durable)
+            self._apply(self.job.status(update, self.clock()))
 
     @_guard
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802
@@ -301,7 +294,7 @@ class JobScheduler:
             return
         if isinstance(msg, NeedSpec):
             with self.cond:
-                self._apply(self.job.executor_asks_spec(msg.task_id), durable=False)
+                self._apply(self.job.executor_asks_spec(msg.task_id))
         if isinstance(msg, Progress) and isinstance(msg.values, dict):
             with self.cond:
                 self.job.report(msg.task_id, msg.values, self.clock())
@@ -345,7 +338,7 @@ class JobScheduler:
                     continue
                 if self.connected:
                     self._check_quota(now)
-                    self._apply(self.job.tick(now), durable=False)
+                    self._apply(self.job.tick(now))
                 elif self.disconnected_at is not None:
                     self._master_lost(now)
                 if self.done.is_set():
@@ -385,7 +378,7 @@ class JobScheduler:
         else:
             return
         self._quota_waiting = shortfall is not None
-        self._apply([], durable=False)
+        self._apply([])
 
     def request_stop(self) -> None:
         with self.cond:

@@ -31,14 +31,15 @@ def run_all(job, launched, now=0.0):
     return sent
 
 
-def test_gang_launches_everything_in_one_go_and_broadcasts_one_spec():
+def test_gang_launch_carries_the_spec_in_the_launch_and_sends_no_message():
     job = Job.new(spec_of(**PSS), 0.0)
     actions, launched = launch_all(job)
     assert len(launched) == 4 and job.phase == RUNNING
     assert of(act.Suppress, actions), "nothing pending: offers are suppressed"
-    sent = run_all(job, launched)
-    assert len(sent) == 4
-    cluster = sent[0].message["cluster"]
+    (launch,) = of(act.Launch, actions)
+    assert launch.spec is not None and launch.spec["version"] == job.spec_version
+    assert run_all(job, launched) == [], "the TaskInfo already carried the spec: no framework message"
+    cluster = launch.spec["cluster"]
     assert sorted(cluster) == ["chief", "ps", "worker"] and len(cluster["worker"]) == 2
     assert len({addr for addrs in cluster.values() for addr in addrs}) == 4, "every task has its own port"
 
@@ -225,3 +226,31 @@ def test_state_round_trip_keeps_task_ids_and_reconciles():
     _, relaunched = launch_all(again, now=10.0)
     assert relaunched[TaskKey("worker", 0)].task_id not in {t.task_id for t in launched.values()}
     assert chief.task_id in again._by_task_id
+
+
+def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_others_by_message():
+    job = Job.new(spec_of(**PSS), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    worker = launched[TaskKey("worker", 0)]
+    job.status(StatusUpdate(worker.task_id, "TASK_FAILED", agent_id="S0"), 1.0)
+    actions = job.offers([offer(1, cpus=8, mem=16384)], 100.0)
+    (launch,) = of(act.Launch, actions)
+    assert launch.spec is not None and launch.spec["version"] == job.spec_version > 0
+    messaged = {a.task_id for a in of(act.SendClusterSpec, actions)}
+    others = {t.task_id for k, t in launched.items() if k != worker.key}
+    assert messaged == others, "running peers learn the new address by framework message"
+
+
+def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():
+    job = Job.new(spec_of(**PSS), 0.0)
+    assert isinstance(job.start()[0], act.Persist)
+    actions, launched = launch_all(job)
+    assert isinstance(actions[0], act.Persist), "task ids are written before the launch"
+    worker = launched[TaskKey("worker", 0)]
+    running = job.status(StatusUpdate(worker.task_id, "TASK_RUNNING", agent_id="S0"), 1.0)
+    assert not of(act.Persist, running), "RUNNING is learnt again by reconciliation: no write"
+    assert not of(act.Persist, job.executor_asks_spec(worker.task_id))
+    failed = job.status(StatusUpdate(worker.task_id, "TASK_FAILED", agent_id="S0"), 2.0)
+    assert failed and isinstance(failed[0], act.Persist), "a task's end is durable"
+    assert isinstance(job.abort("stop", 3.0)[0], act.Persist)

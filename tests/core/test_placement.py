@@ -1,4 +1,4 @@
-from tfmesos.core.offers import parse_offer
+from tfmesos.mesos.offers import parse_offer
 from tfmesos.core.placement import Demand, place
 from tfmesos.spec import Resources, TaskKey
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tfmesos.core.actions import TaskLaunch
-from tfmesos.core.offers import parse_offer
+from tfmesos.mesos.offers import parse_offer
 from tfmesos.core.placement import Demand, place
 from tfmesos.core.quota import quota_shortfall
 from tfmesos.live_jobs import refuse_duplicate

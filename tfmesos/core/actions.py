@@ -21,6 +21,7 @@ class Launch:
     agent_id: str
     hostname: str
     tasks: tuple[TaskLaunch, ...]
+    spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class SendClusterSpec:
     task_id: str  # the executor id is the task id: one executor per task
     agent_id: str
     message: dict
+
+
+@dataclass(frozen=True)
+class Persist:
+    """Write the job's state before carrying out the actions after it: they (or the transition
+    that made them) are what a restarted scheduler could not learn again from Mesos."""
 
 
 @dataclass(frozen=True)
@@ -63,4 +70,4 @@ class Done:
     cause: str
 
 
-Action = Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done
+Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from ..spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
 from . import restart
-from .actions import Action, Decline, Done, Kill, Launch, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
+from .actions import Action, Decline, Done, Kill, Launch, Persist, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
 from .clusterspec import cluster_spec
 from .offers import Offer
 from .placement import Demand, Placement, place
@@ -125,10 +125,20 @@ class Job:
         """Hold limits differ between jobs and attempts, so competing jobs do not release in step."""
         return HOLD_SECONDS * (0.5 + self._rng.random())
 
+    @staticmethod
+    def _durable(actions: list[Action], always: bool = False) -> list[Action]:
+        """Persist first when the actions create what Mesos would not tell a restarted scheduler
+        (a task id, a kill, the end), or when the caller's transition is such (``always``).
+        Writing on every event would cost O(tasks) per event: RUNNING etc. are learnt again by
+        reconciliation."""
+        if always or any(isinstance(a, (Launch, Kill, Done)) for a in actions):
+            return [Persist(), *actions]
+        return actions
+
     def start(self) -> list[Action]:
         """First actions after (re)subscribing: ask for offers, reconcile what we launched."""
         live = tuple(r.task_id for r in self.tasks.values() if r.live)
-        actions: list[Action] = [Revive()]
+        actions: list[Action] = [Persist(), Revive()]  # the framework id may be new
         self.suppressed = False
         if live:
             actions += [Reconcile(live), Reconcile(())]
@@ -152,6 +162,9 @@ class Job:
 
     # ------------------------------------------------------------------ offers
     def offers(self, offers: Iterable[Offer], now: float) -> list[Action]:
+        return self._durable(self._offers(offers, now))
+
+    def _offers(self, offers: Iterable[Offer], now: float) -> list[Action]:
         offers = list(offers)
         for o in offers:
             if self.largest_seen is None or (o.cpus, o.mem, o.gpus) > (
@@ -244,8 +257,15 @@ class Job:
             offer_of[a.offer_id] = (a.agent_id, a.hostname)
         if moved:
             self.spec_version += 1
+        # Every address known now (the normal gang placement): the ClusterSpec goes in the TaskInfo,
+        # which Mesos delivers with the task, unlike a best-effort framework message.
+        spec = self._spec_message()
+        if spec is not None:
+            for launches in per_offer.values():
+                for t in launches:
+                    self.tasks[t.key].spec_version_sent = self.spec_version
         actions: list[Action] = [
-            Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts)) for oid, ts in per_offer.items()
+            Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts), spec) for oid, ts in per_offer.items()
         ]
         if self.phase == RUNNING and self.mode == "parameter_server":
             # A running coordinator only knows the workers it started with: a worker that came
@@ -311,6 +331,12 @@ class Job:
         return sorted(ids, key=lambda tid: int(tid.rsplit(".", 1)[1]))
 
     def status(self, update: StatusUpdate, now: float) -> list[Action]:
+        # A task's end is durable; while finishing only the end itself (Done) is: each task's last
+        # update written would be O(tasks) per update, O(tasks^2) per job.
+        terminal = update.state not in LIVE and self.phase != FINISHING
+        return self._durable(self._status(update, now), terminal)
+
+    def _status(self, update: StatusUpdate, now: float) -> list[Action]:
         key = self._by_task_id.get(update.task_id)
         if key is None or self.tasks[key].task_id != update.task_id or self.tasks[key].state == PENDING:
             # An earlier attempt, or a task we never launched: make sure it does not linger.
@@ -406,6 +432,9 @@ class Job:
         return actions
 
     def restart_task(self, key: TaskKey, now: float) -> list[Action]:
+        return self._durable(self._restart_task(key, now), always=True)
+
+    def _restart_task(self, key: TaskKey, now: float) -> list[Action]:
         """A person asked for this task to restart (``tfmesos restart``): kill it and relaunch it
         at once. Not a failure: no backoff, and neither restart limit is used. Where the task's
         loss takes the whole job down, the whole job restarts from its checkpoint.
@@ -503,10 +532,13 @@ class Job:
 
     def abort(self, why: str, now: float) -> list[Action]:
         """Stop the job on request (operator shutdown, Ctrl-C): kill everything, report FAILED."""
-        return self._finish(False, why, now)
+        return self._durable(self._finish(False, why, now), always=True)
 
     # ------------------------------------------------------------------ the clock
     def tick(self, now: float) -> list[Action]:
+        return self._durable(self._tick(now))
+
+    def _tick(self, now: float) -> list[Action]:
         actions: list[Action] = []
         pol = self.spec.policies
         if self.phase == FINISHING:

@@ -40,6 +40,10 @@ class TaskPayload:
     python: str
     job: str
     stream_output: bool  # the task that decides success streams its output to the scheduler
+    # Gang launch: every address was known at launch, so the ClusterSpec rides along and the task
+    # starts without waiting for a framework message. Optional: an older peer ignores or omits it.
+    spec_version: int = 0
+    cluster: dict[str, list[str]] | None = None
 
 
 @dataclass(frozen=True)

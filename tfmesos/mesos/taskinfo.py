@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.actions import TaskLaunch
-from ..core.offers import is_reserved, usable
+from .offers import is_reserved, usable
 from ..spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
 from .messages import TaskPayload, encode
 
@@ -68,7 +68,8 @@ class ExecutorSettings:
     framework_user: str = ""
 
 
-def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> TaskPayload:
+def task_payload(spec: JobSpec, launch: TaskLaunch, python: str,
+                 cluster_spec: dict[str, Any] | None = None) -> TaskPayload:
     """What the executor needs to start the task's process (sent as TaskInfo.data)."""
     role = spec.role(launch.key.role)
     assert role is not None
@@ -84,11 +85,14 @@ def task_payload(spec: JobSpec, launch: TaskLaunch, python: str) -> TaskPayload:
         python=python,
         job=spec.service.name,
         stream_output=launch.key in spec.streamed_keys,
+        spec_version=cluster_spec["version"] if cluster_spec else 0,
+        cluster=cluster_spec["cluster"] if cluster_spec else None,
     )
 
 
 def build_task_info(
-    spec: JobSpec, launch: TaskLaunch, agent_id: str, ledger: OfferLedger, settings: ExecutorSettings
+    spec: JobSpec, launch: TaskLaunch, agent_id: str, ledger: OfferLedger, settings: ExecutorSettings,
+    cluster_spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     role = spec.role(launch.key.role)
     assert role is not None
@@ -127,7 +131,7 @@ def build_task_info(
         "agent_id": {"value": agent_id},
         "resources": resources,
         "executor": executor,
-        "data": encode(task_payload(spec, launch, settings.python)),
+        "data": encode(task_payload(spec, launch, settings.python, cluster_spec)),
         "labels": {"labels": [
             {"key": "tfmesos.job", "value": name},
             {"key": "tfmesos.role", "value": launch.key.role},

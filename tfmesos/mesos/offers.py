@@ -1,0 +1,46 @@
+"""Mesos offers in: the resources JSON of an offer reduced to the core's plain Offer."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.offers import Offer, PortRange
+
+
+def is_reserved(res: dict[str, Any]) -> bool:
+    """Reserved (static or dynamic) in either the pre- or the post-refinement format."""
+    return bool(res.get("reservations")) or res.get("role", "*") != "*"
+
+
+def usable(res: dict[str, Any], revocable: bool = False) -> bool:
+    """Revocable resources can vanish under a task: used only when the job says so."""
+    return revocable or "revocable" not in res
+
+
+def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:
+    """Sum the offer's resources by name, reserved and unreserved alike (a task may mix both)."""
+    totals = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+    ports: list[PortRange] = []
+    reserved = 0.0
+    for res in raw.get("resources", ()):
+        if not usable(res, revocable):
+            continue
+        name = res.get("name")
+        if name in totals and res.get("type", "SCALAR") == "SCALAR":
+            amount = float(res.get("scalar", {}).get("value", 0.0))
+            totals[name] += amount
+            if name == "cpus" and is_reserved(res):
+                reserved += amount
+        elif name == "ports" and res.get("type") == "RANGES":
+            ports.extend((int(r["begin"]), int(r["end"])) for r in res.get("ranges", {}).get("range", ()))
+    return Offer(
+        id=raw["id"]["value"],
+        agent_id=raw["agent_id"]["value"],
+        hostname=raw.get("hostname", ""),
+        cpus=totals["cpus"],
+        mem=totals["mem"],
+        disk=totals["disk"],
+        gpus=int(totals["gpus"]),
+        ports=tuple(sorted(ports)),
+        role=raw.get("allocation_info", {}).get("role", "*"),
+        reserved=reserved,
+    )
