@@ -27,7 +27,7 @@ from .resources import Resources
 from .roles import validate_role
 from .schemas import SCHEMAS, TERMINAL_STATES
 from .status_updates import StatusUpdate
-from .validation import validate_id, validate_offers, validate_task
+from .validation import validate_framework, validate_offers, validate_task
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ class Master:
         info = dict(subscribe["framework_info"])
         if principal is not None and "principal" not in info:
             info["principal"] = principal
-        error = _validate_framework(info)
+        error = validate_framework(info)
         framework_id = info.get("id", {}).get("value", "")
         if error is None and framework_id and any(f.id == framework_id for f in self.completed_frameworks):
             error = "Framework has been removed"
@@ -313,7 +313,7 @@ class Master:
 
     def update_framework(self, framework: Framework, call: dict[str, Any]) -> tuple[int, str]:
         info = dict(call["framework_info"])
-        error = _validate_framework(info)
+        error = validate_framework(info)
         if error is None and info.get("principal") != framework.info.get("principal"):
             error = "Changing framework's principal is not allowed."
         if error is None and info["user"] != framework.info["user"]:
@@ -794,37 +794,6 @@ def _roles_of(info: dict[str, Any]) -> list[str]:
     if any(c.get("type") == "MULTI_ROLE" for c in info.get("capabilities", [])):
         return list(info.get("roles", []))
     return [info.get("role", "*")]
-
-
-def _validate_framework(info: dict[str, Any]) -> str | None:
-    """validation::framework::validate (roles, id, failover_timeout)."""
-    multi_role = any(c.get("type") == "MULTI_ROLE" for c in info.get("capabilities", []))
-    if multi_role and "role" in info:
-        return "'FrameworkInfo.role' must not be set when the framework is MULTI_ROLE capable"
-    if not multi_role and info.get("roles"):
-        return "'FrameworkInfo.roles' must not be set when the framework is not MULTI_ROLE capable"
-    if multi_role:
-        roles = info.get("roles", [])
-        duplicates = {r for r in roles if roles.count(r) > 1}
-        if duplicates:
-            return "'FrameworkInfo.roles' contains duplicate items: " + _stringify_set(duplicates)
-        for role in roles:
-            error = validate_role(role)
-            if error:
-                return f"'FrameworkInfo.roles' contains invalid role: {error}"
-    else:
-        error = validate_role(info.get("role", "*"))
-        if error:
-            return f"'FrameworkInfo.role' is not a valid role: {error}"
-    framework_id = info.get("id", {}).get("value", "")
-    if framework_id:
-        error = validate_id(framework_id)
-        if error:
-            return error
-    timeout = info.get("failover_timeout", 0.0)
-    if timeout != timeout or abs(timeout) > 2 ** 63 / 1e9:  # Duration::create fails
-        return f"The framework failover_timeout ({timeout:g}) is invalid"
-    return None
 
 
 def _ordered_info(info: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Protocol
 from .framework import Framework, Offer
 from .protojson import b64decode
 from .resources import ResourceError, Resources
+from .roles import validate_role
 
 NAME_MAX = 255
 
@@ -197,3 +198,34 @@ def _canonical(executor: dict[str, Any]) -> str:
     if "data" in value:
         value["data"] = b64decode(value["data"]).hex()
     return json.dumps(value, sort_keys=True)
+
+
+def validate_framework(info: dict[str, Any]) -> str | None:
+    """validation::framework::validate (roles, id, failover_timeout)."""
+    multi_role = any(c.get("type") == "MULTI_ROLE" for c in info.get("capabilities", []))
+    if multi_role and "role" in info:
+        return "'FrameworkInfo.role' must not be set when the framework is MULTI_ROLE capable"
+    if not multi_role and info.get("roles"):
+        return "'FrameworkInfo.roles' must not be set when the framework is not MULTI_ROLE capable"
+    if multi_role:
+        roles = info.get("roles", [])
+        duplicates = {r for r in roles if roles.count(r) > 1}
+        if duplicates:
+            return "'FrameworkInfo.roles' contains duplicate items: " + "{ " + ", ".join(sorted(duplicates)) + " }"
+        for role in roles:
+            error = validate_role(role)
+            if error:
+                return f"'FrameworkInfo.roles' contains invalid role: {error}"
+    else:
+        error = validate_role(info.get("role", "*"))
+        if error:
+            return f"'FrameworkInfo.role' is not a valid role: {error}"
+    framework_id = info.get("id", {}).get("value", "")
+    if framework_id:
+        error = validate_id(framework_id)
+        if error:
+            return error
+    timeout = info.get("failover_timeout", 0.0)
+    if timeout != timeout or abs(timeout) > 2 ** 63 / 1e9:  # Duration::create fails
+        return f"The framework failover_timeout ({timeout:g}) is invalid"
+    return None
