@@ -12,7 +12,7 @@ import pytest
 
 from tfmesos.core.job import Job
 from tfmesos.options import load_options_file
-from tfmesos.scheduler import options_digest
+from tfmesos.scheduler import options_digest, resumable_with
 from tfmesos.spec import job_spec_from_options
 from tfmesos.state_format import FORMAT, StateFormatError, decode, record
 from tfmesos.state_store import DirStore
@@ -79,7 +79,22 @@ def test_tfmesos_run_refuses_a_newer_record_before_anything_runs(tmp_path: Path)
     assert "Traceback" not in run.stderr and "launch" not in run.stdout
 
 
-def test_the_fixture_options_still_match_the_running_record() -> None:
-    # The running fixture resumes only with the options that wrote it (the digest guards that).
+def test_a_format_1_record_resumes_with_its_options_though_the_schema_grew_since() -> None:
+    # Options were added since 0.1.0 wrote it (their defaults changed its whole-document digest).
+    saved = decode(_fixture("format1-running.json"))
     options = load_options_file(DATA / "fixture-options.json")
-    assert options_digest(options) == _fixture("format1-running.json")["options_digest"]
+    assert resumable_with(saved, options)
+    other = load_options_file(DATA / "fixture-options.json") | {}
+    other["roles"]["worker"]["count"] = 2
+    assert not resumable_with(saved, other)
+
+
+def test_todays_digest_ignores_defaults_so_an_added_option_keeps_a_job_resumable() -> None:
+    options = load_options_file(DATA / "fixture-options.json")
+    saved = record("fw", options_digest(options), None, {})
+    older = json.loads(json.dumps(options))
+    del older["service"]["api_token_reads"]  # as a tfmesos without that option resolved them
+    assert options_digest(older) == options_digest(options)
+    explicit = json.loads(json.dumps(options))
+    explicit["job"]["command"] = "sleep 31"
+    assert not resumable_with(saved, explicit)

@@ -51,6 +51,24 @@ def schema_defaults(schema: dict[str, Any]) -> Any:
     return copy.deepcopy(schema.get("default"))
 
 
+def without_defaults(value: Any, schema: dict[str, Any] | None = None) -> Any:
+    """The options with every value equal to its schema default left out: what the user chose.
+
+    An upgrade that adds an option (with its default) leaves this unchanged, so a job recorded
+    by the older version still resumes."""
+    schema = load_schema() if schema is None else schema
+    if not isinstance(value, dict) or schema.get("type") != "object":
+        return value
+    props, extra = schema.get("properties", {}), schema.get("additionalProperties")
+    out = {}
+    for key, item in value.items():
+        sub = props.get(key, extra if isinstance(extra, dict) else {})
+        if sub and item == schema_defaults(sub):
+            continue
+        out[key] = without_defaults(item, sub)
+    return out
+
+
 def deep_merge(base: Any, override: Any) -> Any:
     """Cosmos' merge: objects merge key by key; arrays and scalars in ``override`` replace."""
     if isinstance(base, dict) and isinstance(override, dict):

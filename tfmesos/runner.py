@@ -27,7 +27,7 @@ from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
-from .scheduler import JobScheduler, options_digest
+from .scheduler import JobScheduler, options_digest, resumable_with
 from .spec import JobSpec
 from .status_text import task_row
 from .masking import mask_options
@@ -86,7 +86,7 @@ def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, 
         saved = None
     if not saved:
         return Job.new(spec, time.time(), seed=job_seed(spec.service.name)), None
-    if saved.get("options_digest") != options_digest(options):
+    if not resumable_with(saved, options):
         raise OptionsError(
             [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
              f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "

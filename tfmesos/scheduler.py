@@ -19,6 +19,7 @@ from .core import actions as act
 from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .mesos.offers import parse_offer
 from .masking import mask_options
+from .options import without_defaults
 from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.messages import ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult, decode, encode
@@ -35,8 +36,25 @@ RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects
 QUOTA_PROBE_EVERY = 1.0  # seconds between quota questions to the master while placement waits
 
 
+DIGEST_PREFIX = "d2-"  # digests of the options without their defaults (tfmesos 0.1.0 hashed them all)
+
+
 def options_digest(options: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:16]
+    """Which options a recorded job ran with: schema defaults left out, so that a newer tfmesos
+    with more options resumes a job an older one recorded."""
+    chosen = json.dumps(without_defaults(options), sort_keys=True)
+    return DIGEST_PREFIX + hashlib.sha256(chosen.encode()).hexdigest()[:16]
+
+
+def resumable_with(saved: dict[str, Any], options: dict[str, Any]) -> bool:
+    """Whether a recorded job is the one these options describe."""
+    digest = saved.get("options_digest") or ""
+    if digest.startswith(DIGEST_PREFIX):
+        return digest == options_digest(options)
+    # Recorded by 0.1.0, whose digest covered every default of its own schema: compare the options
+    # it kept (env values hidden on both sides), defaults left out.
+    kept = saved.get("options")
+    return kept is not None and without_defaults(kept) == without_defaults(mask_options(options))
 
 
 def _guard(method: Callable) -> Callable:
@@ -89,6 +107,7 @@ class JobScheduler:
         on_progress: Callable[[str, dict[str, Any]], None] | None = None,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
+        self._digest = options_digest(options)  # written with every record: computed once
         self.store = store
         self.framework_id = framework_id
         self.on_output = on_output or (lambda task, lines: None)
@@ -130,7 +149,7 @@ class JobScheduler:
         if self.store is None or self.framework_id is None:
             return
         # env values stay out of the state (masked options)
-        self.store.save(record(self.framework_id, options_digest(self.options), mask_options(self.options),
+        self.store.save(record(self.framework_id, self._digest, mask_options(self.options),
                                self.job.to_dict()))
 
     # ------------------------------------------------------------------ applying actions
