@@ -57,6 +57,13 @@ def test_what_is_not_a_record_is_refused(raw) -> None:
         decode(raw)
 
 
+@pytest.mark.parametrize("name", ["format1-running.json", "format1-finished.json"])
+def test_a_store_holding_a_format_1_file_loads_it_upgraded(tmp_path: Path, name: str) -> None:
+    store = DirStore(tmp_path, "fixture-job")
+    shutil.copy(DATA / name, store.where)  # the bytes 0.1.0 wrote, not a re-encoding of them
+    assert store.load() == decode(_fixture(name)) and store.load()["format"] == FORMAT
+
+
 def test_running_and_finished_records_have_one_shape_and_round_trip(tmp_path: Path) -> None:
     store = DirStore(tmp_path, "fixture-job")
     job = Job.from_dict(_spec(), decode(_fixture("format1-running.json"))["job"])

@@ -12,6 +12,7 @@ load, a newer one is refused with a message, never half-read.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 FORMAT = 2
@@ -36,8 +37,16 @@ def _from_1(old: dict[str, Any]) -> dict[str, Any]:
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
 
 
+def encode(state: dict[str, Any]) -> bytes:
+    """The bytes every store keeps (a directory's file, a ZooKeeper node): compact UTF-8 JSON."""
+    return json.dumps(state, separators=(",", ":")).encode()
+
+
 def decode(raw: Any) -> dict[str, Any]:
-    """A stored record in today's format (older ones upgraded step by step)."""
+    """A stored record (its bytes, text or parsed JSON) in today's format, older ones upgraded
+    step by step. Raises StateFormatError, or ValueError for what is not JSON at all."""
+    if isinstance(raw, (bytes, str)):
+        raw = json.loads(raw)
     if not isinstance(raw, dict) or not isinstance(raw.get("job"), dict):
         raise StateFormatError("not a tfmesos job record (expected an object with a 'job' object)")
     found = raw.get("format", 1)

@@ -6,19 +6,18 @@ laptop. Writes are atomic: a crash leaves either the old or the new state, never
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
-from .state_format import decode
+from .state_format import decode, encode
 
 
 class StateStore(Protocol):
-    """load() returns the record in today's format (state_format.decode); save() takes one made
-    by state_format.record()."""
+    """load() returns the record in today's format; save() takes one made by state_format.record().
+    Every store keeps state_format.encode's bytes and reads them back through state_format.decode."""
 
     def load(self) -> dict[str, Any] | None: ...
     def save(self, state: dict[str, Any]) -> None: ...
@@ -38,7 +37,7 @@ class DirStore:
 
     def load(self) -> dict[str, Any] | None:
         try:
-            return decode(json.loads(self.path.read_text()))
+            return decode(self.path.read_bytes())
         except FileNotFoundError:
             return None
 
@@ -46,8 +45,8 @@ class DirStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")
         try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(state, f)
+            with os.fdopen(fd, "wb") as f:
+                f.write(encode(state))
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
@@ -86,10 +85,10 @@ class ZkStore:
         if not self._zk.exists(self.node):
             return None
         data, _ = self._zk.get(self.node)
-        return decode(json.loads(data)) if data else None
+        return decode(data) if data else None
 
     def save(self, state: dict[str, Any]) -> None:
-        data = json.dumps(state).encode()
+        data = encode(state)
         if self._zk.exists(self.node):
             self._zk.set(self.node, data)
         else:
