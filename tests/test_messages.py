@@ -98,3 +98,39 @@ def test_a_gang_launched_executor_starts_its_task_from_the_spec_in_the_taskinfo(
     assert json.loads((tmp_path / "clusterspec.json").read_text())["version"] == 4
     states = [u["state"] for u in driver.updates]
     assert states[0] == "TASK_STARTING" and states[-1] == "TASK_FINISHED", states
+
+
+class _SchedulerDriver:
+    """Records the calls the scheduler makes (pymesos' driver needs a master)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple]] = []
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self.calls.append((name, args))
+
+
+def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_naming_both() -> None:
+    from tfmesos.core.job import Job
+    from tfmesos.mesos.taskinfo import ExecutorSettings
+    from tfmesos.options import resolve_options
+    from tfmesos.scheduler import JobScheduler
+    from tfmesos.spec import job_spec_from_options
+
+    options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"},
+                               "roles": {"worker": {"count": 1}}})
+    spec = job_spec_from_options(options)
+    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"))
+    driver = _SchedulerDriver()
+    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.resourceOffers(driver, [{"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
+        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
+        {"name": "mem", "type": "SCALAR", "scalar": {"value": 8192}},
+        {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 31010}]}}]}])
+    (launch,) = [args for name, args in driver.calls if name == "launchTasks"]
+    (task_id,) = [task["task_id"]["value"] for task in launch[1]]
+    # An executor of 0.1.0 (before versioning) asks for the ClusterSpec.
+    sched.frameworkMessage(driver, {"value": task_id}, {"value": "A1"}, _raw({"type": "need_spec", "task_id": task_id}))
+    assert ("killTask", ({"value": task_id},)) in [(n, a[:1]) for n, a in driver.calls]
+    cause = sched.job.snapshot()["cause"]
+    assert "protocol 0 (before versioning)" in cause and f"speaks protocol {PROTOCOL}" in cause, cause

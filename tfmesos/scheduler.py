@@ -22,7 +22,8 @@ from .masking import mask_options
 from .options import without_defaults
 from .core.quota import quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
-from .mesos.messages import ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult, decode, encode
+from .mesos.messages import (ClusterSpecMessage, NeedSpec, OutputLines, Progress, ProtocolMismatch, TaskResult, decode,
+                             encode)
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from .metrics import JobMetrics
 from .spec import JobSpec, TaskKey
@@ -305,6 +306,14 @@ class JobScheduler:
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802
         try:
             msg = decode(data, f"executor {executor_id.get('value')}")
+        except ProtocolMismatch as exc:
+            # A tfmesos of another protocol on an agent: it would wait for peers it cannot be told
+            # of, so the job stops with the reason rather than hanging half-started.
+            log.error("framework message refused: %s", exc)
+            with self.cond:
+                if not self.job.terminal:
+                    self._apply(self.job.abort(str(exc), self.clock()))
+            return
         except ValueError as exc:
             log.warning("framework message refused: %s", exc)
             return
