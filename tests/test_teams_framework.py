@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.core.helpers import spec_of
-from tfmesos.runner import _driver_class, framework_info
+from tfmesos.runner import driver_class, framework_info
 
 
 def _capabilities(info: dict[str, Any]) -> list[str]:
@@ -44,6 +44,6 @@ class _PymesosLike:
 def test_the_driver_keeps_gpu_resources_out_of_a_cpu_jobs_subscription():
     cpu = framework_info(spec_of(chief={"count": 1}), None, "")
     gpu = framework_info(spec_of(chief={"count": 1, "gpus": 1}), None, "")
-    driver = _driver_class(_PymesosLike)
+    driver = driver_class(_PymesosLike)
     assert "GPU_RESOURCES" not in _capabilities(driver(cpu).framework)
     assert "GPU_RESOURCES" in _capabilities(driver(gpu).framework)

@@ -207,7 +207,7 @@ class Cluster(Mapping[str, str]):
         from .mesos.taskinfo import ExecutorSettings
         from .reach import check_master
         from .embedded import start_embedded_master
-        from .runner import RunSettings, _await_subscription, _driver_class, framework_info
+        from .runner import RunSettings, await_subscription, driver_class, framework_info
         from .scheduler import JobScheduler
 
         s = self.settings
@@ -229,15 +229,15 @@ class Cluster(Mapping[str, str]):
                 on_output=self._console.output, on_event=self._event,
             )
             secret = os.environ.get("MESOS_SECRET") or None
-            self._driver = _driver_class(MesosSchedulerDriver)(
+            self._driver = driver_class(MesosSchedulerDriver)(
                 self._sched, framework_info(self.spec, None, ""), master, use_addict=False,
                 implicit_acknowledgements=True, principal=self.spec.service.principal or None,
                 secret=secret if self.spec.service.principal else None,
             )
             self._sched.driver = self._driver
             self._driver.start()
-            driver, self._driver = self._driver, None  # _await_subscription stops it if it fails
-            _await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
+            driver, self._driver = self._driver, None  # await_subscription stops it if it fails
+            await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
             self._driver = driver
             self._thread = threading.Thread(target=self._sched.run_until_done, args=(self._stop,),
                                             name="tfmesos-cluster", daemon=True)
@@ -309,9 +309,9 @@ class Cluster(Mapping[str, str]):
                     if self._thread is not None:
                         self._thread.join()
                 if self._driver is not None:
-                    from .runner import _stop_driver
+                    from .runner import stop_driver
 
-                    _stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
+                    stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
             finally:
                 if self._master_proc is not None:
                     self._master_proc.stop()

@@ -228,7 +228,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
 
     ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
                      token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads)
-    api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job._spec_message(), shutdown, ops=ops)
+    api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job.spec_message(), shutdown, ops=ops)
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
         console.event(f"status page on http://{api.address}/")
@@ -239,7 +239,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         api_host, api_port = api.address.rsplit(":", 1)
         webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
         secret = os.environ.get("MESOS_SECRET") or None
-        driver = _driver_class(MesosSchedulerDriver)(
+        driver = driver_class(MesosSchedulerDriver)(
             sched,
             framework_info(spec, framework_id, webui),
             master,
@@ -255,14 +255,14 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         previous_term = signal.signal(signal.SIGTERM, lambda *_: shutdown() if local else _failover_exit())
         driver.start()
         try:
-            _await_subscription(sched, driver, master, settings.connect_timeout, spec)
+            await_subscription(sched, driver, master, settings.connect_timeout, spec)
             result = sched.run_until_done(stop_requested)
             if sched.refusal is not None and not (framework_id and "Framework has been removed" in sched.refusal):
-                _stop_driver(sched, driver, failover=True)  # nothing to tear down, or another scheduler owns the job now
+                stop_driver(sched, driver, failover=True)  # nothing to tear down, or another scheduler owns the job now
                 raise MesosRefusal(f"the Mesos master at {master} refused the framework", sched.refusal,
                                    refusal_hint(sched.refusal))
             if sched.persist_error is not None:
-                _stop_driver(sched, driver, failover=False)  # no state: a new scheduler could not adopt them
+                stop_driver(sched, driver, failover=False)  # no state: a new scheduler could not adopt them
                 raise TfmesosError("stopped the job", sched.persist_error,
                                    "check the state directory (--state-dir) or ZooKeeper (--zk): space, permissions")
         except TfmesosError:
@@ -288,10 +288,10 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         finally:
             signal.signal(signal.SIGTERM, previous_term)
         if framework_id and "Framework has been removed" in result.cause:
-            _stop_driver(sched, driver, failover=True)
+            stop_driver(sched, driver, failover=True)
             return _START_AFRESH
         # The job is over: tear the framework down (Mesos kills anything left) and forget it.
-        _stop_driver(sched, driver, failover=False)
+        stop_driver(sched, driver, failover=False)
         _summary(console, sched, result.succeeded, result.cause)
         code = 0 if result.succeeded else 1
         if store and _under_marathon():
@@ -311,7 +311,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             api.stop()
 
 
-def _driver_class(base: type) -> type:
+def driver_class(base: type) -> type:
     """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice."""
 
     class Driver(base):  # type: ignore[misc, valid-type]
@@ -361,13 +361,13 @@ def refusal_hint(message: str) -> str:
     return "the master will refuse every retry: fix the option it names"
 
 
-def _stop_driver(sched: JobScheduler, driver: Any, failover: bool) -> None:
+def stop_driver(sched: JobScheduler, driver: Any, failover: bool) -> None:
     sched.released.set()  # let pymesos' IO thread out of a back-off wait
     driver.stop(failover=failover)
     driver.join()
 
 
-def _await_subscription(sched: JobScheduler, driver: Any, master: str, timeout: float, spec: JobSpec) -> None:
+def await_subscription(sched: JobScheduler, driver: Any, master: str, timeout: float, spec: JobSpec) -> None:
     """Wait up to ``timeout`` for SUBSCRIBED (or a refusal); pymesos itself would retry for a day."""
     deadline = time.monotonic() + timeout
     with sched.cond:
@@ -378,7 +378,7 @@ def _await_subscription(sched: JobScheduler, driver: Any, master: str, timeout: 
             sched.cond.wait(min(left, 0.5))
         if sched.subscribed_once or sched.done.is_set():
             return
-    _stop_driver(sched, driver, failover=True)  # never subscribed: there is nothing to tear down
+    stop_driver(sched, driver, failover=True)  # never subscribed: there is nothing to tear down
     hint = " or service.principal and MESOS_SECRET" if spec.service.principal else ""
     raise UnreachableError(f"cannot subscribe to the Mesos master at {master}",
                            f"no SUBSCRIBED within {timeout:g} s", f"check --master{hint} and the master's log")

@@ -259,7 +259,7 @@ class Job:
             self.spec_version += 1
         # Every address known now (the normal gang placement): the ClusterSpec goes in the TaskInfo,
         # which Mesos delivers with the task, unlike a best-effort framework message.
-        spec = self._spec_message()
+        spec = self.spec_message()
         if spec is not None:
             for launches in per_offer.values():
                 for t in launches:
@@ -287,7 +287,7 @@ class Job:
             return None
         return cluster_spec(endpoints | dict(self.spec.external))
 
-    def _spec_message(self) -> dict[str, Any] | None:
+    def spec_message(self) -> dict[str, Any] | None:
         # Endpoints only change in _launch, which then bumps spec_version: one message per version
         # (building it is O(tasks); per status update that would make a job O(tasks^2)).
         if self._spec_cache is not None and self._spec_cache["version"] == self.spec_version:
@@ -301,7 +301,7 @@ class Job:
     def _sync_specs(self, only: TaskRecord | None = None) -> list[Action]:
         """ClusterSpec messages for reported tasks behind the current version: every task after a
         launch; only the task that changed state after its status update (O(1) per update)."""
-        message = self._spec_message()
+        message = self.spec_message()
         if message is None:
             return []
         actions: list[Action] = []
@@ -314,7 +314,7 @@ class Job:
     def executor_asks_spec(self, task_id: str) -> list[Action]:
         """An executor that has not heard of the ClusterSpec asks again (messages are best effort)."""
         key = self._by_task_id.get(task_id)
-        message = self._spec_message()
+        message = self.spec_message()
         if key is None or message is None or self.tasks[key].task_id != task_id:
             return []
         rec = self.tasks[key]

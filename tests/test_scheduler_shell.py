@@ -1,0 +1,110 @@
+"""The scheduler's shell (JobScheduler) driven by a fake of pymesos' driver: it persists before
+Mesos hears of a task, adopts its tasks after a restart, and never launches a task id twice."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tfmesos.core.job import Job
+from tfmesos.mesos.taskinfo import ExecutorSettings
+from tfmesos.options import resolve_options
+from tfmesos.scheduler import JobScheduler
+from tfmesos.spec import job_spec_from_options
+from tfmesos.state_store import DirStore
+
+OPTIONS = resolve_options({"service": {"name": "shell"}, "job": {"command": "python train.py"},
+                           "roles": {"ps": {"count": 1, "cpus": 0.5, "mem": 256},
+                                     "worker": {"count": 2, "cpus": 0.5, "mem": 256}}})
+SPEC = job_spec_from_options(OPTIONS)
+
+
+class FakeDriver:
+    """pymesos' driver as the scheduler uses it: every call recorded with the state on disk then."""
+
+    def __init__(self, store: DirStore, framework_id: str = "F-1") -> None:
+        self.store, self.framework_id = store, framework_id
+        self.calls: list[tuple[str, tuple]] = []
+        self.launched: list[str] = []
+        self.on_disk_at_launch: list[set[str]] = []
+
+    def launchTasks(self, offer_ids: list, infos: list[dict], filters: dict) -> None:  # noqa: N802
+        saved = self.store.load() or {"job": {"task_ids": {}}}
+        self.on_disk_at_launch.append(set(saved["job"]["task_ids"]))
+        self.launched += [i["task_id"]["value"] for i in infos]
+        self.calls.append(("launchTasks", (offer_ids,)))
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self.calls.append((name, args))
+
+
+def _offer(i: int) -> dict[str, Any]:
+    return {"id": {"value": f"O{i}"}, "agent_id": {"value": f"A{i}"}, "hostname": f"h{i}", "resources": [
+        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
+        {"name": "mem", "type": "SCALAR", "scalar": {"value": 8192}},
+        {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000 + 10 * i, "end": 31009 + 10 * i}]}}]}
+
+
+def _status(task_id: str, agent: str, state: str) -> dict[str, Any]:
+    return {"task_id": {"value": task_id}, "agent_id": {"value": agent}, "state": state, "uuid": "dXVpZA=="}
+
+
+def _scheduler(store: DirStore, job: Job) -> JobScheduler:
+    return JobScheduler(job, SPEC, OPTIONS, ExecutorSettings(python="python3"), store=store, clock=lambda: 10.0)
+
+
+def test_tasks_are_on_disk_before_mesos_hears_of_them(tmp_path: Path) -> None:
+    store = DirStore(tmp_path, "shell")
+    driver, sched = FakeDriver(store), _scheduler(store, Job.new(SPEC, 0.0))
+    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.resourceOffers(driver, [_offer(1), _offer(2)])
+    assert len(driver.launched) == 3 and len(set(driver.launched)) == 3, "the whole gang, each id once"
+    for on_disk in driver.on_disk_at_launch:
+        assert set(driver.launched) <= on_disk
+
+
+def test_a_restarted_scheduler_reconciles_adopts_and_launches_nothing_again(tmp_path: Path) -> None:
+    store = DirStore(tmp_path, "shell")
+    first = FakeDriver(store)
+    sched = _scheduler(store, Job.new(SPEC, 0.0))
+    sched.registered(first, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.resourceOffers(first, [_offer(1), _offer(2)])
+    agents = {info_id: sched.attempt_agents[info_id] for info_id in first.launched}
+
+    # The scheduler dies; a new one loads the record and re-subscribes with the same framework id.
+    saved = store.load()
+    assert saved is not None and saved["framework_id"] == "F-1"
+    again = FakeDriver(store)
+    resumed = _scheduler(store, Job.from_dict(SPEC, saved["job"]))
+    resumed.reregistered(again, {"hostname": "m", "port": 5050})
+    reconciled = [args[0] for name, args in again.calls if name == "reconcileTasks"]
+    assert reconciled and {t["task_id"]["value"] for t in reconciled[0]} == set(first.launched)
+
+    for task_id, agent in agents.items():  # Mesos answers: they all still run
+        resumed.statusUpdate(again, _status(task_id, agent, "TASK_RUNNING"))
+    resumed.resourceOffers(again, [_offer(3), _offer(4)])
+    assert again.launched == [], "adopted tasks are never launched a second time"
+    assert {t["state"] for t in resumed.snapshot()["tasks"]} == {"TASK_RUNNING"}
+    assert json.loads(Path(store.where).read_text())["framework_id"] == "F-1"
+
+
+def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(tmp_path: Path) -> None:
+    import dataclasses
+
+    from tfmesos.core.actions import TaskLaunch
+    from tfmesos.executor import TFExecutor
+    from tfmesos.mesos.taskinfo import task_payload
+    from tfmesos.spec import TaskKey
+
+    key = TaskKey("worker", 1)
+    role = SPEC.role("worker")
+    assert role is not None
+    executor = TFExecutor()
+    executor.payload = dataclasses.asdict(task_payload(SPEC, TaskLaunch(key, "shell.worker.1.3", 31011, role.demand, 2), "py3"))
+    cluster = {"ps": ["h1:31000"], "worker": ["h1:31001", "h2:31011"]}
+    env = executor._environment(key, cluster, str(tmp_path))
+    assert json.loads(env["TF_CONFIG"]) == {"cluster": cluster, "task": {"type": "worker", "index": 1}}
+    assert (env["TFMESOS_JOB_NAME"], env["TFMESOS_TASK_INDEX"], env["TFMESOS_PORT"]) == ("worker", "1", "31011")
+    assert env["TFMESOS_RESTART_COUNT"] == "2" and env["TFMESOS_PYTHON"] == "py3"
+    assert env["TMPDIR"] == str(tmp_path / "tmp") and (tmp_path / "tmp").is_dir()
+    assert env["TFMESOS_CLUSTERSPEC_FILE"] == str(tmp_path / "clusterspec.json")
