@@ -78,9 +78,10 @@ class ForkServer:
     """The master's client of one zygote; used from the event loop thread only."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, modules: tuple[str, ...],
-                 base_env: dict[str, str], python: str = sys.executable) -> None:
+                 base_env: dict[str, str], preload: tuple[str, ...] = (), python: str = sys.executable) -> None:
         self._loop = loop
         self._modules = modules
+        self._preload = preload
         self._base_env = base_env
         self.python = python
         self._process: subprocess.Popen | None = None
@@ -173,7 +174,7 @@ class ForkServer:
         ours, theirs = socket.socketpair()
         try:
             self._process = subprocess.Popen(
-                [self.python, zygote.__file__, str(theirs.fileno()), *self._modules],
+                [self.python, zygote.__file__, str(theirs.fileno()), ",".join(self._preload), *self._modules],
                 env=self._base_env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),))
         finally:

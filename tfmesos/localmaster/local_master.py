@@ -187,7 +187,8 @@ class LocalMaster:
         master_socket = bind_socket(config.host, config.port)
         ids = IdGenerator()
         # Started on first use, from this (the loop's) thread: its PDEATHSIG follows this thread.
-        self._forkserver = ForkServer(loop, config.tuning.fork_modules, base_env=executor_base_environment())
+        self._forkserver = ForkServer(loop, config.tuning.fork_modules, base_env=executor_base_environment(),
+                                      preload=config.tuning.fork_preload)
         master = Master(config, loop, ids)
         master.port = master_socket.getsockname()[1]
         authenticator = BasicAuthenticator(config.credentials) if config.credentials else None

@@ -1,6 +1,7 @@
 """The warm interpreter behind ``forkserver.py``: run as a script, standard library only.
 
-``python zygote.py FD MODULE...`` imports each MODULE once, then forks a child per request
+``python zygote.py FD PRELOAD MODULE...`` imports each MODULE (and the comma-separated
+PRELOAD modules: what the MODULEs import lazily) once, then forks a child per request
 read from the socket on FD; the child becomes what ``python -m MODULE ARGS`` would have been
 (own process group, sandbox as cwd, its environment, stdout/stderr appended to the sandbox
 files) without paying for interpreter start and imports again. The zygote reaps its
@@ -38,12 +39,13 @@ def main() -> None:
     del sys.path[0]  # this script's folder: a child gets the path `python -m` would give it
     _die_with_parent()
     imported = []
-    for module in sys.argv[2:]:
+    for module in sys.argv[3:] + [m for m in sys.argv[2].split(",") if m]:
         try:
             __import__(module)
             imported.append(module)
         except Exception as error:  # noqa: BLE001 - a module that cannot load is exec'd instead
             print(f"zygote: cannot preload {module}: {error}", file=sys.stderr)
+    imported = [m for m in imported if m in sys.argv[3:]]  # only these may be run
     sock = socket.socket(fileno=fd)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
