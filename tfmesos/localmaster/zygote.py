@@ -106,6 +106,11 @@ def _fork(request: dict, sock: socket.socket, wake: tuple[int, int]) -> int:
     try:
         _become(request, sock, wake)
         code = _run(request["module"], request["args"])
+    except BaseException:  # noqa: BLE001 - setting up failed: say why where the sandbox's stderr is
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
     finally:
         os._exit(code)
 
