@@ -237,4 +237,7 @@ def _die_with_parent() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the master went away (it may stop before the zygote is even ready): nothing to do
