@@ -13,19 +13,18 @@ import signal
 import time
 from collections import deque
 from concurrent.futures import Executor as ThreadPool
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .command_executor import CommandRunner
 from .config import MasterConfig
-from .containers import AgentTask, Executor, ExecutorState, Termination
+from .containers import AgentFramework, AgentTask, Executor, ExecutorState, Termination
 from .durations import format_duration, from_nanoseconds
 from .fetcher import FetchError, fetch_all
 from .httpserver import EventStream, HttpServer, StreamResponse, APPLICATION_JSON
 from .ids import IdGenerator
-from .procs import ManagedProcess, spawn, start_time, wait_status
-from .recovery import checkpoint_container, container_path, load_containers, remove_container
+from .procs import ManagedProcess, spawn, wait_status
+from .recovery import record_container, recover_containers, remove_container, reregistration_termination
 from .protojson import b64decode, b64encode
 from .resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
@@ -47,18 +46,6 @@ class MasterLink(Protocol):
     def executor_message(self, agent_id: str, framework_id: str, executor_id: str, data: str) -> None: ...
 
     def exited_executor(self, agent_id: str, framework_id: str, executor_id: str, status: int) -> None: ...
-
-
-@dataclass(eq=False)
-class AgentFramework:
-    info: dict[str, Any]
-    executors: dict[str, Executor] = field(default_factory=dict)
-    completed_executors: deque[Executor] = field(default_factory=lambda: deque(maxlen=150))
-    terminating: bool = False
-
-    @property
-    def id(self) -> str:
-        return self.info["id"]["value"]
 
 
 def order_status(status: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +159,7 @@ class Agent:
             self._checkpoint(executor, framework)
         else:
             executor.queued[task_id] = agent_task
-            lost = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
+            lost = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
             self._agent_update(executor, task_id, lost, "REASON_EXECUTOR_TERMINATED", "Executor terminating")
 
     def kill_task(self, framework_id: str, task_id: str, kill_policy: dict[str, Any] | None) -> None:
@@ -181,7 +168,7 @@ class Agent:
         if framework is None:
             return
         if executor is None:
-            lost = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
+            lost = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
             self._accept_status(None, framework_id, {
                 "task_id": {"value": task_id}, "state": lost, "message": "Cannot find executor",
                 "reason": "REASON_EXECUTOR_TERMINATED", "uuid": b64encode(IdGenerator.status_uuid())},
@@ -308,7 +295,7 @@ class Agent:
         self._allocate_gpus(executor, Resources.from_json(task.get("resources", [])))
         runner = CommandRunner(self._loop, task_id,
                                lambda status: self._accept_status(executor, framework.id, status, "SOURCE_EXECUTOR"),
-                               killing_state=_has_capability(framework.info, "TASK_KILLING_STATE"))
+                               killing_state=framework.has_capability("TASK_KILLING_STATE"))
         self._runners[(framework.id, task_id)] = runner
         self._spawn_launch(executor, framework, task)
 
@@ -467,68 +454,32 @@ class Agent:
             return from_nanoseconds(policy["grace_period"]["nanoseconds"])
         return self._tuning.kill_grace_period
 
-    # -- recovery -----------------------------------------------------------
+    # -- recovery (decided in recovery.py) ---------------------------------
     def _checkpoint(self, executor: Executor, framework: AgentFramework) -> None:
-        """Record the container so that a restarted master can adopt or kill it."""
-        if executor.process is None or executor.state is ExecutorState.TERMINATED:
-            return
-        if executor.checkpoint_path is None:
-            executor.checkpoint_path = container_path(self.work_dir, self.id, executor.container_id)
-        process = executor.process
-        checkpoint_container(executor.checkpoint_path, executor.checkpoint_text(lambda: {
-            "framework_info": framework.info,
-            "executor_info": executor.info,
-            "container_id": executor.container_id,
-            "directory": str(executor.directory),
-            "recoverable": executor.checkpoint and not executor.command_task,
-            "pid": process.pid,
-            "start_time": start_time(process.pid),
-            "gpus": executor.gpus,
-            "shutdown_grace_period": executor.shutdown_grace_period,
-        }, (framework.info, executor.info, executor.gpus, process)))
+        record_container(self.work_dir, self.id, executor, framework.info)
 
     def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
         """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
 
-        Only custom executors of checkpointing frameworks are adopted (they
-        must re-subscribe within ``executor_reregistration_timeout``); any
-        other survivor is killed.
+        Adopted executors must re-subscribe within ``executor_reregistration_timeout``.
         """
         adopted = []
-        for path, record in load_containers(self.work_dir, self.id):
-            pid = int(record.get("pid", 0))
-            alive = pid > 0 and start_time(pid) == record.get("start_time")
-            if not alive:
-                remove_container(path)
-                continue
-            process = ManagedProcess.adopt(pid, record.get("directory", ""))
-            if not record.get("recoverable"):
-                process.signal_tree(signal.SIGKILL)
-                remove_container(path)
-                continue
-            framework_info = record["framework_info"]
-            framework = self.frameworks.setdefault(framework_info["id"]["value"], AgentFramework(framework_info))
-            info = record["executor_info"]
-            executor = Executor(
-                framework_id=framework.id, executor_id=info["executor_id"]["value"],
-                container_id=record["container_id"], info=info, directory=Path(record["directory"]),
-                checkpoint=True, command_task=False, shutdown_grace_period=record["shutdown_grace_period"],
-                process=process, ever_sent_task=True, checkpoint_path=path)
-            executor.gpus = [g for g in record.get("gpus", []) if g in self._free_gpus]
+        for container in recover_containers(self.work_dir, self.id):
+            framework_info, executor = container.framework_info, container.executor
+            framework = self.frameworks.setdefault(executor.framework_id, AgentFramework(framework_info))
+            executor.gpus = [g for g in executor.gpus if g in self._free_gpus]
             self._free_gpus = [g for g in self._free_gpus if g not in executor.gpus]
-            tasks = []
-            for entry in record.get("tasks", []):
-                task = AgentTask(entry["info"], entry["state"])
-                executor.launched[task.task_id] = task
-                self._task_executor[(framework.id, task.task_id)] = executor
-                tasks.append((entry["info"], entry["state"]))
+            for task_id in executor.launched:
+                self._task_executor[(framework.id, task_id)] = executor
             framework.executors[executor.executor_id] = executor
             self._live.add(executor)
             self._all_dead.clear()
+            process = executor.process
+            assert process is not None  # adopted containers run
             process.watch(self._loop, lambda p, e=executor: self._process_exited(e, p))
             executor.registration_timer = self._loop.call_later(
                 self._tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
-            adopted.append((framework_info, info, tasks))
+            adopted.append((framework_info, executor.info, container.tasks))
         return adopted
 
     def _reregistration_timeout(self, executor: Executor) -> None:
@@ -536,10 +487,8 @@ class Agent:
         if executor.state is not ExecutorState.REGISTERING:
             return
         framework = self.frameworks.get(executor.framework_id)
-        state = "TASK_GONE" if framework and _partition_aware(framework.info) else "TASK_LOST"
-        timeout = format_duration(self._tuning.executor_reregistration_timeout)
-        executor.pending_termination = Termination(
-            state, "REASON_EXECUTOR_REREGISTRATION_TIMEOUT", f"Executor did not reregister within {timeout}")
+        executor.pending_termination = reregistration_termination(
+            framework is not None and framework.partition_aware, self._tuning.executor_reregistration_timeout)
         executor.state = ExecutorState.TERMINATING
         self._destroy(executor)
 
@@ -641,7 +590,7 @@ class Agent:
     def _drop_unknown_staging(self, executor: Executor, unacknowledged: list[dict[str, Any]]) -> None:
         known = {t["task_id"]["value"] for t in unacknowledged}
         framework = self.frameworks[executor.framework_id]
-        state = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
+        state = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
         for task in list(executor.launched.values()):
             if task.state == "TASK_STAGING" and task.task_id not in known:
                 self._agent_update(executor, task.task_id, state, "REASON_AGENT_RESTARTED",
@@ -697,14 +646,6 @@ def _command_executor_name(task_id: str, command: dict[str, Any]) -> str:
 def _allocation_role_env(task: dict[str, Any]) -> dict[str, str]:
     roles = Resources.from_json(task.get("resources", [])).allocation_roles() - {None}
     return {"MESOS_ALLOCATION_ROLE": next(iter(roles))} if roles else {}  # type: ignore[dict-item]
-
-
-def _has_capability(info: dict[str, Any], name: str) -> bool:
-    return any(c.get("type") == name for c in info.get("capabilities", []))
-
-
-def _partition_aware(info: dict[str, Any]) -> bool:
-    return _has_capability(info, "PARTITION_AWARE")
 
 
 def _note_container(directory: Path, container: dict[str, Any]) -> None:
