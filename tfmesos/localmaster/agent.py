@@ -1,13 +1,22 @@
-"""One logical Mesos agent: containers, executor API state and status updates.
+"""One logical Mesos agent: its frameworks, containers and tasks, and their status updates.
 
 Every agent owns its own listening socket (``MESOS_AGENT_ENDPOINT``) on the
 shared event loop.  The master talks to it through plain method calls that
 the master posts with ``loop.call_soon`` (standing in for libprocess
 messages); the agent answers through the :class:`MasterLink` protocol.
+
+The agent keeps the bookkeeping: which framework runs which executor with
+which tasks, GPUs, launching and destroying containers (sandbox, fetch, spawn,
+kill, exit), the agent's own status updates (``accept_status``, handed to
+``status_updates``), and the registration timers.  Elsewhere: the executors'
+side of the v1 executor API in ``executor_sessions`` (owned here as
+``sessions``), what a container's checkpoint holds and what a restart does
+with it in ``recovery``, the records themselves in ``containers``.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import time
@@ -20,8 +29,9 @@ from .command_executor import CommandRunner
 from .config import MasterConfig
 from .containers import AgentFramework, AgentTask, Executor, ExecutorState, Termination
 from .durations import format_duration, from_nanoseconds
+from .executor_sessions import ExecutorSessions
 from .fetcher import FetchError, fetch_all
-from .httpserver import EventStream, HttpServer, StreamResponse, APPLICATION_JSON
+from .httpserver import HttpServer
 from .ids import IdGenerator
 from .procs import ManagedProcess, spawn, wait_status
 from .recovery import record_container, recover_containers, remove_container, reregistration_termination
@@ -31,8 +41,6 @@ from .sandbox import command_argv, create_sandbox, executor_environment, sandbox
 from .status_updates import StatusUpdate, StatusUpdateManager
 
 log = logging.getLogger(__name__)
-
-EXECUTOR_HEARTBEAT_INTERVAL = 30 * 60.0  # DEFAULT_EXECUTOR_HEARTBEAT_INTERVAL
 
 _STATUS_KEY_ORDER = ("task_id", "state", "message", "source", "reason", "agent_id", "executor_id",
                      "timestamp", "uuid", "container_status")
@@ -91,6 +99,7 @@ class Agent:
         self.server: HttpServer | None = None
         self.updates = StatusUpdateManager(loop, self._forward_update, self._tuning.status_update_retry_min,
                                            self._tuning.status_update_retry_max)
+        self.sessions = ExecutorSessions(self, loop, functools.partial(master.executor_message, agent_id))
 
     # -- identity -----------------------------------------------------------
     @property
@@ -160,7 +169,7 @@ class Agent:
         else:
             executor.queued[task_id] = agent_task
             lost = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
-            self._agent_update(executor, task_id, lost, "REASON_EXECUTOR_TERMINATED", "Executor terminating")
+            self.agent_update(executor, task_id, lost, "REASON_EXECUTOR_TERMINATED", "Executor terminating")
 
     def kill_task(self, framework_id: str, task_id: str, kill_policy: dict[str, Any] | None) -> None:
         executor = self._task_executor.get((framework_id, task_id))
@@ -169,7 +178,7 @@ class Agent:
             return
         if executor is None:
             lost = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
-            self._accept_status(None, framework_id, {
+            self.accept_status(None, framework_id, {
                 "task_id": {"value": task_id}, "state": lost, "message": "Cannot find executor",
                 "reason": "REASON_EXECUTOR_TERMINATED", "uuid": b64encode(IdGenerator.status_uuid())},
                 "SOURCE_AGENT")
@@ -177,7 +186,7 @@ class Agent:
         if executor.state in (ExecutorState.TERMINATING, ExecutorState.TERMINATED):
             return
         if task_id in executor.queued:
-            self._agent_update(executor, task_id, "TASK_KILLED", "REASON_TASK_KILLED_DURING_LAUNCH",
+            self.agent_update(executor, task_id, "TASK_KILLED", "REASON_TASK_KILLED_DURING_LAUNCH",
                                "Killed before delivery to the executor")
             if not executor.ever_sent_task and not executor.queued:
                 self._shutdown_executor(executor)
@@ -294,7 +303,7 @@ class Agent:
         self._task_executor[(framework.id, task_id)] = executor
         self._allocate_gpus(executor, Resources.from_json(task.get("resources", [])))
         runner = CommandRunner(self._loop, task_id,
-                               lambda status: self._accept_status(executor, framework.id, status, "SOURCE_EXECUTOR"),
+                               lambda status: self.accept_status(executor, framework.id, status, "SOURCE_EXECUTOR"),
                                killing_state=framework.has_capability("TASK_KILLING_STATE"))
         self._runners[(framework.id, task_id)] = runner
         self._spawn_launch(executor, framework, task)
@@ -423,7 +432,7 @@ class Agent:
             termination = executor.pending_termination or Termination(
                 "TASK_FAILED", "REASON_EXECUTOR_TERMINATED", "Executor terminated")
             for task in executor.incomplete_tasks():
-                self._agent_update(executor, task.task_id, termination.state, termination.reason,
+                self.agent_update(executor, task.task_id, termination.state, termination.reason,
                                    termination.message)
         if not executor.command_task and not self.terminating:
             status = wait_status(returncode) if returncode is not None else -1
@@ -493,14 +502,14 @@ class Agent:
         self._destroy(executor)
 
     # -- status updates -----------------------------------------------------
-    def _agent_update(self, executor: Executor, task_id: str, state: str, reason: str, message: str) -> None:
+    def agent_update(self, executor: Executor, task_id: str, state: str, reason: str, message: str) -> None:
         """An update generated by the agent itself (SOURCE_AGENT, with uuid)."""
-        self._accept_status(executor, executor.framework_id, {
+        self.accept_status(executor, executor.framework_id, {
             "task_id": {"value": task_id}, "state": state, "message": message, "reason": reason,
             "executor_id": {"value": executor.executor_id},
             "uuid": b64encode(IdGenerator.status_uuid())}, "SOURCE_AGENT")
 
-    def _accept_status(self, executor: Executor | None, framework_id: str, status: dict[str, Any],
+    def accept_status(self, executor: Executor | None, framework_id: str, status: dict[str, Any],
                        source: str) -> None:
         """Slave::statusUpdate: stamp the update and hand it to the update manager."""
         status = dict(status)
@@ -535,78 +544,6 @@ class Agent:
         task = executor.find_task(update.task_id) if executor is not None else None
         latest = task.state if task is not None else update.state
         self._loop.call_soon(self._master.status_update, self.id, update, latest)
-
-    # -- executor API -------------------------------------------------------
-    def executor_subscribe(self, executor: Executor, subscribe: dict[str, Any]) -> StreamResponse:
-        framework = self.frameworks[executor.framework_id]
-
-        def on_open(stream: EventStream) -> None:
-            if self.terminating or framework.terminating or executor.state in (
-                    ExecutorState.TERMINATING, ExecutorState.TERMINATED):
-                stream.send({"type": "SHUTDOWN"})
-                stream.close()
-                return
-            if executor.stream is not None:
-                executor.stream.close()
-            executor.stream = stream
-            stream.on_close(lambda closed: self._executor_stream_closed(executor, closed))
-            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._executor_heartbeat, executor, stream)
-            first = executor.state is ExecutorState.REGISTERING
-            executor.state = ExecutorState.RUNNING
-            if executor.registration_timer is not None:
-                executor.registration_timer.cancel()
-                executor.registration_timer = None
-            for update in subscribe.get("unacknowledged_updates", []):
-                self._executor_status(executor, update["status"])
-            if not first:
-                self._drop_unknown_staging(executor, subscribe.get("unacknowledged_tasks", []))
-            if not executor.ever_sent_task and not executor.queued:
-                self._shutdown_executor(executor)
-                return
-            stream.send({"type": "SUBSCRIBED", "subscribed": {
-                "executor_info": executor.info,
-                "framework_info": framework.info,
-                "agent_info": self.agent_info(),
-                "container_id": {"value": executor.container_id},
-            }})
-            for task_id, task in list(executor.queued.items()):
-                del executor.queued[task_id]
-                executor.launched[task_id] = task
-                executor.ever_sent_task = True
-                stream.send({"type": "LAUNCH", "launch": {"task": task.info}})
-
-        return StreamResponse([("Content-Type", APPLICATION_JSON)], on_open)
-
-    def _executor_heartbeat(self, executor: Executor, stream: EventStream) -> None:
-        if executor.stream is stream and not stream.closed:
-            stream.send({"type": "HEARTBEAT"})
-            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._executor_heartbeat, executor, stream)
-
-    def _executor_stream_closed(self, executor: Executor, stream: EventStream) -> None:
-        # HTTP executors may reconnect (pymesos does when MESOS_CHECKPOINT is set).
-        if executor.stream is stream:
-            executor.stream = None
-
-    def _drop_unknown_staging(self, executor: Executor, unacknowledged: list[dict[str, Any]]) -> None:
-        known = {t["task_id"]["value"] for t in unacknowledged}
-        framework = self.frameworks[executor.framework_id]
-        state = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
-        for task in list(executor.launched.values()):
-            if task.state == "TASK_STAGING" and task.task_id not in known:
-                self._agent_update(executor, task.task_id, state, "REASON_AGENT_RESTARTED",
-                                   "Task launched during agent restart")
-
-    def executor_update(self, executor: Executor, status: dict[str, Any]) -> None:
-        self._executor_status(executor, status)
-        executor.send({"type": "ACKNOWLEDGED", "acknowledged": {
-            "task_id": status["task_id"], "uuid": status["uuid"]}})
-
-    def _executor_status(self, executor: Executor, status: dict[str, Any]) -> None:
-        self._accept_status(executor, executor.framework_id, status, "SOURCE_EXECUTOR")
-
-    def executor_message(self, executor: Executor, data: str) -> None:
-        self._loop.call_soon(self._master.executor_message, self.id, executor.framework_id,
-                             executor.executor_id, data)
 
     # -- state --------------------------------------------------------------
     def state_executors(self) -> list[tuple[AgentFramework, list[Executor], list[Executor]]]:
