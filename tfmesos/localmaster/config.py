@@ -33,7 +33,6 @@ class Tuning:
     stop_grace_period: float = 3.0  # LocalMaster.stop(): SIGTERM, then SIGKILL
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
-    max_completed_executors_per_framework: int = 150
 
 
 @dataclass(frozen=True)
