@@ -35,7 +35,7 @@ from .forkserver import ForkServer
 from .httpserver import HttpServer
 from .ids import IdGenerator
 from .procs import ManagedProcess, spawn, wait_status
-from .recovery import record_container, recover_containers, remove_container, reregistration_termination
+from .recovery import CheckpointWriter, record_container, recover_containers, reregistration_termination
 from .protojson import b64decode, b64encode
 from .resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
@@ -79,6 +79,7 @@ class Agent:
         self._master = master
         self._pool = pool
         self._forkserver = forkserver
+        self._checkpoints = CheckpointWriter(loop, pool)
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)
@@ -436,7 +437,7 @@ class Agent:
         self._free_gpus = sorted(self._free_gpus + executor.gpus)
         executor.gpus = []
         if executor.checkpoint_path is not None:
-            remove_container(executor.checkpoint_path)
+            self._checkpoints.remove(executor.checkpoint_path)
         framework = self.frameworks.get(executor.framework_id)
         if framework is not None and not framework.terminating and not self.terminating:
             termination = executor.pending_termination or Termination(
@@ -475,7 +476,7 @@ class Agent:
 
     # -- recovery (decided in recovery.py) ---------------------------------
     def _checkpoint(self, executor: Executor, framework: AgentFramework) -> None:
-        record_container(self.work_dir, self.id, executor, framework.info)
+        record_container(self.work_dir, self.id, executor, framework.info, self._checkpoints)
 
     def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
         """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
