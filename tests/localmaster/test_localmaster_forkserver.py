@@ -163,3 +163,35 @@ def test_without_the_zygote_running_executors_are_still_watched_and_new_ones_exe
 def test_only_a_plain_python_dash_m_command_is_forked(command, expected):
     parsed = module_command(command)
     assert (None if parsed is None else (parsed.python, parsed.module, parsed.args)) == expected
+
+
+def test_the_zygote_keeps_an_ended_child_s_pid_until_released(tmp_path):
+    """Reaping frees a pid for reuse; the master still signals the ended container's group by it,
+    so the zygote reaps only when told to (the child is a zombie until then)."""
+    import json
+    import socket
+    import subprocess
+
+    from tfmesos.localmaster import zygote
+
+    ours, theirs = socket.socketpair()
+    proc = subprocess.Popen([sys.executable, zygote.__file__, str(theirs.fileno()), "", "json.tool"],
+                            pass_fds=(theirs.fileno(),), env={"PATH": os.environ["PATH"]}, cwd="/")
+    theirs.close()
+    lines = ours.makefile("r")
+    try:
+        assert json.loads(lines.readline()) == {"ready": zygote.VERSION, "modules": ["json.tool"]}
+        request = {"id": 1, "argv0": sys.executable, "module": "json.tool", "args": ["--no-such-flag"],
+                   "env": {"PATH": os.environ["PATH"], "MESOS_DIRECTORY": str(tmp_path)}, "cwd": str(tmp_path)}
+        ours.sendall(json.dumps(request).encode() + b"\n")
+        pid = json.loads(lines.readline())["pid"]
+        ended = json.loads(lines.readline())
+        assert ended == {"exit": pid, "returncode": 2}  # argparse's usage error, as `python -m` exits
+        assert "usage:" in (tmp_path / "stderr").read_text()  # its output went to the sandbox files
+        assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # ended, pid still held
+        ours.sendall(json.dumps({"release": pid}).encode() + b"\n")
+        wait_until(lambda: not psutil.pid_exists(pid), 10, message="the released child to be reaped")
+    finally:
+        lines.close()
+        ours.close()  # the zygote ends with its socket
+        proc.wait(10)

@@ -13,7 +13,8 @@ the command's environment matches the zygote's in everything Python reads at sta
 (PYTHON*, HOME, LANG, LC_*): anything else is exec'd as before. Real Mesos has no such
 thing; the executor cannot tell the difference (it subscribes over HTTP either way).
 
-The zygote reports exits (only a parent can reap); if it dies, its children are watched
+The zygote reports exits (only a parent can reap) and reaps a child only once the master has
+finished with it, so its pid cannot be reused under the master's feet; if the zygote dies, its children are watched
 like adopted processes (exit status unknown) and later launches are exec'd again.
 """
 from __future__ import annotations
@@ -136,12 +137,19 @@ class ForkServer:
                               exit_source=self)
 
     def watch_exit(self, process: ManagedProcess, on_exit: Callable[[int], None]) -> None:
-        """``on_exit(returncode)`` in the loop once the zygote has reaped ``process``."""
+        """``on_exit(returncode)`` in the loop once ``process`` has ended."""
         code = self._exited.pop(process.pid, None)
         if code is not None:
-            self._loop.call_soon(on_exit, code)
+            self._loop.call_soon(self._deliver, process.pid, on_exit, code)
         else:
             self._watchers[process.pid] = (process, on_exit)
+
+    def _deliver(self, pid: int, on_exit: Callable[[int], None], code: int) -> None:
+        try:
+            on_exit(code)  # the agent ends the container, signalling its group by this pid ...
+        finally:
+            if self._sock is not None:
+                self._write({"release": pid})  # ... and only then may the pid be reused
 
     def close(self) -> None:
         self._lost("closed")
@@ -224,7 +232,7 @@ class ForkServer:
             if watcher is None:
                 self._exited[pid] = code
             else:
-                watcher[1](code)
+                self._deliver(pid, watcher[1], code)
         else:
             reply = self._requests.pop(int(message["id"]), None)
             if reply is not None and not reply.done():

@@ -9,27 +9,28 @@ children and reports how each ended, since only a parent can learn an exit statu
 
 Wire (JSON lines, one per message; contract shared with forkserver.py, VERSION below):
     ← {"ready": VERSION, "modules": [imported...]}
-    → {"id": N, "module": M, "args": [...], "env": {...}, "cwd": DIR}
+    → {"id": N, "argv0": PYTHON, "module": M, "args": [...], "env": {...}, "cwd": DIR}
     ← {"id": N, "pid": PID} | {"id": N, "error": TEXT}
     ← {"exit": PID, "returncode": RC}      (subprocess' convention: -SIG when killed)
+    → {"release": PID}                     (the master is done with it: reap, freeing the pid)
 The zygote ends when the socket closes (its master is gone) or with its parent (PDEATHSIG).
 """
 from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import socket
 import sys
 
-VERSION = 1
+VERSION = 2
 _ADDED_AT_START: dict = {}
 _PR_SET_PDEATHSIG = 1
 _PR_SET_MM, _PR_SET_MM_MAP = 35, 14
 
 # Python's own start-up dispositions, restored in a child: the zygote changes these for itself.
-_CHILD_DEFAULTS = {signal.SIGCHLD: signal.SIG_DFL, signal.SIGTERM: signal.SIG_DFL,
-                   signal.SIGHUP: signal.SIG_DFL, signal.SIGINT: signal.default_int_handler}
+_CHILD_DEFAULTS = {signal.SIGTERM: signal.SIG_DFL, signal.SIGINT: signal.default_int_handler}
 
 
 def main() -> None:
@@ -47,56 +48,74 @@ def main() -> None:
             print(f"zygote: cannot preload {module}: {error}", file=sys.stderr)
     imported = [m for m in imported if m in sys.argv[3:]]  # only these may be run
     sock = socket.socket(fileno=fd)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake the select below
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on the master's terminal is the master's
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not hasattr(os, "pidfd_open") or not hasattr(os, "P_PIDFD"):
+        imported = []  # no pidfds (Linux < 5.4): the master execs everything
     _send(sock, {"ready": VERSION, "modules": imported})
-    pending = b""
-    import select
+    Zygote(sock, imported).serve()
 
-    while True:
-        readable, _, _ = select.select([sock, wake_r], [], [])
-        if wake_r in readable:
-            os.read(wake_r, 4096)
-            _reap(sock)
-        if sock in readable:
-            data = sock.recv(1 << 16)
-            if not data:
-                return
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                request = json.loads(line)
-                reply = {"id": request["id"]}
-                if request.get("module") not in imported:
-                    reply["error"] = f"module {request.get('module')!r} was not preloaded"
-                else:
-                    try:
-                        reply["pid"] = _fork(request, sock, (wake_r, wake_w))
-                    except OSError as error:
-                        reply["error"] = str(error)
-                _send(sock, reply)
+
+class Zygote:
+    """Forks on request; reports each child's end but reaps it only when the master says so.
+
+    Reaping frees the pid for reuse: until the master has finished with an ended container
+    (it signals the process group by that pid), the child stays a zombie holding it."""
+
+    def __init__(self, sock: socket.socket, modules: list) -> None:
+        self.sock = sock
+        self.modules = modules
+        self.selector = selectors.DefaultSelector()  # epoll: a thousand children is fine
+        self.selector.register(sock, selectors.EVENT_READ, None)
+        self.ended: dict = {}  # pid -> pidfd of a reported, not yet reaped child
+
+    def serve(self) -> None:
+        pending = b""
+        while True:
+            for key, _ in self.selector.select():
+                if key.data is not None:
+                    self._ended(key.fd, key.data)
+                    continue
+                data = self.sock.recv(1 << 16)
+                if not data:
+                    return
+                pending += data
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self._request(json.loads(line))
+
+    def _request(self, request: dict) -> None:
+        if "release" in request:
+            pidfd = self.ended.pop(int(request["release"]), None)
+            if pidfd is not None:
+                os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
+                os.close(pidfd)
+            return
+        reply: dict = {"id": request["id"]}
+        if request.get("module") not in self.modules:
+            reply["error"] = f"module {request.get('module')!r} was not preloaded"
+        else:
+            try:
+                pid = _fork(request, self.sock, self.selector)
+                self.selector.register(os.pidfd_open(pid), selectors.EVENT_READ, pid)
+                reply["pid"] = pid
+            except OSError as error:
+                reply["error"] = str(error)
+        _send(self.sock, reply)
+
+    def _ended(self, pidfd: int, pid: int) -> None:
+        self.selector.unregister(pidfd)
+        info = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)
+        code = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+        self.ended[pid] = pidfd
+        _send(self.sock, {"exit": pid, "returncode": code})
 
 
 def _send(sock: socket.socket, message: dict) -> None:
     sock.sendall(json.dumps(message).encode() + b"\n")
 
 
-def _reap(sock: socket.socket) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        _send(sock, {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)})
-
-
-def _fork(request: dict, sock: socket.socket, wake: tuple[int, int]) -> int:
+def _fork(request: dict, sock: socket.socket, selector: object) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -104,7 +123,7 @@ def _fork(request: dict, sock: socket.socket, wake: tuple[int, int]) -> int:
         return pid
     code = 127
     try:
-        _become(request, sock, wake)
+        _become(request, sock, selector)
         code = _run(request["module"], request["args"])
     except BaseException:  # noqa: BLE001 - setting up failed: say why where the sandbox's stderr is
         import traceback
@@ -115,15 +134,16 @@ def _fork(request: dict, sock: socket.socket, wake: tuple[int, int]) -> int:
         os._exit(code)
 
 
-def _become(request: dict, sock: socket.socket, wake: tuple[int, int]) -> None:
+def _become(request: dict, sock: socket.socket, selector: object) -> None:
     """What exec'ing ``python -m`` from the agent would have set up."""
     os.setpgid(0, 0)
-    signal.set_wakeup_fd(-1)
     for number, handler in _CHILD_DEFAULTS.items():
         signal.signal(number, handler)
+    for key in list(selector.get_map().values()):  # type: ignore[attr-defined]  # the zygote's fds
+        if key.data is not None:
+            os.close(key.fd)
+    selector.close()  # type: ignore[attr-defined]
     sock.close()
-    for fd in wake:
-        os.close(fd)
     cwd = request["cwd"]
     os.chdir(cwd)
     devnull = os.open(os.devnull, os.O_RDONLY)
