@@ -22,6 +22,7 @@ from .config import MasterConfig
 from .containers import AgentTask, Executor, ExecutorState, Termination
 from .durations import format_duration, from_nanoseconds
 from .fetcher import FetchError, fetch_all
+from .forkserver import ForkServer
 from .httpserver import EventStream, HttpServer, StreamResponse, APPLICATION_JSON
 from .ids import IdGenerator
 from .procs import ManagedProcess, spawn, start_time, wait_status
@@ -70,7 +71,7 @@ def order_status(status: dict[str, Any]) -> dict[str, Any]:
 
 class Agent:
     def __init__(self, *, index: int, agent_id: str, config: MasterConfig, loop: asyncio.AbstractEventLoop,
-                 master: MasterLink, pool: ThreadPool) -> None:
+                 master: MasterLink, pool: ThreadPool, forkserver: ForkServer | None = None) -> None:
         self.index = index
         self.id = agent_id
         self.hostname = config.host
@@ -82,6 +83,7 @@ class Agent:
         self._loop = loop
         self._master = master
         self._pool = pool
+        self._forkserver = forkserver
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)
@@ -343,7 +345,12 @@ class Agent:
                 gpus=executor.gpus if self.has_gpus else None, command=command,
                 extra=_allocation_role_env(task) if task is not None else None)
             argv, executable = command_argv(command)
-            process = spawn(argv, env, executor.directory, executable)
+            process = None
+            warm = self._forkserver.wants(command, env) if task is None and self._forkserver else None
+            if warm is not None:
+                process = await self._forkserver.spawn(warm, env, executor.directory)  # type: ignore[union-attr]
+            if process is None:
+                process = spawn(argv, env, executor.directory, executable)
         except asyncio.CancelledError:
             executor.launching = False
             self._terminate_executor(executor, None)
@@ -358,6 +365,9 @@ class Agent:
         executor.launching = False
         executor.process = process
         process.watch(self._loop, lambda p: self._process_exited(executor, p))
+        if task is None and executor.state is not ExecutorState.REGISTERING:
+            process.signal_tree(signal.SIGKILL)  # shut down while the fork server was forking it
+            return
         self._checkpoint(executor, framework)
         if task is not None:
             runner = self._runners[(framework.id, executor.executor_id)]

@@ -31,6 +31,10 @@ class Tuning:
     executor_reregistration_timeout: float = 30.0
     kill_grace_period: float = 3.0  # command executor default KillPolicy
     stop_grace_period: float = 3.0  # LocalMaster.stop(): SIGTERM, then SIGKILL
+    # Executors run as `PYTHON -m MODULE` for these modules are forked from a warm interpreter
+    # (forkserver.py) instead of exec'd: ~2 ms instead of ~90 ms of CPU each. () execs them all.
+    fork_modules: tuple[str, ...] = ("tfmesos.executor",)
+    fork_preload: tuple[str, ...] = ("pymesos",)  # what they import lazily, imported once too
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
     max_completed_executors_per_framework: int = 150

@@ -15,12 +15,14 @@ from .agent import Agent
 from .auth import BasicAuthenticator
 from .config import MasterConfig, QuotaConfig, Tuning
 from .executor_api import AgentApi
+from .forkserver import ForkServer
 from .httpserver import HttpServer, bind_socket
 from .ids import IdGenerator
 from .master import Master
 from .master_api import MasterApi
 from .operator_api import OperatorApi
 from .recovery import load_agents, save_agents
+from .sandbox import executor_base_environment
 from .scheduler_api import SchedulerApi
 from .state_json import master_state
 
@@ -60,6 +62,7 @@ class LocalMaster:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._master: Master | None = None
         self._agents: list[Agent] = []
+        self._forkserver: ForkServer | None = None
         self._servers: list[HttpServer] = []
         self._lock = threading.Lock()
         self._started = False
@@ -183,6 +186,9 @@ class LocalMaster:
                         config.effective_ports_per_agent(), config.agents)
         master_socket = bind_socket(config.host, config.port)
         ids = IdGenerator()
+        # Started on first use, from this (the loop's) thread: its PDEATHSIG follows this thread.
+        self._forkserver = ForkServer(loop, config.tuning.fork_modules, base_env=executor_base_environment(),
+                                      preload=config.tuning.fork_preload)
         master = Master(config, loop, ids)
         master.port = master_socket.getsockname()[1]
         authenticator = BasicAuthenticator(config.credentials) if config.credentials else None
@@ -196,7 +202,7 @@ class LocalMaster:
             # Agents keep their ids (and ports) across restarts with the same work_dir.
             agent_id = previous[index]["id"] if index < len(previous) else ids.agent_id(index)
             agent = Agent(index=index, agent_id=agent_id, config=config, loop=loop, master=master,
-                          pool=self._pool)
+                          pool=self._pool, forkserver=self._forkserver)
             agent_server = HttpServer(AgentApi(agent, lambda: config.host).handle, f"agent-{index}")
             await agent_server.start(sock)
             agent.server = agent_server
@@ -209,6 +215,7 @@ class LocalMaster:
                 master.recover_executor(agent.id, framework_info, executor_info, tasks)
         save_agents(config.work_dir, [{"id": agent.id, "port": agent.port} for agent in self._agents])
         master.start()
+        self._forkserver.prestart()
         log.info("local master %s listening on %s with %d agents", ids.master_id, master.address,
                  len(self._agents))
 
@@ -221,6 +228,8 @@ class LocalMaster:
         for agent in self._agents:
             if agent.server is not None:
                 await agent.server.close()
+        if self._forkserver is not None:
+            self._forkserver.close()
 
 
 def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int | None]) -> list[socket.socket]:

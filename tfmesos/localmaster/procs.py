@@ -23,7 +23,7 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import psutil
 
@@ -62,6 +62,8 @@ class ManagedProcess:
     _pidfd: int | None = None
     adopted_pid: int = 0
     directory: str = ""  # the container's MESOS_DIRECTORY, which its processes inherit
+    # Forked by the fork server (forkserver.py), which reaps it and reports how it ended.
+    exit_source: Any = None
 
     @classmethod
     def adopt(cls, pid: int, directory: str = "") -> "ManagedProcess":
@@ -78,6 +80,13 @@ class ManagedProcess:
 
     def watch(self, loop: asyncio.AbstractEventLoop, on_exit: Callable[["ManagedProcess"], None]) -> None:
         """Call ``on_exit`` in the loop once the process has been reaped."""
+        if self.exit_source is not None:
+            self.exit_source.watch_exit(self, lambda code: self._finish_from_thread(code, on_exit))
+            return
+        self.watch_pid(loop, on_exit)
+
+    def watch_pid(self, loop: asyncio.AbstractEventLoop, on_exit: Callable[["ManagedProcess"], None]) -> None:
+        """Watch through a pidfd: the exit status is known only for our own children."""
         def reap() -> None:
             code = self.popen.poll() if self.popen is not None else UNKNOWN_EXIT
             if code is None:

@@ -35,6 +35,11 @@ def create_sandbox(path: Path) -> None:
         pass  # the symlink is a convenience only
 
 
+def executor_base_environment() -> dict[str, str]:
+    """What every executor inherits from the agent's own environment: only PATH."""
+    return {"PATH": os.environ.get("PATH") or DEFAULT_PATH}
+
+
 def executor_environment(
     *,
     agent_endpoint: str,
@@ -68,7 +73,7 @@ def executor_environment(
         "MESOS_CHECKPOINT": "1" if checkpoint else "0",
         "MESOS_HTTP_COMMAND_EXECUTOR": "0",
         "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD": format_duration(shutdown_grace_period),
-        "PATH": os.environ.get("PATH") or DEFAULT_PATH,
+        **executor_base_environment(),
     }
     if checkpoint:
         env["MESOS_RECOVERY_TIMEOUT"] = format_duration(RECOVERY_TIMEOUT)

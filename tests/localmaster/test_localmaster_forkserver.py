@@ -1,0 +1,165 @@
+"""Executors forked from the warm interpreter (forkserver.py) are what exec'd ones would be:
+the same command line and environment in /proc, their own process group, the sandbox as cwd,
+and their exit status reaches the scheduler; the master falls back to exec when asked to, and
+when the zygote is gone."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+import psutil
+import pytest
+
+from localmaster_client import RawScheduler, framework_info, wait_until
+
+from tfmesos.localmaster import Tuning
+from tfmesos.localmaster.forkserver import module_command
+from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
+from tfmesos.core.actions import TaskLaunch
+from tfmesos.options import resolve_options
+from tfmesos.spec import Resources, TaskKey, job_spec_from_options
+
+SPEC = job_spec_from_options(resolve_options({
+    "service": {"name": "fs"}, "job": {"command": "exec sleep 60"},
+    "roles": {"worker": {"count": 1, "cpus": 0.1, "mem": 32}}}))
+
+
+def _launch(scheduler: RawScheduler, task_id: str) -> None:
+    offer = scheduler.next_offers(timeout=30)[0]
+    port = next(r for r in offer["resources"] if r["name"] == "ports")["ranges"]["range"][0]["begin"]
+    task = build_task_info(SPEC, TaskLaunch(TaskKey("worker", 0), task_id, port, Resources(0.1, 32), 0),
+                           offer["agent_id"]["value"], OfferLedger(offer), ExecutorSettings(python=sys.executable),
+                           {"version": 1, "cluster": {"worker": [f"127.0.0.1:{port}"]}})  # gang launch: starts at once
+    accept = {"offer_ids": [offer["id"]], "operations": [{"type": "LAUNCH", "launch": {"task_infos": [task]}}]}
+    assert scheduler.framework_call("ACCEPT", accept).status == 202
+
+
+def _running(scheduler: RawScheduler, task_id: str) -> None:
+    status = scheduler.next_update(timeout=60, task_id=task_id)
+    while status["state"] != "TASK_RUNNING":
+        assert status["state"] in ("TASK_STAGING", "TASK_STARTING"), status
+        status = scheduler.next_update(timeout=60, task_id=task_id)
+
+
+def _executor(task_id: str) -> psutil.Process:
+    def find() -> psutil.Process | None:
+        for process in psutil.process_iter():
+            try:
+                if process.environ().get("MESOS_EXECUTOR_ID") == task_id and \
+                        "tfmesos.executor" in process.cmdline():
+                    return process
+            except psutil.Error:
+                continue
+        return None
+
+    return wait_until(find, 30, message=f"the executor of {task_id}")
+
+
+def _end_of_executor(scheduler: RawScheduler, task_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The task's final update and the executor's FAILURE event (in either order)."""
+    assert scheduler.stream is not None
+    seen: dict[str, dict[str, Any]] = {}
+
+    def wanted(event: dict[str, Any]) -> bool:
+        if event["type"] == "FAILURE" and "executor_id" in event["failure"]:
+            seen["failure"] = event["failure"]
+        elif event["type"] == "UPDATE" and event["update"]["status"]["state"] == "TASK_FAILED":
+            seen["update"] = event["update"]["status"]
+            scheduler.acknowledge(seen["update"])
+        return len(seen) == 2
+
+    scheduler.stream.wait_for(wanted, 30)
+    assert seen["update"]["task_id"]["value"] == task_id
+    return seen["update"], seen["failure"]
+
+
+def _zygote() -> psutil.Process | None:
+    for child in psutil.Process().children():
+        try:
+            if any(part.endswith("zygote.py") for part in child.cmdline()):
+                return child
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_a_forked_executor_shows_and_ends_like_an_exec_d_one(make_master):
+    forked_master = make_master()
+    exec_master = make_master(tuning=Tuning(stop_grace_period=1.0, fork_modules=()))
+    processes = {}
+    schedulers = []
+    try:
+        for name, master in (("forked", forked_master), ("exec", exec_master)):
+            scheduler = RawScheduler(master.address)
+            schedulers.append(scheduler)
+            scheduler.subscribe(framework_info(f"fork-{name}"))
+            _launch(scheduler, f"fs.worker.0.{name}")
+            _running(scheduler, f"fs.worker.0.{name}")
+            processes[name] = _executor(f"fs.worker.0.{name}")
+
+        forked, execd = processes["forked"], processes["exec"]
+        zygote = _zygote()
+        assert zygote is not None and forked.ppid() == zygote.pid  # the fork server made it ...
+        assert execd.ppid() == os.getpid()  # ... and without it the master itself
+        for process in (forked, execd):
+            assert process.cmdline() == [sys.executable, "-m", "tfmesos.executor"]
+            env = process.environ()
+            assert os.getpgid(process.pid) == process.pid  # its own process group (killpg(0) safe)
+            assert process.cwd() == env["MESOS_DIRECTORY"]
+            assert "HOME" not in env and "PYTHONPATH" not in env  # no leak of the master's environment
+        assert set(forked.environ()) == set(execd.environ())
+
+        # Its end (and how: the zygote reaps it and reports the status) reaches the scheduler.
+        forked.send_signal(signal.SIGKILL)
+        update, failure = _end_of_executor(schedulers[0], "fs.worker.0.forked")
+        assert failure["status"] == signal.SIGKILL  # a raw wait status: killed by signal 9
+        assert update["reason"] == "REASON_EXECUTOR_TERMINATED"
+    finally:
+        for scheduler in schedulers:
+            scheduler.teardown()
+            scheduler.close()
+
+
+def test_without_the_zygote_running_executors_are_still_watched_and_new_ones_exec_d(make_master):
+    master = make_master()
+    scheduler = RawScheduler(master.address)
+    scheduler.subscribe(framework_info("fork-lost"))
+    try:
+        _launch(scheduler, "fs.worker.0.a")
+        _running(scheduler, "fs.worker.0.a")
+        first = _executor("fs.worker.0.a")
+        zygote = _zygote()
+        assert zygote is not None and first.ppid() == zygote.pid
+        zygote.kill()
+        zygote.wait(10)
+
+        first.send_signal(signal.SIGKILL)  # no zygote to report it: the master notices all the same
+        update, failure = _end_of_executor(scheduler, "fs.worker.0.a")
+        assert failure["status"] == -1  # unknown: only the zygote could have reaped it
+
+        _launch(scheduler, "fs.worker.0.b")
+        _running(scheduler, "fs.worker.0.b")
+        assert _executor("fs.worker.0.b").ppid() == os.getpid()
+    finally:
+        scheduler.teardown()
+        scheduler.close()
+
+
+@pytest.mark.parametrize("command, expected", [
+    ({"value": "exec /usr/bin/python3 -m tfmesos.executor"}, ("/usr/bin/python3", "tfmesos.executor", [])),
+    ({"value": "exec '/opt/my env/python' -m tfmesos.executor --x 1"},
+     ("/opt/my env/python", "tfmesos.executor", ["--x", "1"])),
+    ({"shell": False, "value": "/usr/bin/python3", "arguments": ["/usr/bin/python3", "-m", "m"]},
+     ("/usr/bin/python3", "m", [])),
+    ({"value": "/usr/bin/python3 -m tfmesos.executor > log"}, None),  # shell syntax: exec'd
+    ({"value": "X=1 /usr/bin/python3 -m tfmesos.executor"}, None),
+    ({"value": "exec python3 -m tfmesos.executor"}, None),  # PATH lookup: exec'd
+    ({"value": "exec /usr/bin/python3 -u -m tfmesos.executor"}, None),  # interpreter flags
+    ({"value": "exec /usr/bin/python3 -m tfmesos.executor; echo done"}, None),
+    ({"value": "exec /usr/bin/python3 -m 'unterminated"}, None),
+])
+def test_only_a_plain_python_dash_m_command_is_forked(command, expected):
+    parsed = module_command(command)
+    assert (None if parsed is None else (parsed.python, parsed.module, parsed.args)) == expected

@@ -1,0 +1,235 @@
+"""The warm interpreter behind ``forkserver.py``: run as a script, standard library only.
+
+``python zygote.py FD PRELOAD MODULE...`` imports each MODULE (and the comma-separated
+PRELOAD modules: what the MODULEs import lazily) once, then forks a child per request
+read from the socket on FD; the child becomes what ``python -m MODULE ARGS`` would have been
+(own process group, sandbox as cwd, its environment, stdout/stderr appended to the sandbox
+files) without paying for interpreter start and imports again. The zygote reaps its
+children and reports how each ended, since only a parent can learn an exit status.
+
+Wire (JSON lines, one per message; contract shared with forkserver.py, VERSION below):
+    ← {"ready": VERSION, "modules": [imported...]}
+    → {"id": N, "module": M, "args": [...], "env": {...}, "cwd": DIR}
+    ← {"id": N, "pid": PID} | {"id": N, "error": TEXT}
+    ← {"exit": PID, "returncode": RC}      (subprocess' convention: -SIG when killed)
+The zygote ends when the socket closes (its master is gone) or with its parent (PDEATHSIG).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+
+VERSION = 1
+_ADDED_AT_START: dict = {}
+_PR_SET_PDEATHSIG = 1
+_PR_SET_MM, _PR_SET_MM_MAP = 35, 14
+
+# Python's own start-up dispositions, restored in a child: the zygote changes these for itself.
+_CHILD_DEFAULTS = {signal.SIGCHLD: signal.SIG_DFL, signal.SIGTERM: signal.SIG_DFL,
+                   signal.SIGHUP: signal.SIG_DFL, signal.SIGINT: signal.default_int_handler}
+
+
+def main() -> None:
+    fd = int(sys.argv[1])
+    global _ADDED_AT_START
+    _ADDED_AT_START = _interpreter_added_env()
+    del sys.path[0]  # this script's folder: a child gets the path `python -m` would give it
+    _die_with_parent()
+    imported = []
+    for module in sys.argv[3:] + [m for m in sys.argv[2].split(",") if m]:
+        try:
+            __import__(module)
+            imported.append(module)
+        except Exception as error:  # noqa: BLE001 - a module that cannot load is exec'd instead
+            print(f"zygote: cannot preload {module}: {error}", file=sys.stderr)
+    imported = [m for m in imported if m in sys.argv[3:]]  # only these may be run
+    sock = socket.socket(fileno=fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake the select below
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on the master's terminal is the master's
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _send(sock, {"ready": VERSION, "modules": imported})
+    pending = b""
+    import select
+
+    while True:
+        readable, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in readable:
+            os.read(wake_r, 4096)
+            _reap(sock)
+        if sock in readable:
+            data = sock.recv(1 << 16)
+            if not data:
+                return
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                request = json.loads(line)
+                reply = {"id": request["id"]}
+                if request.get("module") not in imported:
+                    reply["error"] = f"module {request.get('module')!r} was not preloaded"
+                else:
+                    try:
+                        reply["pid"] = _fork(request, sock, (wake_r, wake_w))
+                    except OSError as error:
+                        reply["error"] = str(error)
+                _send(sock, reply)
+
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.sendall(json.dumps(message).encode() + b"\n")
+
+
+def _reap(sock: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _send(sock, {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)})
+
+
+def _fork(request: dict, sock: socket.socket, wake: tuple[int, int]) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 127
+    try:
+        _become(request, sock, wake)
+        code = _run(request["module"], request["args"])
+    finally:
+        os._exit(code)
+
+
+def _become(request: dict, sock: socket.socket, wake: tuple[int, int]) -> None:
+    """What exec'ing ``python -m`` from the agent would have set up."""
+    os.setpgid(0, 0)
+    signal.set_wakeup_fd(-1)
+    for number, handler in _CHILD_DEFAULTS.items():
+        signal.signal(number, handler)
+    sock.close()
+    for fd in wake:
+        os.close(fd)
+    cwd = request["cwd"]
+    os.chdir(cwd)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(os.path.join(cwd, "stdout"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    err = os.open(os.path.join(cwd, "stderr"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    for fd, target in ((devnull, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for key, value in _ADDED_AT_START.items():  # e.g. LC_CTYPE from PEP 538's locale coercion
+        os.environ.setdefault(key, value)
+    _show_as([request["argv0"], "-m", request["module"], *request["args"]], request["env"])
+    sys.path.insert(0, cwd)  # `python -m` puts the working directory first
+
+
+def _run(module: str, args: list) -> int:
+    """runpy as ``-m`` does it, then the interpreter's own shutdown steps; returns the exit code."""
+    import atexit
+    import runpy
+    import threading
+    import traceback
+
+    sys.modules.pop(module, None)  # preloaded for its imports; it runs afresh as __main__
+    sys.argv = [module, *args]
+    code = 0
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exit_:
+        code = _exit_code(exit_.code)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)  # as the interpreter does: die of the signal
+    except BaseException:  # noqa: BLE001 - printed like an uncaught exception
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # type: ignore[attr-defined]  # join non-daemon threads, as at exit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    return code
+
+
+def _exit_code(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value & 0xFF
+    print(value, file=sys.stderr)
+    return 1
+
+
+def _interpreter_added_env() -> dict:
+    """Variables the interpreter set in its own environment at start-up: a fresh ``python`` given
+    the same start-up variables (the fork server checks that they match) would set them too."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            given = {entry.split(b"=", 1)[0].decode() for entry in f.read().split(b"\0") if entry}
+    except OSError:
+        return {}
+    return {k: v for k, v in os.environ.items() if k not in given}
+
+
+_KEEP: list = []  # the memory /proc/PID/cmdline and environ now point at: never freed
+
+
+def _show_as(argv: list, env: dict) -> None:
+    """Make /proc/PID/cmdline and /proc/PID/environ (what ps, psutil and Mesos tooling read) say
+    what an exec'd ``python -m`` would show, by pointing the kernel's record of the argument and
+    environment areas at new memory: prctl(PR_SET_MM, PR_SET_MM_MAP), which needs no privilege
+    (kernels built with CONFIG_CHECKPOINT_RESTORE). Best effort: without it they show the zygote."""
+    import ctypes
+
+    class MmMap(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint64) for name in (
+            "start_code", "end_code", "start_data", "end_data", "start_brk", "brk", "start_stack",
+            "arg_start", "arg_end", "env_start", "env_end")] + [
+            ("auxv", ctypes.c_void_p), ("auxv_size", ctypes.c_uint32), ("exe_fd", ctypes.c_uint32)]
+
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # field 3 onwards (comm may hold spaces)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.sbrk.restype = ctypes.c_void_p
+        args = b"".join(os.fsencode(a) + b"\0" for a in argv)
+        environ = b"".join(os.fsencode(k) + b"=" + os.fsencode(v) + b"\0" for k, v in env.items())
+        areas = [ctypes.create_string_buffer(data, len(data)) for data in (args, environ)]
+        _KEEP.extend(areas)
+        arg_start, env_start = (ctypes.addressof(area) for area in areas)
+        stat = lambda number: int(fields[number - 3])  # noqa: E731 - proc(5) numbers its fields from 1
+        mm = MmMap(start_code=stat(26), end_code=stat(27), start_data=stat(45), end_data=stat(46),
+                   start_brk=stat(47), brk=libc.sbrk(0), start_stack=stat(28),
+                   arg_start=arg_start, arg_end=arg_start + len(args),
+                   env_start=env_start, env_end=env_start + len(environ),
+                   auxv=None, auxv_size=0, exe_fd=0xFFFFFFFF)  # auxv and exe unchanged
+        libc.prctl(_PR_SET_MM, _PR_SET_MM_MAP, ctypes.byref(mm), ctypes.sizeof(mm), 0)
+    except (OSError, AttributeError, ValueError, IndexError):
+        pass
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the closed socket ends it instead
+
+
+if __name__ == "__main__":
+    main()
