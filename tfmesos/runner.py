@@ -27,11 +27,10 @@ from .live_jobs import refuse_duplicate, running_frameworks
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
-from .scheduler import JobScheduler, options_digest, resumable_with
+from .scheduler import JobScheduler, resumable_with
 from .spec import JobSpec
 from .status_text import task_row
-from .masking import mask_options
-from .state_format import StateFormatError, record
+from .state_format import StateFormatError
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
@@ -212,7 +211,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
         quota_probe=None if local else functools.partial(
             role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
-        on_progress=console.progress,
+        on_progress=console.progress, keep_finished=_under_marathon(),
     )
     stop_requested = threading.Event()
 
@@ -294,9 +293,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         stop_driver(sched, driver, failover=False)
         _summary(console, sched, result.succeeded, result.cause)
         code = 0 if result.succeeded else 1
-        if store and _under_marathon():
-            store.save(record(sched.framework_id, options_digest(options), mask_options(options), sched.job.to_dict(),
-                              finished=True))
+        if store and _under_marathon():  # the finished record was written with the Done (JobScheduler.persist)
             final = sched.snapshot()
             api.stop()
             api = None
