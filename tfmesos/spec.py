@@ -5,6 +5,7 @@ checks that span fields (a command for every non-server role, a task to decide s
 """
 from __future__ import annotations
 
+import functools
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,7 +128,7 @@ class JobSpec:
         outside = {key for key, _ in self.external}
         return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
 
-    @property
+    @functools.cached_property  # asked on every task end: built once (1,000 TaskKeys otherwise)
     def success_keys(self) -> tuple[TaskKey, ...]:
         """The tasks whose exit 0 ends the job successfully (none: it runs until stopped)."""
         if self.policies.success == "never":
@@ -137,6 +138,13 @@ class JobSpec:
         if self.policies.success == "chief" and self.count("chief"):
             return (TaskKey("chief", 0),)
         return (TaskKey("worker", 0),)
+
+    def decides_success(self, key: TaskKey) -> bool:
+        return key in self._success_key_set
+
+    @functools.cached_property
+    def _success_key_set(self) -> frozenset[TaskKey]:
+        return frozenset(self.success_keys)
 
     @property
     def streamed_keys(self) -> tuple[TaskKey, ...]:

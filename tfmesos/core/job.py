@@ -364,7 +364,7 @@ class Job:
             rec.state = PENDING
             return self._revive()
         key = rec.key
-        if update.state == "TASK_FINISHED" and key in self.spec.success_keys:
+        if update.state == "TASK_FINISHED" and self.spec.decides_success(key):
             if all(self.tasks[k].state == "TASK_FINISHED" for k in self.spec.success_keys):
                 return self._finish(True, f"{key} finished", now)
             return []

@@ -1,40 +1,47 @@
-"""One logical Mesos agent: containers, executor API state and status updates.
+"""One logical Mesos agent: its frameworks, containers and tasks, and their status updates.
 
 Every agent owns its own listening socket (``MESOS_AGENT_ENDPOINT``) on the
 shared event loop.  The master talks to it through plain method calls that
 the master posts with ``loop.call_soon`` (standing in for libprocess
 messages); the agent answers through the :class:`MasterLink` protocol.
+
+The agent keeps the bookkeeping: which framework runs which executor with
+which tasks, GPUs, launching and destroying containers (sandbox, fetch, spawn,
+kill, exit), the agent's own status updates (``accept_status``, handed to
+``status_updates``), and the registration timers.  Elsewhere: the executors'
+side of the v1 executor API in ``executor_sessions`` (owned here as
+``sessions``), what a container's checkpoint holds and what a restart does
+with it in ``recovery``, the records themselves in ``containers``.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import time
 from collections import deque
 from concurrent.futures import Executor as ThreadPool
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .command_executor import CommandRunner
 from .config import MasterConfig
-from .containers import AgentTask, Executor, ExecutorState, Termination
+from .containers import AgentFramework, AgentTask, Executor, ExecutorState, Termination
 from .durations import format_duration, from_nanoseconds
+from .executor_sessions import ExecutorSessions
 from .fetcher import FetchError, fetch_all
 from .forkserver import ForkServer
-from .httpserver import EventStream, HttpServer, StreamResponse, APPLICATION_JSON
+from .httpserver import HttpServer
 from .ids import IdGenerator
-from .procs import ManagedProcess, spawn, start_time, wait_status
-from .recovery import checkpoint_container, container_path, load_containers, remove_container
+from .procs import ManagedProcess, spawn, wait_status
+from .recovery import record_container, recover_containers, remove_container, reregistration_termination
 from .protojson import b64decode, b64encode
 from .resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
 from .status_updates import StatusUpdate, StatusUpdateManager
 
 log = logging.getLogger(__name__)
-
-EXECUTOR_HEARTBEAT_INTERVAL = 30 * 60.0  # DEFAULT_EXECUTOR_HEARTBEAT_INTERVAL
 
 _STATUS_KEY_ORDER = ("task_id", "state", "message", "source", "reason", "agent_id", "executor_id",
                      "timestamp", "uuid", "container_status")
@@ -48,18 +55,6 @@ class MasterLink(Protocol):
     def executor_message(self, agent_id: str, framework_id: str, executor_id: str, data: str) -> None: ...
 
     def exited_executor(self, agent_id: str, framework_id: str, executor_id: str, status: int) -> None: ...
-
-
-@dataclass(eq=False)
-class AgentFramework:
-    info: dict[str, Any]
-    executors: dict[str, Executor] = field(default_factory=dict)
-    completed_executors: deque[Executor] = field(default_factory=lambda: deque(maxlen=150))
-    terminating: bool = False
-
-    @property
-    def id(self) -> str:
-        return self.info["id"]["value"]
 
 
 def order_status(status: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +101,7 @@ class Agent:
         self.server: HttpServer | None = None
         self.updates = StatusUpdateManager(loop, self._forward_update, self._tuning.status_update_retry_min,
                                            self._tuning.status_update_retry_max)
+        self.sessions = ExecutorSessions(self, loop, functools.partial(master.executor_message, agent_id))
 
     # -- identity -----------------------------------------------------------
     @property
@@ -174,8 +170,8 @@ class Agent:
             self._checkpoint(executor, framework)
         else:
             executor.queued[task_id] = agent_task
-            lost = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
-            self._agent_update(executor, task_id, lost, "REASON_EXECUTOR_TERMINATED", "Executor terminating")
+            lost = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
+            self.agent_update(executor, task_id, lost, "REASON_EXECUTOR_TERMINATED", "Executor terminating")
 
     def kill_task(self, framework_id: str, task_id: str, kill_policy: dict[str, Any] | None) -> None:
         executor = self._task_executor.get((framework_id, task_id))
@@ -183,8 +179,8 @@ class Agent:
         if framework is None:
             return
         if executor is None:
-            lost = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
-            self._accept_status(None, framework_id, {
+            lost = "TASK_DROPPED" if framework.partition_aware else "TASK_LOST"
+            self.accept_status(None, framework_id, {
                 "task_id": {"value": task_id}, "state": lost, "message": "Cannot find executor",
                 "reason": "REASON_EXECUTOR_TERMINATED", "uuid": b64encode(IdGenerator.status_uuid())},
                 "SOURCE_AGENT")
@@ -192,7 +188,7 @@ class Agent:
         if executor.state in (ExecutorState.TERMINATING, ExecutorState.TERMINATED):
             return
         if task_id in executor.queued:
-            self._agent_update(executor, task_id, "TASK_KILLED", "REASON_TASK_KILLED_DURING_LAUNCH",
+            self.agent_update(executor, task_id, "TASK_KILLED", "REASON_TASK_KILLED_DURING_LAUNCH",
                                "Killed before delivery to the executor")
             if not executor.ever_sent_task and not executor.queued:
                 self._shutdown_executor(executor)
@@ -309,8 +305,8 @@ class Agent:
         self._task_executor[(framework.id, task_id)] = executor
         self._allocate_gpus(executor, Resources.from_json(task.get("resources", [])))
         runner = CommandRunner(self._loop, task_id,
-                               lambda status: self._accept_status(executor, framework.id, status, "SOURCE_EXECUTOR"),
-                               killing_state=_has_capability(framework.info, "TASK_KILLING_STATE"))
+                               lambda status: self.accept_status(executor, framework.id, status, "SOURCE_EXECUTOR"),
+                               killing_state=framework.has_capability("TASK_KILLING_STATE"))
         self._runners[(framework.id, task_id)] = runner
         self._spawn_launch(executor, framework, task)
 
@@ -446,7 +442,7 @@ class Agent:
             termination = executor.pending_termination or Termination(
                 "TASK_FAILED", "REASON_EXECUTOR_TERMINATED", "Executor terminated")
             for task in executor.incomplete_tasks():
-                self._agent_update(executor, task.task_id, termination.state, termination.reason,
+                self.agent_update(executor, task.task_id, termination.state, termination.reason,
                                    termination.message)
         if not executor.command_task and not self.terminating:
             status = wait_status(returncode) if returncode is not None else -1
@@ -477,68 +473,32 @@ class Agent:
             return from_nanoseconds(policy["grace_period"]["nanoseconds"])
         return self._tuning.kill_grace_period
 
-    # -- recovery -----------------------------------------------------------
+    # -- recovery (decided in recovery.py) ---------------------------------
     def _checkpoint(self, executor: Executor, framework: AgentFramework) -> None:
-        """Record the container so that a restarted master can adopt or kill it."""
-        if executor.process is None or executor.state is ExecutorState.TERMINATED:
-            return
-        if executor.checkpoint_path is None:
-            executor.checkpoint_path = container_path(self.work_dir, self.id, executor.container_id)
-        process = executor.process
-        checkpoint_container(executor.checkpoint_path, executor.checkpoint_text(lambda: {
-            "framework_info": framework.info,
-            "executor_info": executor.info,
-            "container_id": executor.container_id,
-            "directory": str(executor.directory),
-            "recoverable": executor.checkpoint and not executor.command_task,
-            "pid": process.pid,
-            "start_time": start_time(process.pid),
-            "gpus": executor.gpus,
-            "shutdown_grace_period": executor.shutdown_grace_period,
-        }, (framework.info, executor.info, executor.gpus, process)))
+        record_container(self.work_dir, self.id, executor, framework.info)
 
     def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
         """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
 
-        Only custom executors of checkpointing frameworks are adopted (they
-        must re-subscribe within ``executor_reregistration_timeout``); any
-        other survivor is killed.
+        Adopted executors must re-subscribe within ``executor_reregistration_timeout``.
         """
         adopted = []
-        for path, record in load_containers(self.work_dir, self.id):
-            pid = int(record.get("pid", 0))
-            alive = pid > 0 and start_time(pid) == record.get("start_time")
-            if not alive:
-                remove_container(path)
-                continue
-            process = ManagedProcess.adopt(pid, record.get("directory", ""))
-            if not record.get("recoverable"):
-                process.signal_tree(signal.SIGKILL)
-                remove_container(path)
-                continue
-            framework_info = record["framework_info"]
-            framework = self.frameworks.setdefault(framework_info["id"]["value"], AgentFramework(framework_info))
-            info = record["executor_info"]
-            executor = Executor(
-                framework_id=framework.id, executor_id=info["executor_id"]["value"],
-                container_id=record["container_id"], info=info, directory=Path(record["directory"]),
-                checkpoint=True, command_task=False, shutdown_grace_period=record["shutdown_grace_period"],
-                process=process, ever_sent_task=True, checkpoint_path=path)
-            executor.gpus = [g for g in record.get("gpus", []) if g in self._free_gpus]
+        for container in recover_containers(self.work_dir, self.id):
+            framework_info, executor = container.framework_info, container.executor
+            framework = self.frameworks.setdefault(executor.framework_id, AgentFramework(framework_info))
+            executor.gpus = [g for g in executor.gpus if g in self._free_gpus]
             self._free_gpus = [g for g in self._free_gpus if g not in executor.gpus]
-            tasks = []
-            for entry in record.get("tasks", []):
-                task = AgentTask(entry["info"], entry["state"])
-                executor.launched[task.task_id] = task
-                self._task_executor[(framework.id, task.task_id)] = executor
-                tasks.append((entry["info"], entry["state"]))
+            for task_id in executor.launched:
+                self._task_executor[(framework.id, task_id)] = executor
             framework.executors[executor.executor_id] = executor
             self._live.add(executor)
             self._all_dead.clear()
+            process = executor.process
+            assert process is not None  # adopted containers run
             process.watch(self._loop, lambda p, e=executor: self._process_exited(e, p))
             executor.registration_timer = self._loop.call_later(
                 self._tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
-            adopted.append((framework_info, info, tasks))
+            adopted.append((framework_info, executor.info, container.tasks))
         return adopted
 
     def _reregistration_timeout(self, executor: Executor) -> None:
@@ -546,22 +506,20 @@ class Agent:
         if executor.state is not ExecutorState.REGISTERING:
             return
         framework = self.frameworks.get(executor.framework_id)
-        state = "TASK_GONE" if framework and _partition_aware(framework.info) else "TASK_LOST"
-        timeout = format_duration(self._tuning.executor_reregistration_timeout)
-        executor.pending_termination = Termination(
-            state, "REASON_EXECUTOR_REREGISTRATION_TIMEOUT", f"Executor did not reregister within {timeout}")
+        executor.pending_termination = reregistration_termination(
+            framework is not None and framework.partition_aware, self._tuning.executor_reregistration_timeout)
         executor.state = ExecutorState.TERMINATING
         self._destroy(executor)
 
     # -- status updates -----------------------------------------------------
-    def _agent_update(self, executor: Executor, task_id: str, state: str, reason: str, message: str) -> None:
+    def agent_update(self, executor: Executor, task_id: str, state: str, reason: str, message: str) -> None:
         """An update generated by the agent itself (SOURCE_AGENT, with uuid)."""
-        self._accept_status(executor, executor.framework_id, {
+        self.accept_status(executor, executor.framework_id, {
             "task_id": {"value": task_id}, "state": state, "message": message, "reason": reason,
             "executor_id": {"value": executor.executor_id},
             "uuid": b64encode(IdGenerator.status_uuid())}, "SOURCE_AGENT")
 
-    def _accept_status(self, executor: Executor | None, framework_id: str, status: dict[str, Any],
+    def accept_status(self, executor: Executor | None, framework_id: str, status: dict[str, Any],
                        source: str) -> None:
         """Slave::statusUpdate: stamp the update and hand it to the update manager."""
         status = dict(status)
@@ -596,78 +554,6 @@ class Agent:
         task = executor.find_task(update.task_id) if executor is not None else None
         latest = task.state if task is not None else update.state
         self._loop.call_soon(self._master.status_update, self.id, update, latest)
-
-    # -- executor API -------------------------------------------------------
-    def executor_subscribe(self, executor: Executor, subscribe: dict[str, Any]) -> StreamResponse:
-        framework = self.frameworks[executor.framework_id]
-
-        def on_open(stream: EventStream) -> None:
-            if self.terminating or framework.terminating or executor.state in (
-                    ExecutorState.TERMINATING, ExecutorState.TERMINATED):
-                stream.send({"type": "SHUTDOWN"})
-                stream.close()
-                return
-            if executor.stream is not None:
-                executor.stream.close()
-            executor.stream = stream
-            stream.on_close(lambda closed: self._executor_stream_closed(executor, closed))
-            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._executor_heartbeat, executor, stream)
-            first = executor.state is ExecutorState.REGISTERING
-            executor.state = ExecutorState.RUNNING
-            if executor.registration_timer is not None:
-                executor.registration_timer.cancel()
-                executor.registration_timer = None
-            for update in subscribe.get("unacknowledged_updates", []):
-                self._executor_status(executor, update["status"])
-            if not first:
-                self._drop_unknown_staging(executor, subscribe.get("unacknowledged_tasks", []))
-            if not executor.ever_sent_task and not executor.queued:
-                self._shutdown_executor(executor)
-                return
-            stream.send({"type": "SUBSCRIBED", "subscribed": {
-                "executor_info": executor.info,
-                "framework_info": framework.info,
-                "agent_info": self.agent_info(),
-                "container_id": {"value": executor.container_id},
-            }})
-            for task_id, task in list(executor.queued.items()):
-                del executor.queued[task_id]
-                executor.launched[task_id] = task
-                executor.ever_sent_task = True
-                stream.send({"type": "LAUNCH", "launch": {"task": task.info}})
-
-        return StreamResponse([("Content-Type", APPLICATION_JSON)], on_open)
-
-    def _executor_heartbeat(self, executor: Executor, stream: EventStream) -> None:
-        if executor.stream is stream and not stream.closed:
-            stream.send({"type": "HEARTBEAT"})
-            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._executor_heartbeat, executor, stream)
-
-    def _executor_stream_closed(self, executor: Executor, stream: EventStream) -> None:
-        # HTTP executors may reconnect (pymesos does when MESOS_CHECKPOINT is set).
-        if executor.stream is stream:
-            executor.stream = None
-
-    def _drop_unknown_staging(self, executor: Executor, unacknowledged: list[dict[str, Any]]) -> None:
-        known = {t["task_id"]["value"] for t in unacknowledged}
-        framework = self.frameworks[executor.framework_id]
-        state = "TASK_DROPPED" if _partition_aware(framework.info) else "TASK_LOST"
-        for task in list(executor.launched.values()):
-            if task.state == "TASK_STAGING" and task.task_id not in known:
-                self._agent_update(executor, task.task_id, state, "REASON_AGENT_RESTARTED",
-                                   "Task launched during agent restart")
-
-    def executor_update(self, executor: Executor, status: dict[str, Any]) -> None:
-        self._executor_status(executor, status)
-        executor.send({"type": "ACKNOWLEDGED", "acknowledged": {
-            "task_id": status["task_id"], "uuid": status["uuid"]}})
-
-    def _executor_status(self, executor: Executor, status: dict[str, Any]) -> None:
-        self._accept_status(executor, executor.framework_id, status, "SOURCE_EXECUTOR")
-
-    def executor_message(self, executor: Executor, data: str) -> None:
-        self._loop.call_soon(self._master.executor_message, self.id, executor.framework_id,
-                             executor.executor_id, data)
 
     # -- state --------------------------------------------------------------
     def state_executors(self) -> list[tuple[AgentFramework, list[Executor], list[Executor]]]:
@@ -707,14 +593,6 @@ def _command_executor_name(task_id: str, command: dict[str, Any]) -> str:
 def _allocation_role_env(task: dict[str, Any]) -> dict[str, str]:
     roles = Resources.from_json(task.get("resources", [])).allocation_roles() - {None}
     return {"MESOS_ALLOCATION_ROLE": next(iter(roles))} if roles else {}  # type: ignore[dict-item]
-
-
-def _has_capability(info: dict[str, Any], name: str) -> bool:
-    return any(c.get("type") == name for c in info.get("capabilities", []))
-
-
-def _partition_aware(info: dict[str, Any]) -> bool:
-    return _has_capability(info, "PARTITION_AWARE")
 
 
 def _note_container(directory: Path, container: dict[str, Any]) -> None:

@@ -36,12 +36,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tfmesos local-master",
         description="Run an embedded single-node Mesos master (v1 HTTP API) with logical agents.")
-    parser.add_argument("--port", type=int, default=5050, help="master port on 127.0.0.1 (default 5050)")
+    d = MasterConfig()
+    parser.add_argument("--port", type=int, default=d.port, help=f"master port on 127.0.0.1 (default {d.port})")
     add_agent_flags(parser)
-    parser.add_argument("--first-port", type=int, default=31000,
-                        help="first port offered to tasks (default 31000); agent i offers "
+    parser.add_argument("--first-port", type=int, default=d.first_port,
+                        help=f"first port offered to tasks (default {d.first_port}); agent i offers "
                              "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir)")
-    parser.add_argument("--ports-per-agent", type=int, default=1000, help="ports offered per agent (default 1000)")
+    parser.add_argument("--ports-per-agent", type=int, default=d.ports_per_agent,
+                        help=f"ports offered per agent (default {d.ports_per_agent})")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="sandbox root (default: a temporary directory removed on exit)")
     parser.add_argument("--credentials", type=Path, default=None,

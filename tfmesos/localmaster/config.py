@@ -37,7 +37,6 @@ class Tuning:
     fork_preload: tuple[str, ...] = ("pymesos",)  # what they import lazily, imported once too
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
-    max_completed_executors_per_framework: int = 150
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The agent's record of one executor run (a 'container') and its tasks."""
+"""The agent's records: its frameworks, their executor runs ('containers') and tasks."""
 from __future__ import annotations
 
 import asyncio
@@ -51,6 +51,27 @@ class Termination:
     state: str
     reason: str
     message: str
+
+
+@dataclass(eq=False)
+class AgentFramework:
+    """A framework as the agent knows it: its FrameworkInfo and its containers here."""
+
+    info: dict[str, Any]
+    executors: dict[str, Executor] = field(default_factory=dict)
+    completed_executors: deque[Executor] = field(default_factory=lambda: deque(maxlen=150))
+    terminating: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.info["id"]["value"]
+
+    def has_capability(self, name: str) -> bool:
+        return any(c.get("type") == name for c in self.info.get("capabilities", []))
+
+    @property
+    def partition_aware(self) -> bool:
+        return self.has_capability("PARTITION_AWARE")
 
 
 @dataclass(eq=False)

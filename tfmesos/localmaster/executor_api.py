@@ -2,7 +2,8 @@
 
 Checks follow src/slave/http.cpp ``Http::executor``: method, Content-Type,
 JSON -> protobuf, validateExecutorCall, Accept (SUBSCRIBE), unknown
-framework / executor (400), not yet subscribed (403).
+framework / executor (400), not yet subscribed (403).  A call that passes
+goes to the agent's ``executor_sessions.ExecutorSessions``.
 """
 from __future__ import annotations
 
@@ -96,11 +97,11 @@ class AgentApi:
         if executor.state is ExecutorState.REGISTERING and kind != "SUBSCRIBE":
             return Response.text(403, "Executor is not subscribed")
         if kind == "SUBSCRIBE":
-            return agent.executor_subscribe(executor, call["subscribe"])
+            return agent.sessions.subscribe(executor, call["subscribe"])
         if kind == "UPDATE":
-            agent.executor_update(executor, call["update"]["status"])
+            agent.sessions.update(executor, call["update"]["status"])
             return Response.empty(202)
         if kind == "MESSAGE":
-            agent.executor_message(executor, call["message"]["data"])
+            agent.sessions.message(executor, call["message"]["data"])
             return Response.empty(202)
         return Response.text(501, "501 Not Implemented.")

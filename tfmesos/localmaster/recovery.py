@@ -7,14 +7,24 @@ who started which process.  After a restart, containers of checkpointing
 frameworks' custom executors whose process still runs are re-adopted (the
 executor re-subscribes, as pymesos does with ``MESOS_CHECKPOINT=1``); every
 other surviving container is killed, as a real agent destroys unknown ones.
+
+The agent keeps the bookkeeping (registering what is adopted, its timers,
+watching its process); what goes into a record and what becomes of each
+recorded container after a restart is decided here.
 """
 from __future__ import annotations
 
 import json
 import logging
 import os
+import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .containers import AgentTask, Executor, ExecutorState, Termination
+from .durations import format_duration
+from .procs import ManagedProcess, start_time
 
 log = logging.getLogger(__name__)
 
@@ -70,3 +80,85 @@ def load_containers(work_dir: Path, agent_id: str) -> list[tuple[Path, dict[str,
         except (OSError, ValueError):
             remove_container(path)
     return found
+
+
+# -- what is recorded -------------------------------------------------------
+def record_container(work_dir: Path, agent_id: str, executor: Executor, framework_info: dict[str, Any]) -> None:
+    """Record a spawned, live container so that a restarted master can adopt or kill it."""
+    if executor.process is None or executor.state is ExecutorState.TERMINATED:
+        return
+    if executor.checkpoint_path is None:
+        executor.checkpoint_path = container_path(work_dir, agent_id, executor.container_id)
+    checkpoint_container(executor.checkpoint_path, container_record(executor, framework_info))
+
+
+def container_record(executor: Executor, framework_info: dict[str, Any]) -> str:
+    """The record of a spawned container as JSON: who started which process, and its live tasks.
+
+    Only custom executors of checkpointing frameworks are marked recoverable.
+    """
+    process = executor.process
+    if process is None:
+        raise ValueError(f"container {executor.container_id} has no process to record")
+    return executor.checkpoint_text(lambda: {
+        "framework_info": framework_info,
+        "executor_info": executor.info,
+        "container_id": executor.container_id,
+        "directory": str(executor.directory),
+        "recoverable": executor.checkpoint and not executor.command_task,
+        "pid": process.pid,
+        "start_time": start_time(process.pid),
+        "gpus": executor.gpus,
+        "shutdown_grace_period": executor.shutdown_grace_period,
+    }, (framework_info, executor.info, executor.gpus, process))
+
+
+# -- what becomes of it after a restart -------------------------------------
+@dataclass
+class AdoptedContainer:
+    """A recorded container whose process still runs, taken over by the restarted agent."""
+
+    framework_info: dict[str, Any]
+    executor: Executor  # REGISTERING until the executor re-subscribes; ``gpus`` as recorded
+    tasks: list[tuple[dict[str, Any], str]]  # (TaskInfo, state) of its live tasks, for the master
+
+
+def recover_containers(work_dir: Path, agent_id: str) -> list[AdoptedContainer]:
+    """Settle every container the previous run recorded for ``agent_id``.
+
+    Its process is gone (or the pid was reused): the record is removed.  Not
+    recoverable: the process group is killed and the record removed.
+    Recoverable: it comes back as an adopted container.
+    """
+    adopted = []
+    for path, record in load_containers(work_dir, agent_id):
+        pid = int(record.get("pid", 0))
+        alive = pid > 0 and start_time(pid) == record.get("start_time")
+        if not alive:
+            remove_container(path)
+            continue
+        process = ManagedProcess.adopt(pid, record.get("directory", ""))
+        if not record.get("recoverable"):
+            process.signal_tree(signal.SIGKILL)
+            remove_container(path)
+            continue
+        framework_info = record["framework_info"]
+        info = record["executor_info"]
+        executor = Executor(
+            framework_id=framework_info["id"]["value"], executor_id=info["executor_id"]["value"],
+            container_id=record["container_id"], info=info, directory=Path(record["directory"]),
+            checkpoint=True, command_task=False, shutdown_grace_period=record["shutdown_grace_period"],
+            process=process, ever_sent_task=True, checkpoint_path=path, gpus=list(record.get("gpus", [])))
+        tasks = []
+        for entry in record.get("tasks", []):
+            task = AgentTask(entry["info"], entry["state"])
+            executor.launched[task.task_id] = task
+            tasks.append((entry["info"], entry["state"]))
+        adopted.append(AdoptedContainer(framework_info, executor, tasks))
+    return adopted
+
+
+def reregistration_termination(partition_aware: bool, timeout: float) -> Termination:
+    """Why an adopted executor that did not re-subscribe within ``timeout`` seconds is destroyed."""
+    return Termination("TASK_GONE" if partition_aware else "TASK_LOST", "REASON_EXECUTOR_REREGISTRATION_TIMEOUT",
+                       f"Executor did not reregister within {format_duration(timeout)}")

@@ -7,8 +7,8 @@ from .durations import format_duration
 from .resources import Resources
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentFramework
-    from .containers import AgentTask, Executor
+    from .agent import Agent
+    from .containers import AgentFramework, AgentTask, Executor
     from .framework import Framework, Task
     from .master import AgentRecord, Master
 

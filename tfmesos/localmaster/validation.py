@@ -1,4 +1,4 @@
-"""ACCEPT validation with Mesos' messages (src/master/validation.cpp).
+"""Validation with Mesos' messages (src/master/validation.cpp): FrameworkInfo on SUBSCRIBE, ACCEPT calls.
 
 Offer-level errors make every task of the call TASK_LOST / REASON_INVALID_OFFERS;
 task-level errors make that task alone TASK_ERROR / REASON_TASK_INVALID.

@@ -106,6 +106,11 @@ def _fork(request: dict, sock: socket.socket, wake: tuple[int, int]) -> int:
     try:
         _become(request, sock, wake)
         code = _run(request["module"], request["args"])
+    except BaseException:  # noqa: BLE001 - setting up failed: say why where the sandbox's stderr is
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
     finally:
         os._exit(code)
 
@@ -232,4 +237,7 @@ def _die_with_parent() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the master went away (it may stop before the zygote is even ready): nothing to do

@@ -97,7 +97,9 @@ _KINDS: dict[str, type] = {cls.KIND: cls for cls in (TaskPayload, ClusterSpecMes
 
 
 def to_wire(message: Message) -> dict[str, Any]:
-    return {"v": PROTOCOL, "type": message.KIND, **dataclasses.asdict(message)}
+    # Fields hold plain JSON values: no deep copy (asdict's copied a gang's ClusterSpec per task).
+    return {"v": PROTOCOL, "type": message.KIND,
+            **{f.name: getattr(message, f.name) for f in dataclasses.fields(message)}}
 
 
 def from_wire(obj: Any, what: str = "the peer") -> Message:
