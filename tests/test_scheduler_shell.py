@@ -9,8 +9,10 @@ from typing import Any
 from tfmesos.core.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options import resolve_options
+from tfmesos.runner import stop_driver
 from tfmesos.scheduler import JobScheduler
 from tfmesos.spec import job_spec_from_options
+from tfmesos.state_format import record
 from tfmesos.state_store import DirStore
 
 OPTIONS = resolve_options({"service": {"name": "shell"}, "job": {"command": "python train.py"},
@@ -34,6 +36,10 @@ class FakeDriver:
         self.launched += [i["task_id"]["value"] for i in infos]
         self.calls.append(("launchTasks", (offer_ids,)))
 
+    def stop(self, failover: bool = False) -> None:
+        self.on_disk_at_stop = self.store.load()
+        self.calls.append(("stop", (failover,)))
+
     def __getattr__(self, name: str) -> Any:
         return lambda *args, **kwargs: self.calls.append((name, args))
 
@@ -49,8 +55,9 @@ def _status(task_id: str, agent: str, state: str) -> dict[str, Any]:
     return {"task_id": {"value": task_id}, "agent_id": {"value": agent}, "state": state, "uuid": "dXVpZA=="}
 
 
-def _scheduler(store: DirStore, job: Job) -> JobScheduler:
-    return JobScheduler(job, SPEC, OPTIONS, ExecutorSettings(python="python3"), store=store, clock=lambda: 10.0)
+def _scheduler(store: DirStore, job: Job, keep_finished: bool = False) -> JobScheduler:
+    return JobScheduler(job, SPEC, OPTIONS, ExecutorSettings(python="python3"), store=store, clock=lambda: 10.0,
+                        keep_finished=keep_finished)
 
 
 def test_tasks_are_on_disk_before_mesos_hears_of_them(tmp_path: Path) -> None:
@@ -108,3 +115,39 @@ def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(
     assert env["TFMESOS_RESTART_COUNT"] == "2" and env["TFMESOS_PYTHON"] == "py3"
     assert env["TMPDIR"] == str(tmp_path / "tmp") and (tmp_path / "tmp").is_dir()
     assert env["TFMESOS_CLUSTERSPEC_FILE"] == str(tmp_path / "clusterspec.json")
+
+
+def _run_to_success(store: DirStore, keep_finished: bool) -> tuple[JobScheduler, FakeDriver]:
+    """A job launched, running, then worker:0 exits 0 and its peers are killed: the job is over."""
+    driver, sched = FakeDriver(store), _scheduler(store, Job.new(SPEC, 0.0), keep_finished)
+    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.resourceOffers(driver, [_offer(1), _offer(2)])
+    for task_id in driver.launched:
+        sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_RUNNING"))
+    worker0 = next(t for t in driver.launched if ".worker.0." in t)
+    sched.statusUpdate(driver, _status(worker0, sched.attempt_agents[worker0], "TASK_FINISHED"))
+    assert not sched.done.is_set(), "the others still run"
+    for task_id in driver.launched:
+        if task_id != worker0:
+            sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_KILLED"))
+    assert sched.done.is_set() and sched.result is not None and sched.result.succeeded
+    stop_driver(sched, driver, failover=False)  # what the runner does next: tear the framework down
+    return sched, driver
+
+
+def test_a_kept_job_is_recorded_finished_before_its_framework_is_torn_down(tmp_path: Path) -> None:
+    """Under Marathon: a scheduler restarted between the end and the teardown must find the job
+    finished (and serve its status), not resume a framework Mesos is about to remove."""
+    _, driver = _run_to_success(DirStore(tmp_path, "shell"), keep_finished=True)
+    assert driver.calls[-2] == ("stop", (False,))
+    saved = driver.on_disk_at_stop
+    assert saved is not None and saved["finished"] is True and saved["job"]["phase"] == "SUCCEEDED"
+    assert saved["framework_id"] == "F-1" and set(saved) == set(record("F-1", "", None, {}))
+
+
+def test_a_job_not_kept_is_recorded_over_but_not_finished(tmp_path: Path) -> None:
+    """Outside Marathon the runner clears the record after the teardown; until then it says how the
+    job ended, not that it holds the name."""
+    _, driver = _run_to_success(DirStore(tmp_path, "shell"), keep_finished=False)
+    saved = driver.on_disk_at_stop
+    assert saved is not None and saved["finished"] is False and saved["job"]["phase"] == "SUCCEEDED"

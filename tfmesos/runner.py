@@ -2,7 +2,8 @@
 
 The imperative shell around the core: the embedded master when no --master is given, the
 state store, the pymesos driver, the HTTP API, the console. Exit code 0 means the job
-succeeded and nothing it started is still running.
+succeeded and nothing it started is still running. What differs under Marathon (a finished job
+served until the app is removed, SIGTERM as a restart) is in ``marathon_lifecycle``.
 """
 from __future__ import annotations
 
@@ -24,14 +25,14 @@ from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cu
 from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
 from .live_jobs import refuse_duplicate, running_frameworks
+from . import marathon_lifecycle as marathon
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
-from .scheduler import JobScheduler, options_digest, resumable_with
+from .scheduler import JobScheduler, resumable_with
 from .spec import JobSpec
 from .status_text import task_row
-from .masking import mask_options
-from .state_format import StateFormatError, record
+from .state_format import StateFormatError
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
@@ -81,7 +82,7 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
 def _load_or_create(store: StateStore | None, spec: JobSpec, options: dict[str, Any], console: Console) -> tuple[Job, str | None]:
     saved = _load_state(store)
     if saved and saved.get("finished"):
-        # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+        # Outside Marathon (marathon_lifecycle, handled before) a finished record does not hold the name: run anew.
         console.event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
         saved = None
     if not saved:
@@ -105,10 +106,6 @@ def _load_state(store: StateStore | None) -> dict[str, Any] | None:
     except ValueError as exc:  # not JSON: a file edited or cut short by hand
         raise UsageError(f"the job's state in {store.where}", f"unreadable ({cut(str(exc), 100)})",  # type: ignore[union-attr]
                          "remove it to start the job afresh") from None
-
-
-def _under_marathon() -> bool:
-    return bool(os.environ.get("MARATHON_APP_ID"))
 
 
 def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
@@ -195,14 +192,23 @@ def _start_api(spec: JobSpec, settings: RunSettings, *handlers: Any, ops: Operat
     return api
 
 
+def _operations(spec: JobSpec, **handlers: Any) -> Operations:
+    """The API's operations, behind the API token when there is one."""
+    return Operations(**handlers, token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads)
+
+
+def _ended_api(spec: JobSpec, settings: RunSettings) -> marathon.StartApi:
+    """How the API of a job that is over starts: its status, no ClusterSpec, shutdown ends the serving."""
+    return lambda snapshot, stop, ops: _start_api(spec, settings, snapshot, lambda: None, stop, ops=ops)
+
+
 def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: str, store: StateStore | None,
          console: Console, local: bool) -> int:
     saved = _load_state(store)
-    if saved and saved.get("finished") and _under_marathon():
-        # Marathon restarts apps that exit: a finished job stays finished, and we only report it.
-        console.event(f"job {spec.service.name!r} already ended ({saved['job'].get('phase')}); serving its status")
+    if saved and saved.get("finished") and marathon.under_marathon():
         final = Job.from_dict(spec, saved["job"]).snapshot()
-        return _serve_until_terminated(settings, spec, lambda: final, console)
+        return marathon.serve_recorded_end(spec.service.name, saved, final, _ended_api(spec, settings), console,
+                                           _operations(spec))
     job, framework_id = _load_or_create(store, spec, options, console)
     if not local:
         refuse_duplicate(running_frameworks(master, spec.service.principal, os.environ.get("MESOS_SECRET", "")),
@@ -212,7 +218,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
         quota_probe=None if local else functools.partial(
             role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
-        on_progress=console.progress,
+        on_progress=console.progress, keep_finished=marathon.keeps_finished(store is not None),
     )
     stop_requested = threading.Event()
 
@@ -226,8 +232,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         except ValueError as exc:
             raise Refused(409, str(exc)) from None
 
-    ops = Operations(logs=sched.logs.read, restart=restart, metrics=sched.metrics.render,
-                     token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads)
+    ops = _operations(spec, logs=sched.logs.read, restart=restart, metrics=sched.metrics.render)
     api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job.spec_message(), shutdown, ops=ops)
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
@@ -250,9 +255,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             failover=True,  # a crash must not tear the job down: a restarted scheduler takes over
         )
         sched.driver = driver
-        # SIGTERM: locally, stop the job; under Marathon (a restart or an upgrade), leave the job to
-        # the next scheduler instance, which re-subscribes with the same framework id.
-        previous_term = signal.signal(signal.SIGTERM, lambda *_: shutdown() if local else _failover_exit())
+        previous_term = signal.signal(signal.SIGTERM, marathon.on_sigterm(local, shutdown))
         driver.start()
         try:
             await_subscription(sched, driver, master, settings.connect_timeout, spec)
@@ -294,15 +297,13 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         stop_driver(sched, driver, failover=False)
         _summary(console, sched, result.succeeded, result.cause)
         code = 0 if result.succeeded else 1
-        if store and _under_marathon():
-            store.save(record(sched.framework_id, options_digest(options), mask_options(options), sched.job.to_dict(),
-                              finished=True))
+        if marathon.keeps_finished(store is not None):  # recorded finished with the Done (JobScheduler.persist)
             final = sched.snapshot()
             api.stop()
             api = None
             # Logs (sandboxes outlive the job) and metrics stay readable; nothing can be acted on.
-            after = Operations(logs=sched.logs.read, metrics=sched.metrics.render, token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads)
-            return _serve_until_terminated(settings, spec, lambda: final, console, code, after)
+            return marathon.serve_until_removed(_ended_api(spec, settings), lambda: final, console,
+                                                _operations(spec, logs=sched.logs.read, metrics=sched.metrics.render), code)
         if store:
             store.clear()
         return code
@@ -325,22 +326,6 @@ def driver_class(base: type) -> type:
             return info
 
     return Driver
-
-
-def _serve_until_terminated(settings: RunSettings, spec: JobSpec, snapshot: Any, console: Console, code: int = 0,
-                            ops: Operations | None = None) -> int:
-    """Under Marathon: keep answering /v1/health and /v1/status until the app is removed."""
-    stop = threading.Event()
-    api = _start_api(spec, settings, snapshot, lambda: None, stop.set,
-                     ops=ops or Operations(token=os.environ.get(TOKEN_ENV, ""), token_reads=spec.service.api_token_reads))
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
-        stop.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        api.stop()
-    return code
 
 
 def refusal_hint(message: str) -> str:
@@ -382,11 +367,6 @@ def await_subscription(sched: JobScheduler, driver: Any, master: str, timeout: f
     hint = " or service.principal and MESOS_SECRET" if spec.service.principal else ""
     raise UnreachableError(f"cannot subscribe to the Mesos master at {master}",
                            f"no SUBSCRIBED within {timeout:g} s", f"check --master{hint} and the master's log")
-
-
-def _failover_exit() -> None:
-    """SIGTERM on a real cluster (Marathon restarting us): leave the job to the next scheduler."""
-    raise SystemExit(143)
 
 
 def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str) -> None:

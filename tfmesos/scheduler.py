@@ -106,10 +106,12 @@ class JobScheduler:
         clock: Callable[[], float] = time.time,
         quota_probe: Callable[[str], tuple[dict[str, float], dict[str, float]] | None] | None = None,
         on_progress: Callable[[str, dict[str, Any]], None] | None = None,
+        keep_finished: bool = False,
     ):
         self.job, self.spec, self.options, self.settings = job, spec, options, settings
         self._digest = options_digest(options)  # written with every record: computed once
         self.store = store
+        self.keep_finished = keep_finished  # record the end rather than have it cleared (Marathon)
         self.framework_id = framework_id
         self.on_output = on_output or (lambda task, lines: None)
         self.on_event = on_event or (lambda text: None)
@@ -147,11 +149,15 @@ class JobScheduler:
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
+        """Write the job's record. Once the job is over (the core persists with its Done) and
+        finished jobs are kept, the record says finished: it is on disk before the runner tears
+        the framework down, so a scheduler restarted in between serves the end instead of finding
+        its framework removed and running the job again."""
         if self.store is None or self.framework_id is None:
             return
         # env values stay out of the state (masked options)
         self.store.save(record(self.framework_id, self._digest, mask_options(self.options),
-                               self.job.to_dict()))
+                               self.job.to_dict(), finished=self.keep_finished and self.job.terminal))
 
     # ------------------------------------------------------------------ applying actions
     def _apply(self, actions: list[act.Action]) -> None:

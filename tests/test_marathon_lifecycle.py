@@ -1,0 +1,82 @@
+"""The Marathon lifecycle (tfmesos/marathon_lifecycle.py): a finished job is served, over a real
+HTTP API, until the app is removed; SIGTERM while a job runs stops it locally and leaves it to the
+next scheduler on a real cluster."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import threading
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+
+from tfmesos import marathon_lifecycle as marathon
+from tfmesos.api import ApiServer, Operations
+from tfmesos.console import Console
+
+FINAL = {"name": "done-job", "phase": "SUCCEEDED", "tasks": []}
+
+
+def _serve_in_main_thread(remove: str) -> tuple[int, dict[str, Any], str]:
+    """serve_until_removed (it installs a SIGTERM handler: main thread only) while a helper thread
+    reads the status and then removes the app by ``remove``: 'sigterm' or 'shutdown'."""
+    started: list[ApiServer] = []
+    ready = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def start_api(snapshot: Any, stop: Any, ops: Operations) -> ApiServer:
+        api = ApiServer(snapshot, lambda: None, stop, "127.0.0.1", 0, ops)
+        api.start()
+        started.append(api)
+        ready.set()
+        return api
+
+    def remover() -> None:
+        assert ready.wait(10)
+        base = f"http://{started[0].address}"
+        with urllib.request.urlopen(f"{base}/v1/status", timeout=10) as reply:
+            seen.update(json.load(reply))
+        if remove == "shutdown":
+            urllib.request.urlopen(urllib.request.Request(f"{base}/v1/shutdown", method="POST", data=b""), timeout=10).close()
+            return
+        deadline = time.monotonic() + 10  # the handler is installed right after the API starts
+        while signal.getsignal(signal.SIGTERM) is before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    before = signal.getsignal(signal.SIGTERM)
+    out = io.StringIO()
+    helper = threading.Thread(target=remover, daemon=True)
+    helper.start()
+    code = marathon.serve_until_removed(start_api, lambda: FINAL, Console(out), Operations(), code=1)
+    helper.join(10)
+    assert signal.getsignal(signal.SIGTERM) is before, "the previous SIGTERM handler is put back"
+    return code, seen, out.getvalue()
+
+
+@pytest.mark.parametrize("remove", ["sigterm", "shutdown"])
+def test_a_finished_job_is_served_until_the_app_is_removed(remove: str) -> None:
+    code, seen, printed = _serve_in_main_thread(remove)
+    assert code == 1, "the process exits with the job's code once the app is removed"
+    assert seen["phase"] == "SUCCEEDED" and seen["name"] == "done-job"
+    assert "until the app is removed" in printed
+
+
+def test_sigterm_stops_a_local_job_and_leaves_a_cluster_job_to_the_next_scheduler() -> None:
+    stopped: list[bool] = []
+    marathon.on_sigterm(True, lambda: stopped.append(True))(signal.SIGTERM, None)
+    assert stopped == [True]
+    with pytest.raises(SystemExit) as leaving:
+        marathon.on_sigterm(False, lambda: stopped.append(False))(signal.SIGTERM, None)
+    assert leaving.value.code == 143 and stopped == [True], "the cluster job is not stopped"
+
+
+def test_only_a_persisted_job_under_marathon_is_kept_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(marathon.MARATHON_APP, raising=False)
+    assert not marathon.keeps_finished(True)
+    monkeypatch.setenv(marathon.MARATHON_APP, "/tfmesos/job")
+    assert marathon.keeps_finished(True) and not marathon.keeps_finished(False)
