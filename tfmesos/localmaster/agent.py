@@ -23,7 +23,7 @@ import time
 from collections import deque
 from concurrent.futures import Executor as ThreadPool
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from .command_executor import CommandRunner
 from .config import MasterConfig
@@ -362,9 +362,10 @@ class Agent:
         executor.launching = False
         executor.process = process
         process.watch(self._loop, lambda p: self._process_exited(executor, p))
-        if task is None and executor.state is not ExecutorState.REGISTERING:
+        if task is None and executor.state in (ExecutorState.TERMINATING, ExecutorState.TERMINATED):
             process.signal_tree(signal.SIGKILL)  # shut down while the fork server was forking it
             return
+        # (A forked executor may already have subscribed: the fork server's reply comes later.)
         self._checkpoint(executor, framework)
         if task is not None:
             runner = self._runners[(framework.id, executor.executor_id)]
@@ -374,7 +375,7 @@ class Agent:
             executor.ever_sent_task = True
             runner.starting()
             runner.running(process)
-        else:
+        elif executor.state is ExecutorState.REGISTERING:
             executor.registration_timer = self._loop.call_later(
                 self._tuning.executor_registration_timeout, self._registration_timeout, executor)
 
@@ -475,8 +476,8 @@ class Agent:
         return self._tuning.kill_grace_period
 
     # -- recovery (decided in recovery.py) ---------------------------------
-    def _checkpoint(self, executor: Executor, framework: AgentFramework) -> None:
-        record_container(self.work_dir, self.id, executor, framework.info, self._checkpoints)
+    def _checkpoint(self, executor: Executor, framework: AgentFramework, then: Callable[[], None] | None = None) -> None:
+        record_container(self.work_dir, self.id, executor, framework.info, self._checkpoints, then)
 
     def recover(self) -> list[tuple[dict[str, Any], dict[str, Any], list[tuple[dict[str, Any], str]]]]:
         """Adopt the containers a previous run left; returns (framework, executor, tasks) for the master.
@@ -538,17 +539,22 @@ class Agent:
             container_status.update(status.get("container_status") or {})
             status["container_status"] = container_status
         framework = self.frameworks.get(framework_id)
+        executor_id = executor.executor_id if executor is not None and "executor_id" in status else None
+        update = StatusUpdate(framework_id, order_status(status), executor_id, status_timestamp)
+
+        def forward() -> None:
+            if framework is not None and not framework.terminating and not self.terminating:
+                self.updates.update(update)
+
         if executor is not None:
             error = executor.update_task_state(task_id, status["state"])
             if error is not None:
                 log.warning("agent %s: dropping update: %s", self.id, error)
                 return
             if framework is not None and executor.process is not None:
-                self._checkpoint(executor, framework)
-        if framework is None or framework.terminating or self.terminating:
-            return
-        executor_id = executor.executor_id if executor is not None and "executor_id" in status else None
-        self.updates.update(StatusUpdate(framework_id, order_status(status), executor_id, status_timestamp))
+                self._checkpoint(executor, framework, then=forward)  # forwarded once on disk, as Mesos does
+                return
+        forward()
 
     def _forward_update(self, update: StatusUpdate) -> None:
         executor = self._task_executor.get((update.framework_id, update.task_id))

@@ -58,7 +58,9 @@ UNKNOWN_EXIT = -(2 ** 31)
 class ManagedProcess:
     popen: subprocess.Popen | None
     returncode: int | None = None
-    _descendants: set[int] = field(default_factory=set)
+    # Seen descendants as psutil handles: they remember each process' start time, so a pid the
+    # kernel has since given to another process (pids wrap quickly) is never signalled.
+    _descendants: dict[int, psutil.Process] = field(default_factory=dict)
     _pidfd: int | None = None
     adopted_pid: int = 0
     directory: str = ""  # the container's MESOS_DIRECTORY, which its processes inherit
@@ -132,18 +134,18 @@ class ManagedProcess:
         process group plus descendants that left the group, and once the main
         process is gone, the strays that inherited its environment.
         """
-        self._descendants |= _descendants(self.pid)
+        self._descendants.update(_descendants(self.pid))
         if self.abnormal_exit:
-            self._descendants |= _carrying(self.directory)
+            self._descendants.update(_carrying(self.directory))
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-        for pid in list(self._descendants):
+        for pid, process in list(self._descendants.items()):
             try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                self._descendants.discard(pid)
+                process.send_signal(sig)  # checks that pid is still that process
+            except psutil.Error:
+                del self._descendants[pid]
 
     @property
     def abnormal_exit(self) -> bool:
@@ -156,8 +158,8 @@ class ManagedProcess:
         if _group_alive(self.pid):
             return True
         if self.abnormal_exit:
-            self._descendants |= _carrying(self.directory)
-        return any(psutil.pid_exists(pid) and _not_zombie(pid) for pid in self._descendants)
+            self._descendants.update(_carrying(self.directory))
+        return any(_running(process) for process in self._descendants.values())
 
 
 def start_time(pid: int) -> float | None:
@@ -168,34 +170,41 @@ def start_time(pid: int) -> float | None:
         return None
 
 
-def _carrying(directory: str) -> set[int]:
+def _carrying(directory: str) -> dict[int, psutil.Process]:
     """Processes whose environment names the container's sandbox: they may have left its process
     group and, once their parent died, its process tree too (an executor killed with -9 leaves its
     task's children to init), but they keep the environment they were started with.  One read
     per process on the host, so only done for containers that ended abnormally."""
     if not directory:
-        return set()
+        return {}
     marker = b"\0MESOS_DIRECTORY=" + os.fsencode(directory) + b"\0"
     own = os.getpid()
-    found = set()
+    found = {}
     for pid in psutil.pids():
         if pid == own:
             continue
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
                 environ = b"\0" + f.read()
-        except OSError:
+            if marker in environ:
+                found[pid] = psutil.Process(pid)
+        except (OSError, psutil.Error):
             continue
-        if marker in environ:
-            found.add(pid)
     return found
 
 
-def _descendants(pid: int) -> set[int]:
+def _descendants(pid: int) -> dict[int, psutil.Process]:
     try:
-        return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+        return {child.pid: child for child in psutil.Process(pid).children(recursive=True)}
     except psutil.Error:
-        return set()
+        return {}
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _not_zombie(pid: int) -> bool:

@@ -22,7 +22,7 @@ import signal
 from concurrent.futures import Executor as ThreadPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .containers import AgentTask, Executor, ExecutorState, Termination
 from .durations import format_duration
@@ -89,27 +89,34 @@ class CheckpointWriter:
 
     A record is rewritten on every status update of its tasks (~1 ms of the master's loop
     each, 4 s of a 1,000-task gang). A write or removal waiting behind one under way is
-    replaced by a newer one; the first record of a container is written at once instead
+    replaced by a newer one; ``then`` callbacks (forwarding the update to the master, as Mesos
+    forwards an update only once checkpointed) run in the loop once a record holding their
+    update is on disk. The first record of a container is written at once instead
     (``record_container``), so a master killed right after a launch still finds the process.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None, pool: ThreadPool | None) -> None:
         self._loop = loop
         self._pool = pool
-        self._waiting: dict[Path, str | None] = {}  # None: remove the file
+        self._waiting: dict[Path, tuple[str | None, list[Callable[[], None]]]] = {}  # None: remove
         self._busy: set[Path] = set()
 
-    def write(self, path: Path, record: str) -> None:
-        self._queue(path, record)
+    def write(self, path: Path, record: str, then: Callable[[], None] | None = None) -> None:
+        self._queue(path, record, then)
 
     def remove(self, path: Path) -> None:
-        self._queue(path, None)
+        self._queue(path, None, None)
 
-    def _queue(self, path: Path, record: str | None) -> None:
+    def _queue(self, path: Path, record: str | None, then: Callable[[], None] | None) -> None:
         if self._loop is None or self._pool is None:
             _carry_out(path, record)
+            if then is not None:
+                then()
             return
-        self._waiting[path] = record
+        callbacks = self._waiting.get(path, (None, []))[1]
+        if then is not None:
+            callbacks.append(then)
+        self._waiting[path] = (record, callbacks)
         if path not in self._busy:
             self._next(path)
 
@@ -117,13 +124,22 @@ class CheckpointWriter:
         if path not in self._waiting:
             self._busy.discard(path)
             return
+        record, callbacks = self._waiting.pop(path)
         self._busy.add(path)
         try:
-            done = self._loop.run_in_executor(self._pool, _carry_out, path, self._waiting.pop(path))
+            done = self._loop.run_in_executor(self._pool, _carry_out, path, record)  # type: ignore[union-attr]
         except RuntimeError:  # the pool is shut down: the master is stopping
             self._busy.discard(path)
+            for callback in callbacks:
+                callback()
             return
-        done.add_done_callback(lambda _: self._next(path))
+
+        def written(_: Any) -> None:
+            for callback in callbacks:
+                callback()
+            self._next(path)
+
+        done.add_done_callback(written)
 
 
 def _carry_out(path: Path, record: str | None) -> None:
@@ -135,16 +151,21 @@ def _carry_out(path: Path, record: str | None) -> None:
 
 # -- what is recorded -------------------------------------------------------
 def record_container(work_dir: Path, agent_id: str, executor: Executor, framework_info: dict[str, Any],
-                     writer: CheckpointWriter | None = None) -> None:
-    """Record a spawned, live container so that a restarted master can adopt or kill it."""
+                     writer: CheckpointWriter | None = None, then: Callable[[], None] | None = None) -> None:
+    """Record a spawned, live container so that a restarted master can adopt or kill it;
+    ``then`` runs once the record is on disk (at once when there is nothing to record)."""
     if executor.process is None or executor.state is ExecutorState.TERMINATED:
+        if then is not None:
+            then()
         return
     record = container_record(executor, framework_info)
     if executor.checkpoint_path is None or writer is None:
         executor.checkpoint_path = container_path(work_dir, agent_id, executor.container_id)
         checkpoint_container(executor.checkpoint_path, record)  # the first one at once
+        if then is not None:
+            then()
     else:
-        writer.write(executor.checkpoint_path, record)
+        writer.write(executor.checkpoint_path, record, then)
 
 
 def container_record(executor: Executor, framework_info: dict[str, Any]) -> str:
