@@ -151,3 +151,30 @@ def test_a_job_not_kept_is_recorded_over_but_not_finished(tmp_path: Path) -> Non
     _, driver = _run_to_success(DirStore(tmp_path, "shell"), keep_finished=False)
     saved = driver.on_disk_at_stop
     assert saved is not None and saved["finished"] is False and saved["job"]["phase"] == "SUCCEEDED"
+
+
+def test_a_task_s_end_is_appended_to_the_journal_and_a_restart_reads_it(tmp_path: Path) -> None:
+    options = resolve_options({"service": {"name": "journal"}, "job": {"command": "true"},
+                               "roles": {"worker": {"count": 20, "cpus": 0.5, "mem": 64, "restart_policy": "Never"}},
+                               "policies": {"success": "all_workers"}})
+    spec = job_spec_from_options(options)
+    store = DirStore(tmp_path, "journal")
+    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"), store=store,
+                         clock=lambda: 10.0)
+    driver = FakeDriver(store)
+    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.resourceOffers(driver, [_offer(i) for i in range(8)])
+    assert len(driver.launched) == 20
+    whole = Path(store.where).read_bytes()
+    for task_id in driver.launched:
+        sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_RUNNING"))
+    ended = driver.launched[:19]
+    for task_id in ended:
+        sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_FINISHED"))
+    assert Path(store.where).read_bytes() == whole, "a task's end does not rewrite every task"
+    assert len(store.journal.read_bytes().splitlines()) == len(ended)
+    restarted = Job.from_dict(spec, store.load()["job"])
+    states = {rec.task_id: rec.state for rec in restarted.tasks.values()}
+    assert [states[t] for t in ended] == ["TASK_FINISHED"] * len(ended)
+    assert states[driver.launched[19]] == "TASK_STAGING"  # RUNNING is learnt again by reconciling
+    assert restarted.events == sched.job.events[-200:] and restarted.phase == sched.job.phase

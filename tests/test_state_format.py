@@ -1,5 +1,6 @@
 """The persisted job record: records written by earlier versions load forever, newer ones are
-refused plainly. The fixtures in tests/data/state were written by tfmesos 0.1.0 (format 1)."""
+refused plainly. The fixtures in tests/data/state: format1-* written by tfmesos 0.1.0, format2-running
+by the release before the journal (format 3)."""
 from __future__ import annotations
 
 import json
@@ -38,6 +39,17 @@ def test_a_running_job_of_format_1_loads_and_resumes_with_its_task_ids() -> None
     assert job.phase == "RUNNING"
     assert {r.task_id for r in job.tasks.values()} == set(old["job"]["task_ids"])
     assert sorted(r.state for r in job.tasks.values()) == sorted(t["state"] for t in old["job"]["tasks"])
+
+
+def test_a_running_job_of_format_2_loads_with_an_empty_journal(tmp_path: Path) -> None:
+    old = _fixture("format2-running.json")
+    store = DirStore(tmp_path, "fixture-job")
+    shutil.copy(DATA / "format2-running.json", store.where)
+    saved = store.load()
+    assert saved["format"] == FORMAT and saved["journal_gen"] == 0
+    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen")} == \
+        {k: v for k, v in old.items() if k != "format"}
+    assert Job.from_dict(_spec(), saved["job"]).phase == "RUNNING"
 
 
 def test_a_finished_job_of_format_1_loads_as_finished() -> None:

@@ -1,7 +1,7 @@
 """The scheduler's persisted state, in a directory and in a real ZooKeeper."""
 import pytest
 
-from tfmesos.state_format import StateFormatError, encode, record
+from tfmesos.state_format import StateFormatError, encode, journal_entry, record
 from tfmesos.state_store import DirStore, ZkStore
 
 
@@ -12,6 +12,7 @@ def roundtrip(store, stored_bytes):
     assert store.load() == record("F-1", "d", None, {"launch_seq": 3})
     store.save(record("F-1", "d", None, {"launch_seq": 4}))
     assert store.load()["job"]["launch_seq"] == 4
+    journal(store)
     store.save({**record("F-1", "d", None, {}), "format": 1000})  # written by a newer tfmesos
     with pytest.raises(StateFormatError, match="format 1000"):
         store.load()
@@ -19,10 +20,39 @@ def roundtrip(store, stored_bytes):
     assert store.load() is None
 
 
+def journal(store):
+    """A task's end appended, not the record rewritten: replayed on load, in order, only those of
+    the record's generation; a whole record written afterwards starts afresh."""
+    tasks = [{"key": ["worker", i], "state": "TASK_RUNNING"} for i in range(3)]
+    job = {"phase": "RUNNING", "events": ["e1"], "tasks": tasks, "task_ids": {}}
+    store.save(record("F-1", "d", None, job, journal_gen=7))
+    store.append(journal_entry(7, {"phase": "RUNNING"}, ["worker:1 TASK_FINISHED"],
+                               {"key": ["worker", 1], "state": "TASK_FINISHED"}))
+    store.append(journal_entry(6, {"phase": "FAILED"}, ["stale"], {"key": ["worker", 2], "state": "TASK_LOST"}))
+    store.append(journal_entry(7, {"phase": "FINISHING"}, ["worker:0 TASK_FAILED"],
+                                {"key": ["worker", 0], "state": "TASK_FAILED"}))
+    loaded = store.load()["job"]
+    assert [t["state"] for t in loaded["tasks"]] == ["TASK_FAILED", "TASK_FINISHED", "TASK_RUNNING"]
+    assert loaded["phase"] == "FINISHING" and loaded["events"] == ["e1", "worker:1 TASK_FINISHED", "worker:0 TASK_FAILED"]
+    store.save(record("F-1", "d", None, job, journal_gen=8))
+    assert [t["state"] for t in store.load()["job"]["tasks"]] == ["TASK_RUNNING"] * 3
+
+
 def test_dir_store(tmp_path):
     store = DirStore(tmp_path, "team/job")
     roundtrip(store, lambda: (tmp_path / "team__job.json").read_bytes())
     assert not list(tmp_path.glob(".state-*")), "no temporary file left behind"
+    assert not list(tmp_path.iterdir()), "clear() leaves neither the record nor its journal"
+
+
+def test_a_torn_last_journal_entry_is_ignored(tmp_path):
+    store = DirStore(tmp_path, "job")
+    tasks = [{"key": ["worker", 0], "state": "TASK_RUNNING"}]
+    store.save(record("F-1", "d", None, {"events": [], "tasks": tasks, "task_ids": {}}, journal_gen=1))
+    store.append(journal_entry(1, {}, [], {"key": ["worker", 0], "state": "TASK_FINISHED"}))
+    with open(store.journal, "ab") as f:
+        f.write(b'{"gen":1,"job":{},"events":[],"task":{"key":["worker",0],"state":"TASK_FAI')  # crashed mid-write
+    assert store.load()["job"]["tasks"][0]["state"] == "TASK_FINISHED"
 
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import logging
 import threading
@@ -27,12 +28,15 @@ from .mesos.messages import (ClusterSpecMessage, NeedSpec, OutputLines, Progress
 from .mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from .metrics import JobMetrics
 from .spec import JobSpec, TaskKey
-from .state_format import record
+from .state_format import journal_entry, record
 from .state_store import StateStore
 
 log = logging.getLogger("tfmesos.scheduler")
 
 LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
+# The record is rewritten whole once its journal holds as many entries as the job has tasks
+# (at least this many): appends stay O(1) amortised and loading replays a bounded journal.
+JOURNAL_MIN = 16
 RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
 QUOTA_PROBE_EVERY = 1.0  # seconds between quota questions to the master while placement waits
 
@@ -146,6 +150,14 @@ class JobScheduler:
         self._launched: dict[TaskKey, int] = {}  # restarts count at each task's last launch
         self._requested: set[TaskKey] = set()
         self._spec_sent = False
+        # The journal (state_format 3): the generation of the last whole record, the task ids it
+        # knew (launch_seq), entries since, events written; _changed: the task the update is about.
+        self._generations = itertools.count(time.time_ns()).__next__  # unique across restarts
+        self._journal_gen: int | None = None
+        self._saved_seq = -1
+        self._journal_len = 0
+        self._events_saved = 0
+        self._changed: TaskKey | None = None
 
     # ------------------------------------------------------------------ persistence
     def persist(self) -> None:
@@ -155,9 +167,21 @@ class JobScheduler:
         its framework removed and running the job again."""
         if self.store is None or self.framework_id is None:
             return
-        # env values stay out of the state (masked options)
-        self.store.save(record(self.framework_id, self._digest, mask_options(self.options),
-                               self.job.to_dict(), finished=self.keep_finished and self.job.terminal))
+        job = self.job
+        changed = self._changed
+        if (changed is not None and self._journal_gen is not None and job.launch_seq == self._saved_seq
+                and not job.terminal and self._journal_len < max(JOURNAL_MIN, len(job.tasks))):
+            # One task ended and no task id is new: O(1) on disk instead of every task again.
+            self.store.append(journal_entry(self._journal_gen, job.own_fields(),
+                                            job.events[self._events_saved:], job.task_dict(changed)))
+            self._journal_len += 1
+        else:
+            self._journal_gen = self._generations()
+            # env values stay out of the state (masked options)
+            self.store.save(record(self.framework_id, self._digest, mask_options(self.options), job.to_dict(),
+                                   finished=self.keep_finished and job.terminal, journal_gen=self._journal_gen))
+            self._saved_seq, self._journal_len = job.launch_seq, 0
+        self._events_saved = len(job.events)
 
     # ------------------------------------------------------------------ applying actions
     def _apply(self, actions: list[act.Action]) -> None:
@@ -306,7 +330,11 @@ class JobScheduler:
                 if (update.state not in LIVE and update.state != "TASK_FINISHED" and rec.live
                         and not rec.relaunch_after_kill and self.job.phase != FINISHING):
                     self.metrics.tasks_failed.labels(key.role, update.reason or update.state).inc()
-            self._apply(self.job.status(update, self.clock()))
+            self._changed = key
+            try:
+                self._apply(self.job.status(update, self.clock()))
+            finally:
+                self._changed = None
 
     @_guard
     def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802

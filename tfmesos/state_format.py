@@ -9,13 +9,21 @@ load, a newer one is refused with a message, never half-read.
   ``{finished: true, options_digest, job}``.
 - Format 2: ``{format, framework_id, options_digest, options, finished, job}`` for both, with
   ``job`` as ``Job.to_dict()`` makes it and ``options`` with env values hidden.
+- Format 3: format 2 plus ``journal_gen``, and a journal after the record: entries
+  ``{gen, job, events, task}`` appended when one task changed (its end), each replacing that
+  task's entry and the job's own fields (``Job.own_fields()``: all but tasks, task ids and
+  events) and adding the events since the previous write. Appending is O(1) where rewriting
+  every task was O(tasks) per task end. Loading replays the entries of the record's
+  generation in order; writing the whole record starts a new generation, so entries left
+  from an older one (a crash between the two writes) are ignored, as is a torn last entry.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-FORMAT = 2
+FORMAT = 3
+EVENTS_KEPT = 200  # the newest events a record keeps (Job.to_dict keeps as many)
 
 
 class StateFormatError(ValueError):
@@ -23,10 +31,43 @@ class StateFormatError(ValueError):
 
 
 def record(framework_id: str | None, options_digest: str, options: dict[str, Any] | None,
-           job: dict[str, Any], finished: bool = False) -> dict[str, Any]:
+           job: dict[str, Any], finished: bool = False, journal_gen: int = 0) -> dict[str, Any]:
     """The record to persist, running or finished: the same shape."""
     return {"format": FORMAT, "framework_id": framework_id, "options_digest": options_digest,
-            "options": options, "finished": finished, "job": job}
+            "options": options, "finished": finished, "job": job, "journal_gen": journal_gen}
+
+
+def journal_entry(gen: int, job_fields: dict[str, Any], new_events: list[str],
+                  task: dict[str, Any]) -> dict[str, Any]:
+    return {"gen": gen, "job": job_fields, "events": new_events, "task": task}
+
+
+def encode_entry(entry: dict[str, Any]) -> bytes:
+    """One journal entry as a line (no newline inside: compact JSON escapes them)."""
+    return json.dumps(entry, separators=(",", ":")).encode() + b"\n"
+
+
+def replay(state: dict[str, Any], entries: Iterable[bytes]) -> dict[str, Any]:
+    """``state`` (decoded) with the journal entries of its generation applied in order."""
+    gen = state.get("journal_gen", 0)
+    job = state["job"]
+    where: dict[tuple, int] | None = None
+    for raw in entries:
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue  # a torn last entry: the write it belonged to never completed
+        if not isinstance(entry, dict) or entry.get("gen") != gen:
+            continue
+        job.update(entry["job"])
+        job["events"] = (job["events"] + entry["events"])[-EVENTS_KEPT:]
+        task = entry["task"]
+        if where is None:
+            where = {tuple(t["key"]): i for i, t in enumerate(job["tasks"])}
+        index = where.get(tuple(task["key"]))
+        if index is not None:
+            job["tasks"][index] = task
+    return state
 
 
 def _from_1(old: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +75,11 @@ def _from_1(old: dict[str, Any]) -> dict[str, Any]:
                   bool(old.get("finished")))
 
 
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+def _from_2(old: dict[str, Any]) -> dict[str, Any]:
+    return {**old, "format": 3, "journal_gen": 0}
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
 
 
 def encode(state: dict[str, Any]) -> bytes:
