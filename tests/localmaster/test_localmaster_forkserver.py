@@ -165,9 +165,9 @@ def test_only_a_plain_python_dash_m_command_is_forked(command, expected):
     assert (None if parsed is None else (parsed.python, parsed.module, parsed.args)) == expected
 
 
-def test_the_zygote_keeps_an_ended_child_s_pid_until_released(tmp_path):
-    """Reaping frees a pid for reuse; the master still signals the ended container's group by it,
-    so the zygote reaps only when told to (the child is a zombie until then)."""
+def test_the_zygote_runs_a_module_as_python_dash_m_would_and_reports_its_exit(tmp_path):
+    """The zygote's own protocol: a child runs the module with its arguments, its output goes to
+    the sandbox files, and its exit code comes back (only the zygote, its parent, can know it)."""
     import json
     import socket
     import subprocess
@@ -185,12 +185,12 @@ def test_the_zygote_keeps_an_ended_child_s_pid_until_released(tmp_path):
                    "env": {"PATH": os.environ["PATH"], "MESOS_DIRECTORY": str(tmp_path)}, "cwd": str(tmp_path)}
         ours.sendall(json.dumps(request).encode() + b"\n")
         pid = json.loads(lines.readline())["pid"]
-        ended = json.loads(lines.readline())
-        assert ended == {"exit": pid, "returncode": 2}  # argparse's usage error, as `python -m` exits
-        assert "usage:" in (tmp_path / "stderr").read_text()  # its output went to the sandbox files
-        assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # ended, pid still held
-        ours.sendall(json.dumps({"release": pid}).encode() + b"\n")
-        wait_until(lambda: not psutil.pid_exists(pid), 10, message="the released child to be reaped")
+        assert json.loads(lines.readline()) == {"exit": pid, "returncode": 2}  # argparse's usage error
+        assert "usage:" in (tmp_path / "stderr").read_text()
+        wait_until(lambda: not psutil.pid_exists(pid), 10, message="the child to be reaped")
+        not_preloaded = {**request, "id": 2, "module": "http.server"}
+        ours.sendall(json.dumps(not_preloaded).encode() + b"\n")
+        assert "was not preloaded" in json.loads(lines.readline())["error"]
     finally:
         lines.close()
         ours.close()  # the zygote ends with its socket

@@ -13,9 +13,9 @@ the command's environment matches the zygote's in everything Python reads at sta
 (PYTHON*, HOME, LANG, LC_*): anything else is exec'd as before. Real Mesos has no such
 thing; the executor cannot tell the difference (it subscribes over HTTP either way).
 
-The zygote reports exits (only a parent can reap) and reaps a child only once the master has
-finished with it, so its pid cannot be reused under the master's feet; if the zygote dies, its children are watched
-like adopted processes (exit status unknown) and later launches are exec'd again.
+The zygote reaps its children and reports how they ended (only a parent can); if it dies,
+its children are watched like adopted processes (exit status unknown) and later launches are
+exec'd again.
 """
 from __future__ import annotations
 
@@ -145,11 +145,7 @@ class ForkServer:
             self._watchers[process.pid] = (process, on_exit)
 
     def _deliver(self, pid: int, on_exit: Callable[[int], None], code: int) -> None:
-        try:
-            on_exit(code)  # the agent ends the container, signalling its group by this pid ...
-        finally:
-            if self._sock is not None:
-                self._write({"release": pid})  # ... and only then may the pid be reused
+        on_exit(code)
 
     def close(self) -> None:
         self._lost("closed")

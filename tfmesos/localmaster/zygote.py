@@ -12,7 +12,6 @@ Wire (JSON lines, one per message; contract shared with forkserver.py, VERSION b
     → {"id": N, "argv0": PYTHON, "module": M, "args": [...], "env": {...}, "cwd": DIR}
     ← {"id": N, "pid": PID} | {"id": N, "error": TEXT}
     ← {"exit": PID, "returncode": RC}      (subprocess' convention: -SIG when killed)
-    → {"release": PID}                     (the master is done with it: reap, freeing the pid)
 The zygote ends when the socket closes (its master is gone) or with its parent (PDEATHSIG).
 """
 from __future__ import annotations
@@ -24,7 +23,7 @@ import signal
 import socket
 import sys
 
-VERSION = 2
+VERSION = 3
 _ADDED_AT_START: dict = {}
 _PR_SET_PDEATHSIG = 1
 _PR_SET_MM, _PR_SET_MM_MAP = 35, 14
@@ -57,17 +56,18 @@ def main() -> None:
 
 
 class Zygote:
-    """Forks on request; reports each child's end but reaps it only when the master says so.
+    """Forks on request and reports how each child ended (only a parent can reap it).
 
-    Reaping frees the pid for reuse: until the master has finished with an ended container
-    (it signals the process group by that pid), the child stays a zombie holding it."""
+    Children are watched through pidfds: no SIGCHLD handler, and an exit is seen for exactly
+    the child it belongs to. A child is reaped at once, as the master reaps what it execs:
+    pids are handed out cyclically, so its pid is not given again before the master has
+    finished with the ended container (killing what is left of its process group)."""
 
     def __init__(self, sock: socket.socket, modules: list) -> None:
         self.sock = sock
         self.modules = modules
         self.selector = selectors.DefaultSelector()  # epoll: a thousand children is fine
         self.selector.register(sock, selectors.EVENT_READ, None)
-        self.ended: dict = {}  # pid -> pidfd of a reported, not yet reaped child
 
     def serve(self) -> None:
         pending = b""
@@ -85,12 +85,6 @@ class Zygote:
                     self._request(json.loads(line))
 
     def _request(self, request: dict) -> None:
-        if "release" in request:
-            pidfd = self.ended.pop(int(request["release"]), None)
-            if pidfd is not None:
-                os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
-                os.close(pidfd)
-            return
         reply: dict = {"id": request["id"]}
         if request.get("module") not in self.modules:
             reply["error"] = f"module {request.get('module')!r} was not preloaded"
@@ -105,9 +99,9 @@ class Zygote:
 
     def _ended(self, pidfd: int, pid: int) -> None:
         self.selector.unregister(pidfd)
-        info = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)
+        info = os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
+        os.close(pidfd)
         code = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
-        self.ended[pid] = pidfd
         _send(self.sock, {"exit": pid, "returncode": code})
 
 
