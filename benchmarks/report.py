@@ -309,8 +309,9 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
             floor = c["tasks"] * exe_cpu / 2 if exe_cpu is not None else None
             out.append(f"| {c['tasks']} | {c['agents']} | {_f(_med(c['all_launched_s']))} | {_f(running)} | <= {bar:g} | {v} | "
                        f"{_f(floor, 1)} |")
-        out += ["", "Every task starts one Python executor (`python -m tfmesos.executor`); on 2 cores the executors' "
-                "own start-up CPU alone bounds the time to all RUNNING (last column, from the executor probe above).", ""]
+        out += ["", "Every task has its own executor (`python -m tfmesos.executor`, forked by the embedded agent's "
+                "fork server from an interpreter with its imports done); on 2 cores the executors' own start-up CPU "
+                "bounds the time to all RUNNING (last column, from the executor probe above; 10 ms resolution).", ""]
     ms = results.get("master")
     if ms and ms.get("sizes"):
         out += ["## The embedded master at cluster scale (`tfmesos local-master --agents N`, one run each)", "",

@@ -111,13 +111,16 @@ def test_watching_and_steering_a_running_job(tmp_path):
 
         driver = browser()
         driver.get(f"http://{api}/")
-        wait = WebDriverWait(driver, 30, poll_frequency=0.2)
+        # The page redraws every second: an element found may be replaced before it is read.
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        wait = WebDriverWait(driver, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
         wait.until(lambda d: len(row_texts(d)) == 5 and all(c[3] == "TASK_RUNNING" for c in row_texts(d).values()))
         assert set(row_texts(driver)) == {"chief:0", "ps:0", "worker:0", "worker:1", "tensorboard:0"}
         wait.until(lambda d: "step" in d.find_element(By.ID, "progress-text").text)
         wait.until(lambda d: click(d, 'tr[data-task="chief:0"] button.show-log'))
         wait.until(lambda d: re.search(r"step \d+ loss", d.find_element(By.ID, "log").text))
-        assert driver.find_element(By.ID, "tensorboard-link").get_attribute("href") == f"http://{board}/"
+        wait.until(lambda d: d.find_element(By.ID, "tensorboard-link").get_attribute("href") == f"http://{board}/")
         if os.environ.get("TFMESOS_SCREENSHOT"):
             SCREENSHOT.parent.mkdir(exist_ok=True)
             driver.save_screenshot(str(SCREENSHOT))
@@ -127,8 +130,7 @@ def test_watching_and_steering_a_running_job(tmp_path):
         assert restart.wait(30) == 0, restart.output
         wait.until(lambda d: "(+1 asked)" in row_texts(d)["worker:1"][4])
         wait.until(lambda d: row_texts(d)["worker:1"][3] == "TASK_RUNNING")
-        events = driver.find_element(By.ID, "events").text
-        assert "worker:1: restart asked for by a person" in events
+        wait.until(lambda d: "worker:1: restart asked for by a person" in d.find_element(By.ID, "events").text)
         follow.wait_for(r"--- worker:1 relaunched as ops-e2e\.worker\.1\.\d+ ---", 60)
 
         status = json.loads(get(api, "/v1/status"))
