@@ -14,7 +14,8 @@ import time
 from typing import Any
 
 from tfmesos.core.job import Job
-from tfmesos.core.offers import Offer, parse_offer
+from tfmesos.core.offers import Offer
+from tfmesos.mesos.offers import parse_offer
 from tfmesos.options import resolve_options
 from tfmesos.spec import JobSpec, job_spec_from_options
 

@@ -113,7 +113,7 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     import statistics
 
     from tfmesos.core.job import Job
-    from tfmesos.core.offers import parse_offer
+    from tfmesos.mesos.offers import parse_offer
     from tfmesos.mesos.taskinfo import ExecutorSettings
     from tfmesos.scheduler import JobScheduler
     from tfmesos.state_store import DirStore
