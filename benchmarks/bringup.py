@@ -132,7 +132,7 @@ def _whole_job_cpu(cpu: CpuMonitor, scheduler_pid: int, scheduler_cpu: float | N
         return {"job_cpu_s": None, "tfmesos_cpu_s": None, "tfmesos_cpu_share": None}
     last = dict(cpu.by_pid[-1][1])
     last[scheduler_pid] = max(scheduler_cpu, last.get(scheduler_pid, 0.0))
-    own = sum(c for pid, c in last.items() if pid == scheduler_pid or "tfmesos.executor" in cpu.cmdlines.get(pid, ""))
+    own = sum(c for pid, c in last.items() if pid == scheduler_pid or _tfmesos_own(cpu.cmdlines.get(pid, "")))
     total = sum(last.values())
     return {"job_cpu_s": total, "tfmesos_cpu_s": own, "tfmesos_cpu_share": own / total if total else None}
 
@@ -140,7 +140,7 @@ def _whole_job_cpu(cpu: CpuMonitor, scheduler_pid: int, scheduler_cpu: float | N
 def _own_cpu(cpu: CpuMonitor, scheduler_pid: int, first_step: float, took: float, steps: int) -> float | None:
     window = 0.8 * took
     used = cpu.cpu_of(first_step, first_step + window,
-                      lambda pid, cmd: pid == scheduler_pid or "tfmesos.executor" in cmd)
+                      lambda pid, cmd: pid == scheduler_pid or _tfmesos_own(cmd))
     return None if used is None else used / (steps * window / took) * 1000
 
 
@@ -226,3 +226,8 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
     for key in ("tfmesos_cpu_s", "tfmesos_cpu_share", "executor_start_s"):
         out[key] = summary(r.get(key) for r in tm)
     return out
+
+
+def _tfmesos_own(cmdline: str) -> bool:
+    """An executor, or the embedded agent's fork server (the warm interpreter executors are forked from)."""
+    return "tfmesos.executor" in cmdline or "localmaster/zygote.py" in cmdline
