@@ -236,3 +236,23 @@ def test_update_framework_into_a_refused_role_is_forbidden(make_master):
     assert (reply.status, reply.body) == (
         403, f"Not authorized to register framework {scheduler.framework_id} with roles {{ team-a }}")
     scheduler.teardown()
+
+
+def test_unmet_guarantees_are_held_back_as_headroom_from_other_roles(make_master):
+    """Mesos keeps the unreserved resources nobody holds at or above the roles' unmet quota
+    guarantees: another role is offered only the rest; the guaranteed role then gets its share."""
+    master = make_master(agent_cpus=4.0, agent_mem=4096.0,
+                         quotas={"guaranteed": QuotaConfig(guarantees={"cpus": 3.0}, limits={})})
+    other = RawScheduler(master.address)
+    other.subscribe(team_info("other", ["other"]))
+    offer = other.next_offers()[0]
+    assert offer["allocation_info"] == {"role": "other"}
+    assert next(r for r in offer["resources"] if r["name"] == "cpus")["scalar"]["value"] == 1.0  # 4 - 3
+    assert next(r for r in offer["resources"] if r["name"] == "mem")["scalar"]["value"] == 4096.0  # no mem guarantee
+    guaranteed = RawScheduler(master.address)
+    guaranteed.subscribe(team_info("guaranteed", ["guaranteed"]))
+    offer_g = guaranteed.next_offers()[0]  # while `other` still holds its offer
+    assert offer_g["allocation_info"] == {"role": "guaranteed"}
+    assert next(r for r in offer_g["resources"] if r["name"] == "cpus")["scalar"]["value"] == 3.0
+    other.teardown()
+    guaranteed.teardown()

@@ -167,7 +167,10 @@ class FairOrder:
     (DRF: the largest fraction of any cluster resource the role holds, divided by its weight),
     then, within a role, frameworks by their own dominant share. Quota limits cap what a role
     is offered (its allocation plus its unallocated reservations never exceed the limit).
-    Shares are computed once per round and updated per offer: no O(n^2).
+    Headroom, as Mesos keeps it: the unreserved resources nobody holds never fall below the
+    roles' unmet guarantees, so a role is offered from the shared pool only what exceeds the
+    other roles' unmet guarantees (its own count as its to take). Shares, the free pool and
+    consumption are computed once per round and updated per offer: no O(n^2).
     """
 
     def __init__(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
@@ -185,6 +188,8 @@ class FairOrder:
                 self._framework_alloc[framework.id] = master.framework_allocation(framework)
         if self._rank and len(roles) > 1 or self._quotas:
             self._role_alloc = master.role_allocations()
+        self._guarantees = {role: q.guarantees for role, q in self._quotas.items() if q.guarantees}
+        self._free = master.unreserved_available() if self._guarantees else {}
         if self._quotas:
             unallocated = master.unallocated_reservations(set(self._quotas))
             for role in self._quotas:
@@ -211,16 +216,31 @@ class FairOrder:
         consumed = self._consumed.get(role, {})
         return any(consumed.get(name, 0.0) < amount for name, amount in quota.guarantees.items())
 
+    def _unmet(self, role: str) -> dict[str, float]:
+        consumed = self._consumed.get(role, {})
+        return {name: max(0.0, amount - consumed.get(name, 0.0))
+                for name, amount in self._guarantees.get(role, {}).items()}
+
     def within_limit(self, role: str, offerable: Resources) -> Resources:
+        """What ``role`` may be offered of ``offerable``: its quota limit and the others' headroom."""
         quota = self._quotas.get(role)
-        if quota is None or not quota.limits:
+        if (quota is None or not quota.limits) and not self._guarantees:
             return offerable
-        # Reservations already count against the limit; only the shared pool is cut down.
+        # Reservations already count against the limit and are nobody else's headroom: only the
+        # shared pool is cut down.
         unreserved = offerable.unreserved()
         reserved = offerable - unreserved
         consumed = self._consumed.get(role, {})
-        for name, limit in quota.limits.items():
+        for name, limit in (quota.limits.items() if quota is not None else ()):
             unreserved = unreserved.cap_scalar(name, limit - consumed.get(name, 0.0))
+        if self._guarantees:
+            headroom: dict[str, float] = {}
+            for other in self._guarantees:
+                if other != role:
+                    for name, amount in self._unmet(other).items():
+                        headroom[name] = headroom.get(name, 0.0) + amount
+            for name, amount in headroom.items():
+                unreserved = unreserved.cap_scalar(name, self._free.get(name, 0.0) - amount)
         return reserved + unreserved
 
     def charge(self, framework: Framework, role: str, offered: Resources) -> None:
@@ -230,10 +250,14 @@ class FairOrder:
             if book is not None:
                 for name, amount in amounts.items():
                     book[name] = book.get(name, 0.0) + amount
-        if role in self._consumed:
-            consumed = self._consumed[role]
-            for name, amount in offered.unreserved().scalars().items():
-                consumed[name] = consumed.get(name, 0.0) + amount
+        if role in self._consumed or self._free:
+            from_pool = offered.unreserved().scalars()
+            consumed = self._consumed.get(role)
+            for name, amount in from_pool.items():
+                if consumed is not None:
+                    consumed[name] = consumed.get(name, 0.0) + amount
+                if name in self._free:
+                    self._free[name] -= amount
 
 
 def _allocatable(resources: Resources) -> bool:

@@ -745,6 +745,14 @@ class Master:
                     allocated[role] = allocated.get(role, Resources()) + mine  # type: ignore[index]
         return {role: resources.scalars() for role, resources in allocated.items()}
 
+    def unreserved_available(self) -> dict[str, float]:
+        """Unreserved scalars neither used nor offered, over every agent (quota headroom)."""
+        free: dict[str, float] = {}
+        for record in self.agents.values():
+            for name, amount in record.available.unreserved().scalars().items():
+                free[name] = free.get(name, 0.0) + amount
+        return free
+
     def unallocated_reservations(self, roles: set[str]) -> dict[str, dict[str, float]]:
         """Reserved scalars of ``roles`` that nobody holds (they count against quota)."""
         result: dict[str, dict[str, float]] = {}
