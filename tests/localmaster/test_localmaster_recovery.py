@@ -25,10 +25,10 @@ def free_port() -> int:
 
 
 class Cli:
-    def __init__(self, port: int, work_dir) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, port: int, work_dir, *extra: str) -> None:  # type: ignore[no-untyped-def]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tfmesos.localmaster", "--port", str(port), "--agents", "1",
-             "--work-dir", str(work_dir)],
+             "--work-dir", str(work_dir), *extra],
             stdout=subprocess.PIPE, text=True, start_new_session=True)
         line = self.process.stdout.readline()  # type: ignore[union-attr]
         assert re.fullmatch(rf"tfmesos local-master listening on 127\.0\.0\.1:{port}\n", line), line
@@ -134,3 +134,30 @@ def test_restart_kills_containers_it_cannot_recover(tmp_path, clis):
     wait_until(lambda: not processes_under(work_dir), timeout=10, message="orphaned command task killed")
     assert http_call(f"127.0.0.1:{port}", "GET", "/state").body["frameworks"] == []
     clis[1].stop()
+
+
+def test_dynamic_reservations_survive_a_restart_unless_the_agent_changed(tmp_path, clis):
+    """A Mesos agent checkpoints the resources dynamic reservations made; so does the embedded one.
+    An agent started with other resources starts afresh (Mesos would refuse its re-registration)."""
+    port, work_dir = free_port(), tmp_path / "work"
+    address = f"127.0.0.1:{port}"
+    clis.append(Cli(port, work_dir))
+    agent_id = http_call(address, "GET", "/state").body["slaves"][0]["id"]
+    reserved = [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 1.5},
+                 "reservations": [{"type": "DYNAMIC", "role": "team-b", "principal": "ops"}]}]
+    reply = http_call(address, "POST", "/api/v1", {"type": "RESERVE_RESOURCES", "reserve_resources": {
+        "agent_id": {"value": agent_id}, "resources": reserved}}, {"Content-Type": "application/json"})
+    assert reply.status == 202, reply
+
+    def team_b_cpus() -> float:
+        slave = http_call(address, "GET", "/state").body["slaves"][0]
+        return slave["reserved_resources"].get("team-b", {}).get("cpus", 0.0)
+
+    clis[-1].stop()
+    clis.append(Cli(port, work_dir))
+    assert http_call(address, "GET", "/state").body["slaves"][0]["id"] == agent_id
+    assert team_b_cpus() == 1.5, "the reservation is still there after the restart"
+    clis[-1].stop()
+    clis.append(Cli(port, work_dir, "--agent-cpus", "8"))
+    assert team_b_cpus() == 0.0, "an agent configured otherwise starts from its new resources"
+

@@ -88,6 +88,7 @@ class Agent:
             self.total = self.total.reserve([{"type": "STATIC", "role": text.strip()}])
         elif text:  # Mesos --resources: static reservations, fake GPUs, ...
             self.total = self.total.overridden_by(parse_resources_text(text))
+        self.configured = self.total  # from the flags; total also carries dynamic reservations
         self._free_gpus = list(range(int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
         self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)

@@ -21,7 +21,7 @@ from .ids import IdGenerator
 from .master import Master
 from .master_api import MasterApi
 from .operator_api import OperatorApi
-from .recovery import load_agents, save_agents
+from .recovery import load_agents, restored_total, save_agents
 from .sandbox import executor_base_environment
 from .scheduler_api import SchedulerApi
 from .state_json import master_state
@@ -203,6 +203,9 @@ class LocalMaster:
             agent_id = previous[index]["id"] if index < len(previous) else ids.agent_id(index)
             agent = Agent(index=index, agent_id=agent_id, config=config, loop=loop, master=master,
                           pool=self._pool, forkserver=self._forkserver)
+            restored = restored_total(previous[index], agent.configured) if index < len(previous) else None
+            if restored is not None:
+                agent.total = restored
             agent_server = HttpServer(AgentApi(agent, lambda: config.host).handle, f"agent-{index}")
             await agent_server.start(sock)
             agent.server = agent_server
@@ -213,7 +216,7 @@ class LocalMaster:
             master.add_agent(agent)
             for framework_info, executor_info, tasks in agent.recover():
                 master.recover_executor(agent.id, framework_info, executor_info, tasks)
-        save_agents(config.work_dir, [{"id": agent.id, "port": agent.port} for agent in self._agents])
+        save_agents(config.work_dir, master.agent_entries())
         master.start()
         self._forkserver.prestart()
         log.info("local master %s listening on %s with %d agents", ids.master_id, master.address,

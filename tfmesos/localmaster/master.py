@@ -23,6 +23,7 @@ from .framework import Framework, Offer, Task
 from .httpserver import APPLICATION_JSON, EventStream, StreamResponse
 from .ids import IdGenerator
 from .protojson import b64decode, b64encode
+from .recovery import agent_entry, save_agents
 from .resources import Resources
 from .roles import validate_role
 from .schemas import SCHEMAS, TERMINAL_STATES
@@ -612,8 +613,12 @@ class Master:
                          f"(free: {record.available.stringify('agent')})")
         record.total = record.total - source + target
         record.available = record.available - source + target
+        save_agents(self.config.work_dir, self.agent_entries())  # kept across a restart, as Mesos' agent does
         self.allocator.trigger()
         return 202, ""
+
+    def agent_entries(self) -> list[dict[str, Any]]:
+        return [agent_entry(r.agent.id, r.agent.port, r.agent.configured, r.total) for r in self.agents.values()]
 
     # -- offers -------------------------------------------------------------
     def create_offer(self, framework: Framework, record: AgentRecord, role: str, resources: Resources) -> Offer:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 from .containers import AgentTask, Executor, ExecutorState, Termination
 from .durations import format_duration
 from .procs import ManagedProcess, start_time
+from .resources import Resources
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,30 @@ def load_agents(work_dir: Path) -> list[dict[str, Any]]:
 
 def save_agents(work_dir: Path, agents: list[dict[str, Any]]) -> None:
     _write_atomically(_meta(work_dir) / "agents.json", agents)
+
+
+def agent_entry(agent_id: str, port: int, configured: Resources, total: Resources) -> dict[str, Any]:
+    """What agents.json keeps of an agent: id and port, and its resources as configured and as
+    they now are (dynamic reservations made through the operator API), as a Mesos agent
+    checkpoints its resources."""
+    return {"id": agent_id, "port": port, "configured": configured.to_json("refined"),
+            "total": total.to_json("refined")}
+
+
+def restored_total(entry: dict[str, Any], configured: Resources) -> Resources | None:
+    """The agent's resources with its dynamic reservations from before a restart, or None when
+    there are none or its configured resources have changed since (Mesos refuses such an agent's
+    re-registration; here it starts afresh from the new configuration)."""
+    if "total" not in entry or "configured" not in entry:
+        return None
+    try:
+        if Resources.from_json(entry["configured"]) != configured:
+            log.warning("agent %s: resources changed since the last run: its dynamic reservations are dropped",
+                        entry.get("id"))
+            return None
+        return Resources.from_json(entry["total"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def container_path(work_dir: Path, agent_id: str, container_id: str) -> Path:
