@@ -60,7 +60,7 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
     info: dict[str, Any] = {
         "user": svc.user or getpass.getuser(),
         "name": svc.name,
-        "roles": [svc.role],
+        "roles": list(svc.roles),
         # Offers name their role (allocation_info) and carry reservations in the refined form;
         # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
         "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]

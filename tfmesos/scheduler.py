@@ -428,15 +428,18 @@ class JobScheduler:
         if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
             return
         self._quota_probed_at = now
-        role = self.spec.service.role
-        answer = self.quota_probe(role)
-        shortfall = None if answer is None else quota_shortfall(role, answer[0], answer[1], job.held_totals(),
-                                                                job.pending_demand())
+        # A job of several roles is held back by quota only when every one of its roles is.
+        shortfalls = []
+        for role in self.spec.service.roles:
+            answer = self.quota_probe(role)
+            shortfalls.append(None if answer is None else quota_shortfall(
+                role, answer[0], answer[1], job.held_totals(), job.pending_demand()))
+        shortfall = "; ".join(shortfalls) if all(shortfalls) else None  # type: ignore[arg-type]
         if shortfall is not None:
             job.defer_placement(shortfall, now)
         elif self._quota_waiting:
             # The quota has room again: a full placement window to gather the offers.
-            job.defer_placement(f"role {role}'s quota has room again: placing the job", now)
+            job.defer_placement(f"role {self.spec.service.role}'s quota has room again: placing the job", now)
         else:
             return
         self._quota_waiting = shortfall is not None

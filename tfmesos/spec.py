@@ -98,6 +98,11 @@ class ServiceSpec:
     api_port: int = 0
     api_token_reads: bool = False  # the API token guards reading too
 
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles the framework subscribes with (``role`` may list several, comma-separated)."""
+        return tuple(part.strip() for part in self.role.split(","))
+
 
 @dataclass(frozen=True)
 class JobSpec:
