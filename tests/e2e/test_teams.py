@@ -43,7 +43,7 @@ def _agents_of(state: dict, name: str) -> set[str]:
 
 def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
     credentials = tmp_path / "credentials"
-    credentials.write_text("".join(f"{p} {s}\n" for p, s in SECRETS.items()))
+    credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
     master = LocalMaster(tmp_path / "m", agents=3, extra=[
         "--cpus", "1", "--mem", "1024", "--credentials", str(credentials), "--acls", json.dumps(ACLS),
         "--reserve", "0=cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512",

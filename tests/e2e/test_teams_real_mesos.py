@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import signal
 import subprocess
@@ -29,6 +30,8 @@ from .harness import ROOT, accuracy, run_scheduler, wait_gone, write_options
 from .test_teams import ACLS, SECRETS, _agents_of, _options, _run
 
 TOOLS = Path(os.environ.get("TFMESOS_REAL_MESOS", "")).resolve()
+# Where build.sh put Mesos: the user's own home (the suite runs with a HOME of its own).
+MESOS_HOME = os.environ.get("MESOS_HOME") or str(Path(pwd.getpwuid(os.getuid()).pw_dir) / "mesos")
 pytestmark = pytest.mark.slow
 MASTER = "127.0.0.1:5050"
 
@@ -46,7 +49,8 @@ class RealMesos:
             _eventually(lambda: len(self.state()["slaves"]) == index + 1, 60, f"agent {index} to register")
 
     def _script(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
-        done = subprocess.run(["bash", str(TOOLS / name), *args], env={**os.environ, **(env or {})},
+        done = subprocess.run(["bash", str(TOOLS / name), *args],
+                              env={**os.environ, "MESOS_HOME": MESOS_HOME, **(env or {})},
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0 or name == "stop.sh", f"{name}: {done.stdout}{done.stderr}"
 
@@ -86,7 +90,7 @@ def _kill_all(runs) -> None:
 
 def test_two_teams_side_by_side_on_real_mesos(tmp_path):
     credentials = tmp_path / "credentials"
-    credentials.write_text("".join(f"{p} {s}\n" for p, s in SECRETS.items()))
+    credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
     master = RealMesos(
         ["cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512;disk:1000;ports:[31000-31999]",
          "cpus(team-b):1;mem(team-b):1024;disk:1000;ports:[32000-32999]"],

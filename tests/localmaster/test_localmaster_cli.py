@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import selectors
@@ -33,7 +34,7 @@ def read_line(process: subprocess.Popen, timeout: float) -> str:
 def cli(tmp_path):
     work_dir = tmp_path / "cli-work"
     credentials = tmp_path / "credentials"
-    credentials.write_text("alice s3cret\n")
+    credentials.write_text(json.dumps({"credentials": [{"principal": "alice", "secret": "s3cret"}]}))
     process = subprocess.Popen(
         [sys.executable, "-m", "tfmesos.localmaster", "--port", "0", "--agents", "2", "--cpus", "1",
          "--mem", "512", "--disk", "100", "--gpus-per-agent", "1", "--work-dir", str(work_dir),

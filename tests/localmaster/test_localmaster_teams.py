@@ -256,3 +256,17 @@ def test_unmet_guarantees_are_held_back_as_headroom_from_other_roles(make_master
     assert next(r for r in offer_g["resources"] if r["name"] == "cpus")["scalar"]["value"] == 3.0
     other.teardown()
     guaranteed.teardown()
+
+
+def test_credentials_are_read_in_mesos_json_form_and_the_old_lines_refused_in_its_words(tmp_path):
+    from tfmesos.localmaster.auth import load_credentials
+
+    good = tmp_path / "credentials.json"
+    good.write_text(json.dumps({"credentials": [{"principal": "a", "secret": "secret-a"}]}))
+    assert load_credentials(good) == {"a": "secret-a"}
+    old = tmp_path / "credentials.txt"
+    old.write_text("a secret-a\n")
+    # What mesos-master 1.12 printed for this file (tests/e2e/test_teams_real_mesos.py, 2026-11-24).
+    with pytest.raises(ValueError, match=r"^Invalid json format: syntax error at line 1 near: a secret-a "
+                                         r"\(see --credentials flag\)$"):
+        load_credentials(old)

@@ -47,21 +47,20 @@ class BasicAuthenticator:
 
 
 def load_credentials(path: Path) -> dict[str, str]:
-    """Mesos' credentials file: 'principal secret' lines, or the JSON form."""
+    """Mesos' credentials file in the JSON form Mesos 1.12 reads,
+    ``{"credentials": [{"principal": ..., "secret": ...}]}``; it refuses the older
+    'principal secret' lines (checked on a real master), and so does this, in its words."""
     text = path.read_text()
-    if text.lstrip().startswith("{"):
-        entries = json.loads(text).get("credentials", [])
+    try:
+        entries = json.loads(text)["credentials"]
         return {entry["principal"]: entry["secret"] for entry in entries}
-    credentials: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise ValueError(f"{path}:{number}: expected 'principal secret'")
-        credentials[parts[0]] = parts[1]
-    return credentials
+    except json.JSONDecodeError as exc:
+        near = text[exc.pos:].split("\n", 1)[0]
+        raise ValueError(f"Invalid json format: syntax error at line {exc.lineno} near: {near} "
+                         "(see --credentials flag)") from None
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: expected {{\"credentials\": [{{\"principal\": ..., \"secret\": ...}}]}} "
+                         f"(missing {exc}) (see --credentials flag)") from None
 
 
 @dataclass(frozen=True)

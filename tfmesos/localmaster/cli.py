@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="sandbox root (default: a temporary directory removed on exit)")
     parser.add_argument("--credentials", type=Path, default=None,
-                        help="file with 'principal secret' lines: enables HTTP Basic authentication")
+                        help='Mesos\' credentials file ({"credentials": [{"principal": P, "secret": S}]}): '
+                             'enables HTTP Basic authentication')
     parser.add_argument("--reserve", "--agent-resources", action="append", default=[], metavar="INDEX=RESOURCES",
                         help="agent INDEX's resources in Mesos --resources syntax, e.g. "
                              "'0=cpus(team-a):2;mem(team-a):4096;cpus:2' (static reservations) or '2=gpus:1'; "
