@@ -7,7 +7,7 @@ SEEDS  ?= 20
 
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-fast chaos bench bench-quick clean
+.PHONY: setup run test test-fast test-real-mesos chaos bench bench-quick clean
 
 $(STAMP): setup.cfg setup.py tools/install_pymesos.py
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,12 @@ test: $(STAMP)
 FAST_WORKERS ?= 4
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
+
+# The multi-team scenarios against a real Apache Mesos built with the real-mesos scripts (about an
+# hour once; not part of make test or CI): MESOS_TOOLS names the folder of those scripts.
+MESOS_TOOLS ?= ../shared/tools/real-mesos
+test-real-mesos: $(STAMP)
+	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) $(BIN)/python -m pytest -q $(PYTEST_ARGS) tests/e2e/test_teams_real_mesos.py
 
 # Many seeded chaos runs (kill -9 of tasks, executors, the scheduler); writes chaos-summary.json.
 chaos: $(STAMP)
