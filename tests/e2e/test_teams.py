@@ -144,26 +144,32 @@ def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it(tmp_path):
         master.stop()
 
 
+def run_two_roles_job(tmp_path, master) -> None:
+    """A job in team-a and team-b on agents S0 and S1, each wholly reserved to one of them."""
+    task = {"count": 1, "cpus": 0.6, "mem": 128}
+    opts = write_options(tmp_path / "two.json", service={"name": "two-roles", "role": "team-a,team-b"},
+                         job={"command": "sleep 1"}, roles={"chief": task, "worker": task},
+                         policies={"placement_timeout_seconds": 30})
+    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
+    try:
+        assert run.wait(90) == 0, run.output
+    finally:
+        if run.proc.poll() is None:
+            run.killpg(signal.SIGKILL)
+    state = master.state()
+    (framework,) = [f for f in state["frameworks"] + state["completed_frameworks"] if f["name"] == "two-roles"]
+    assert sorted(framework["roles"]) == ["team-a", "team-b"]
+    assert _agents_of(state, "two-roles") == {"S0", "S1"}
+    roles_used = {t["role"] for t in framework.get("tasks", []) + framework.get("completed_tasks", [])}
+    assert roles_used == {"team-a", "team-b"}
+
+
 def test_a_job_in_two_roles_uses_the_reservations_of_both(tmp_path):
     """service.role "team-a,team-b": one MULTI_ROLE framework offered both roles' reservations;
     neither agent alone can hold the job, and there is no shared pool."""
     master = LocalMaster(tmp_path / "m", agents=2, extra=["--cpus", "1", "--mem", "1024",
                                                           "--reserve", "0=team-a", "--reserve", "1=team-b"])
-    run = None
     try:
-        task = {"count": 1, "cpus": 0.6, "mem": 128}
-        opts = write_options(tmp_path / "two.json", service={"name": "two-roles", "role": "team-a,team-b"},
-                             job={"command": "sleep 1"}, roles={"chief": task, "worker": task},
-                             policies={"placement_timeout_seconds": 30})
-        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
-        assert run.wait(90) == 0, run.output
-        state = master.state()
-        (framework,) = [f for f in state["frameworks"] + state["completed_frameworks"] if f["name"] == "two-roles"]
-        assert sorted(framework["roles"]) == ["team-a", "team-b"]
-        assert _agents_of(state, "two-roles") == {"S0", "S1"}
-        roles_used = {t["role"] for t in framework.get("tasks", []) + framework.get("completed_tasks", [])}
-        assert roles_used == {"team-a", "team-b"}
+        run_two_roles_job(tmp_path, master)
     finally:
-        if run is not None and run.proc.poll() is None:
-            run.killpg(signal.SIGKILL)
         master.stop()

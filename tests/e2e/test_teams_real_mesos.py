@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from .harness import ROOT, accuracy, run_scheduler, wait_gone, write_options
-from .test_teams import ACLS, SECRETS, _agents_of, _options, _run
+from .test_teams import ACLS, SECRETS, _agents_of, _options, _run, run_two_roles_job
 
 TOOLS = Path(os.environ.get("TFMESOS_REAL_MESOS", "")).resolve()
 # Where build.sh put Mesos: the user's own home (the suite runs with a HOME of its own).
@@ -180,21 +180,7 @@ def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it_on_real_mesos(
 def test_a_job_in_two_roles_uses_the_reservations_of_both_on_real_mesos(tmp_path):
     master = RealMesos(["cpus(team-a):1;mem(team-a):1024;disk:1000;ports(team-a):[31000-31999]",
                         "cpus(team-b):1;mem(team-b):1024;disk:1000;ports(team-b):[32000-32999]"])
-    run = None
     try:
-        task = {"count": 1, "cpus": 0.6, "mem": 128}
-        opts = write_options(tmp_path / "two.json", service={"name": "two-roles", "role": "team-a,team-b"},
-                             job={"command": "sleep 1"}, roles={"chief": task, "worker": task},
-                             policies={"placement_timeout_seconds": 30})
-        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
-        assert run.wait(90) == 0, run.output
-        state = master.state()
-        (framework,) = [f for f in state["frameworks"] + state["completed_frameworks"] if f["name"] == "two-roles"]
-        assert sorted(framework["roles"]) == ["team-a", "team-b"]
-        assert _agents_of(state, "two-roles") == {"S0", "S1"}
-        assert {t["role"] for t in framework.get("tasks", []) + framework.get("completed_tasks", [])} == \
-            {"team-a", "team-b"}
+        run_two_roles_job(tmp_path, master)
     finally:
-        if run is not None:
-            _kill_all([run])
         master.stop()
