@@ -1,6 +1,8 @@
 """Shared-cluster features end to end: GPUs, roles, principals and secrets on the embedded master."""
 from __future__ import annotations
 
+import json
+
 import os
 import re
 
@@ -43,7 +45,7 @@ def test_gpu_job_does_not_fit_cpu_only_agents_and_says_so(tmp_path):
 @pytest.fixture
 def secured_master(tmp_path):
     creds = tmp_path / "credentials"
-    creds.write_text("team-a s3cret-value-a\n")
+    creds.write_text(json.dumps({"credentials": [{"principal": "team-a", "secret": "s3cret-value-a"}]}))
     master = LocalMaster(tmp_path / "m", agents=1, extra=["--credentials", str(creds)])
     yield master
     master.stop()
