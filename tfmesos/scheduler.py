@@ -429,11 +429,11 @@ class JobScheduler:
             return
         self._quota_probed_at = now
         # A job of several roles is held back by quota only when every one of its roles is.
+        held, demand = job.held_totals(), job.pending_demand()
         shortfalls = []
         for role in self.spec.service.roles:
             answer = self.quota_probe(role)
-            shortfalls.append(None if answer is None else quota_shortfall(
-                role, answer[0], answer[1], job.held_totals(), job.pending_demand()))
+            shortfalls.append(None if answer is None else quota_shortfall(role, answer[0], answer[1], held, demand))
         shortfall = "; ".join(shortfalls) if all(shortfalls) else None  # type: ignore[arg-type]
         if shortfall is not None:
             job.defer_placement(shortfall, now)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
+from .core.job import EVENTS_KEPT
+
 FORMAT = 3
-EVENTS_KEPT = 200  # the newest events a record keeps (Job.to_dict keeps as many)
 
 
 class StateFormatError(ValueError):

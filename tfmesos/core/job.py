@@ -31,6 +31,7 @@ PLACING, RUNNING, FINISHING, SUCCEEDED, FAILED = "PLACING", "RUNNING", "FINISHIN
 REFUSE_WHILE_PENDING = 2.0
 REFUSE_WHEN_IDLE = 3600.0
 KILL_RETRY_SECONDS = 5.0
+EVENTS_KEPT = 200  # the newest events a persisted record keeps
 FINISH_GRACE_SECONDS = 30.0
 # How long a partial gang placement may sit on offers before giving them back (with jitter),
 # so that two jobs that each hold half of a cluster cannot block each other forever.
@@ -715,7 +716,7 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.own_fields(),
-            "events": self.events[-200:],
+            "events": self.events[-EVENTS_KEPT:],
             "tasks": [self.task_dict(key) for key in self.tasks],
             "task_ids": {tid: [k.role, k.index] for tid, k in self._by_task_id.items()},
         }

@@ -72,7 +72,6 @@ class Agent:
         self.hostname = config.host
         self.port = 0
         self._config = config
-        self._tuning = config.tuning
         self.tuning = config.tuning
         self.work_dir = config.work_dir
         self._loop = loop
@@ -101,8 +100,8 @@ class Agent:
         self.terminating = False
         self.registered_time = time.time()
         self.server: HttpServer | None = None
-        self.updates = StatusUpdateManager(loop, self._forward_update, self._tuning.status_update_retry_min,
-                                           self._tuning.status_update_retry_max)
+        self.updates = StatusUpdateManager(loop, self._forward_update, self.tuning.status_update_retry_min,
+                                           self.tuning.status_update_retry_max)
         self.sessions = ExecutorSessions(self, loop, functools.partial(master.executor_message, agent_id))
 
     # -- identity -----------------------------------------------------------
@@ -275,7 +274,7 @@ class Agent:
                       command_task: bool) -> Executor:
         container_id = IdGenerator.container_id()
         directory = sandbox_path(self._config.work_dir, self.id, framework.id, executor_id, container_id)
-        grace = self._tuning.executor_shutdown_grace_period
+        grace = self.tuning.executor_shutdown_grace_period
         if "shutdown_grace_period" in info:
             grace = from_nanoseconds(info["shutdown_grace_period"]["nanoseconds"])
         info = dict(info)
@@ -378,13 +377,13 @@ class Agent:
             runner.running(process)
         elif executor.state is ExecutorState.REGISTERING:
             executor.registration_timer = self._loop.call_later(
-                self._tuning.executor_registration_timeout, self._registration_timeout, executor)
+                self.tuning.executor_registration_timeout, self._registration_timeout, executor)
 
     def _registration_timeout(self, executor: Executor) -> None:
         executor.registration_timer = None
         if executor.state is not ExecutorState.REGISTERING:
             return
-        timeout = format_duration(self._tuning.executor_registration_timeout)
+        timeout = format_duration(self.tuning.executor_registration_timeout)
         executor.pending_termination = Termination(
             "TASK_FAILED", "REASON_EXECUTOR_REGISTRATION_TIMEOUT", f"Executor did not register within {timeout}")
         executor.state = ExecutorState.TERMINATING
@@ -397,7 +396,7 @@ class Agent:
             executor.state = ExecutorState.TERMINATING
             runner = self._runners.get((executor.framework_id, executor.executor_id))
             if runner is not None and executor.process is not None:
-                runner.kill(self._tuning.kill_grace_period)
+                runner.kill(self.tuning.kill_grace_period)
             else:
                 self._destroy(executor)
             return
@@ -474,7 +473,7 @@ class Agent:
         policy = kill_policy or (executor.find_task(task_id) or AgentTask({})).info.get("kill_policy")
         if policy and "grace_period" in policy:
             return from_nanoseconds(policy["grace_period"]["nanoseconds"])
-        return self._tuning.kill_grace_period
+        return self.tuning.kill_grace_period
 
     # -- recovery (decided in recovery.py) ---------------------------------
     def _checkpoint(self, executor: Executor, framework: AgentFramework, then: Callable[[], None] | None = None) -> None:
@@ -500,7 +499,7 @@ class Agent:
             assert process is not None  # adopted containers run
             process.watch(self._loop, lambda p, e=executor: self._process_exited(e, p))
             executor.registration_timer = self._loop.call_later(
-                self._tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
+                self.tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
             adopted.append((framework_info, executor.info, container.tasks))
         return adopted
 
@@ -510,7 +509,7 @@ class Agent:
             return
         framework = self.frameworks.get(executor.framework_id)
         executor.pending_termination = reregistration_termination(
-            framework is not None and framework.partition_aware, self._tuning.executor_reregistration_timeout)
+            framework is not None and framework.partition_aware, self.tuning.executor_reregistration_timeout)
         executor.state = ExecutorState.TERMINATING
         self._destroy(executor)
 

@@ -84,6 +84,8 @@ class ForkServer:
         self._modules = modules
         self._preload = preload
         self._base_env = base_env
+        self._startup = _startup_env(base_env)  # what a forked child's environment must match
+        self._user = _user()
         self.python = python
         self._process: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
@@ -108,7 +110,7 @@ class ForkServer:
         parsed = module_command(command)
         if parsed is None or parsed.python != self.python or parsed.module not in self._modules:
             return None
-        if _startup_env(env) != _startup_env(self._base_env) or command.get("user", "") not in ("", _user()):
+        if _startup_env(env) != self._startup or command.get("user", "") not in ("", self._user):
             return None
         return parsed
 
@@ -140,12 +142,9 @@ class ForkServer:
         """``on_exit(returncode)`` in the loop once ``process`` has ended."""
         code = self._exited.pop(process.pid, None)
         if code is not None:
-            self._loop.call_soon(self._deliver, process.pid, on_exit, code)
+            self._loop.call_soon(on_exit, code)
         else:
             self._watchers[process.pid] = (process, on_exit)
-
-    def _deliver(self, pid: int, on_exit: Callable[[int], None], code: int) -> None:
-        on_exit(code)
 
     def close(self) -> None:
         self._lost("closed")
@@ -228,7 +227,7 @@ class ForkServer:
             if watcher is None:
                 self._exited[pid] = code
             else:
-                self._deliver(pid, watcher[1], code)
+                watcher[1](code)
         else:
             reply = self._requests.pop(int(message["id"]), None)
             if reply is not None and not reply.done():

@@ -120,7 +120,7 @@ class CheckpointWriter:
     (``record_container``), so a master killed right after a launch still finds the process.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop | None, pool: ThreadPool | None) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, pool: ThreadPool) -> None:
         self._loop = loop
         self._pool = pool
         self._waiting: dict[Path, tuple[str | None, list[Callable[[], None]]]] = {}  # None: remove
@@ -133,11 +133,6 @@ class CheckpointWriter:
         self._queue(path, None, None)
 
     def _queue(self, path: Path, record: str | None, then: Callable[[], None] | None) -> None:
-        if self._loop is None or self._pool is None:
-            _carry_out(path, record)
-            if then is not None:
-                then()
-            return
         callbacks = self._waiting.get(path, (None, []))[1]
         if then is not None:
             callbacks.append(then)
@@ -152,7 +147,7 @@ class CheckpointWriter:
         record, callbacks = self._waiting.pop(path)
         self._busy.add(path)
         try:
-            done = self._loop.run_in_executor(self._pool, _carry_out, path, record)  # type: ignore[union-attr]
+            done = self._loop.run_in_executor(self._pool, _carry_out, path, record)
         except RuntimeError:  # the pool is shut down: the master is stopping
             self._busy.discard(path)
             for callback in callbacks:
