@@ -153,6 +153,21 @@ def wait_gone(service: str, timeout: float = 30.0) -> list[psutil.Process]:
     return [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
 
 
+def eventually(probe, timeout: float, what: str):
+    """The probe's first truthy value, polled until the deadline (errors count as not yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = probe()
+        except (OSError, ValueError, KeyError):
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
 def accuracy(output: str) -> float:
     m = re.search(r"final test accuracy: ([0-9.]+)", output)
     assert m, "no accuracy in the output:\n" + output[-3000:]

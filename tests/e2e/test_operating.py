@@ -12,14 +12,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .harness import ROOT, TFMESOS, LineProcess, accuracy, run_scheduler, wait_gone, write_options
+from .harness import ROOT, TFMESOS, LineProcess, accuracy, eventually, run_scheduler, wait_gone, write_options
 from .test_jobs import PSS
 
 pytestmark = pytest.mark.slow
@@ -39,21 +38,6 @@ def this_checkouts_python(tmp_path: Path) -> Path:
 def get(address: str, path: str) -> bytes:
     with urllib.request.urlopen(f"http://{address}{path}", timeout=10) as resp:
         return resp.read()
-
-
-def eventually(probe, timeout: float, what: str):
-    """The probe's first truthy value, polled until the deadline (errors count as not yet)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = probe()
-        except (OSError, ValueError, KeyError):
-            value = None
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def browser():

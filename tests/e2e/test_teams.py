@@ -7,7 +7,7 @@ import os
 import re
 import signal
 
-from .harness import LocalMaster, run_scheduler, wait_gone, write_options
+from .harness import ROOT, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
 
 SECRETS = {"a": "secret-a", "b": "secret-b", "c": "secret-c"}
 ACLS = {"register_frameworks": [
@@ -41,21 +41,25 @@ def _agents_of(state: dict, name: str) -> set[str]:
             for t in f.get("tasks", []) + f.get("completed_tasks", [])}
 
 
-def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
-    credentials = tmp_path / "credentials"
-    credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
-    master = LocalMaster(tmp_path / "m", agents=3, extra=[
-        "--cpus", "1", "--mem", "1024", "--credentials", str(credentials), "--acls", json.dumps(ACLS),
-        "--reserve", "0=cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512",
-        "--reserve", "1=cpus(team-b):1;mem(team-b):1024",
-        "--reserve", "2=gpus:1",
-        "--quota", "team-a=cpus:1.5", "--weights", "team-a=1,team-b=1"])
+def kill_all(runs) -> None:
+    for run in runs:
+        if run is not None and run.proc.poll() is None:
+            run.killpg(signal.SIGKILL)
+
+
+# The scenarios below run against any master with ``address`` and ``state()``: the embedded one
+# here, a real Apache Mesos in test_teams_real_mesos.py. Agents are S0, S1, ... in order.
+
+def run_two_teams(tmp_path, master, gpu_job: bool, gone_within: float) -> None:
+    """Team A on S0 (its reservation and a shared pool), team B on S1 (its reservation) and, with
+    ``gpu_job``, a GPU job in '*' on the GPU agent S2, side by side; B's principal refused role
+    team-a; A's scheduler killed and restarted without disturbing the others."""
     runs = []
     try:
         a_opts = _options(tmp_path, "team-a-job", "team-a", "a")
         a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
         b = _run(_options(tmp_path, "team-b-job", "team-b", "b"), master, "b")
-        gpu = _run(_options(tmp_path, "gpu-job", "*", "c", gpus=1), master, "c")
+        gpu = _run(_options(tmp_path, "gpu-job", "*", "c", gpus=1), master, "c") if gpu_job else None
         intruder = _run(_options(tmp_path, "b-as-a", "team-a", "b"), master, "b")
         runs = [a, b, gpu, intruder]
 
@@ -67,8 +71,9 @@ def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
         a.wait_for(r"chief:0 TASK_RUNNING", 90)
         a.kill(signal.SIGKILL)
         assert b.wait(120) == 0, b.output
-        assert gpu.wait(120) == 0, gpu.output
-        assert "chief of gpu-job sees GPUs [0]" in gpu.output
+        if gpu is not None:
+            assert gpu.wait(120) == 0, gpu.output
+            assert "chief of gpu-job sees GPUs [0]" in gpu.output
         # A restarted scheduler adopts team A's tasks and finishes its job.
         a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
         runs.append(a)
@@ -76,27 +81,25 @@ def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
         assert "resuming job 'team-a-job'" in a.output
 
         state = master.state()
-        # Agent 0: team A's reservation and a shared pool; 1: team B's reservation; 2: the GPU agent.
         assert _agents_of(state, "team-a-job") == {"S0"}
         assert _agents_of(state, "team-b-job") == {"S1"}
-        assert _agents_of(state, "gpu-job") == {"S2"}
+        if gpu is not None:
+            assert _agents_of(state, "gpu-job") == {"S2"}
         assert not any(f["name"] == "b-as-a" for f in state["frameworks"] + state["completed_frameworks"])
-        for name in ("team-a-job", "team-b-job", "gpu-job"):
-            assert not wait_gone(name, timeout=10), f"{name} left processes behind"
+        for name in ("team-a-job", "team-b-job") + (("gpu-job",) if gpu is not None else ()):
+            assert not wait_gone(name, timeout=gone_within), f"{name} left processes behind"
     finally:
-        for run in runs:
-            if run.proc.poll() is None:
-                run.killpg(signal.SIGKILL)
-        master.stop()
+        kill_all(runs)
 
 
-def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
-    master = LocalMaster(tmp_path / "m", agents=1, extra=["--cpus", "2", "--mem", "2048", "--quota", "team-a=cpus:1.2"])
+def run_quota_and_one_job_per_name(tmp_path, master) -> None:
+    """Role team-a's quota limit (1.2 cpus) holds a second job back, which says why and then runs;
+    the same service name in another role is refused, naming the running job."""
     runs = []
     try:
         first = run_scheduler(write_options(
             tmp_path / "first.json", service={"name": "first", "role": "team-a"},
-            job={"command": "sleep 4"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master", master.address,
+            job={"command": "sleep 6"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master", master.address,
             "--state-dir", str(tmp_path / "state"))
         runs.append(first)
         first.wait_for(r"chief:0 TASK_RUNNING", 60)
@@ -120,26 +123,52 @@ def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
         assert second.wait(60) == 0, second.output
         assert "cannot be placed" not in second.output
     finally:
-        for run in runs:
-            if run.proc.poll() is None:
-                run.killpg(signal.SIGKILL)
+        kill_all(runs)
+
+
+def run_main_example_in_role(tmp_path, master) -> None:
+    """The main example with service.role ml-team on an agent whose resources are all reserved to it."""
+    slave = master.state()["slaves"][0]
+    assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
+    opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
+                         service={"name": "ml-team-pss", "role": "ml-team"})
+    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
+    try:
+        assert run.wait(300) == 0, run.output[-4000:]
+    finally:
+        kill_all([run])
+    assert accuracy(run.output) >= 0.9
+    assert "job ml-team-pss SUCCEEDED" in run.output
+    assert not wait_gone("ml-team-pss", timeout=10)
+
+
+def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):
+    credentials = tmp_path / "credentials"
+    credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
+    master = LocalMaster(tmp_path / "m", agents=3, extra=[
+        "--cpus", "1", "--mem", "1024", "--credentials", str(credentials), "--acls", json.dumps(ACLS),
+        "--reserve", "0=cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512",
+        "--reserve", "1=cpus(team-b):1;mem(team-b):1024",
+        "--reserve", "2=gpus:1",
+        "--quota", "team-a=cpus:1.5", "--weights", "team-a=1,team-b=1"])
+    try:
+        run_two_teams(tmp_path, master, gpu_job=True, gone_within=10)
+    finally:
+        master.stop()
+
+
+def test_a_job_held_back_by_its_roles_quota_waits_says_why_then_runs(tmp_path):
+    master = LocalMaster(tmp_path / "m", agents=1, extra=["--cpus", "2", "--mem", "2048", "--quota", "team-a=cpus:1.2"])
+    try:
+        run_quota_and_one_job_per_name(tmp_path, master)
+    finally:
         master.stop()
 
 
 def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it(tmp_path):
-    from .harness import ROOT, accuracy
-
     master = LocalMaster(tmp_path / "m", agents=1, extra=["--reserve", "0=ml-team"])
     try:
-        slave = master.state()["slaves"][0]
-        assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
-        opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
-                             service={"name": "ml-team-pss", "role": "ml-team"})
-        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
-        assert run.wait(300) == 0, run.output[-4000:]
-        assert accuracy(run.output) >= 0.9
-        assert "job ml-team-pss SUCCEEDED" in run.output
-        assert not wait_gone("ml-team-pss", timeout=10)
+        run_main_example_in_role(tmp_path, master)
     finally:
         master.stop()
 
@@ -154,8 +183,7 @@ def run_two_roles_job(tmp_path, master) -> None:
     try:
         assert run.wait(90) == 0, run.output
     finally:
-        if run.proc.poll() is None:
-            run.killpg(signal.SIGKILL)
+        kill_all([run])
     state = master.state()
     (framework,) = [f for f in state["frameworks"] + state["completed_frameworks"] if f["name"] == "two-roles"]
     assert sorted(framework["roles"]) == ["team-a", "team-b"]

@@ -16,18 +16,16 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import re
-import signal
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .harness import ROOT, accuracy, run_scheduler, wait_gone, write_options
-from .test_teams import ACLS, SECRETS, _agents_of, _options, _run, run_two_roles_job
+from .harness import eventually
+from .test_teams import (ACLS, SECRETS, run_main_example_in_role, run_quota_and_one_job_per_name, run_two_roles_job,
+                         run_two_teams)
 
 TOOLS = Path(os.environ.get("TFMESOS_REAL_MESOS", "")).resolve()
 # Where build.sh put Mesos: the user's own home (the suite runs with a HOME of its own).
@@ -46,7 +44,7 @@ class RealMesos:
         self._script("start-master.sh", *master_flags)
         for index, resources in enumerate(agents):
             self._script("start-agent.sh", resources, env={"AGENT_PORT": str(5051 + index)})
-            _eventually(lambda: len(self.state()["slaves"]) == index + 1, 60, f"agent {index} to register")
+            eventually(lambda: len(self.state()["slaves"]) == index + 1, 60, f"agent {index} to register")
 
     def _script(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
         done = subprocess.run(["bash", str(TOOLS / name), *args],
@@ -68,26 +66,6 @@ class RealMesos:
         self._script("stop.sh")
 
 
-def _eventually(probe, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = probe()
-        except OSError:
-            value = None
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-
-
-def _kill_all(runs) -> None:
-    for run in runs:
-        if run.proc.poll() is None:
-            run.killpg(signal.SIGKILL)
-
-
 def test_two_teams_side_by_side_on_real_mesos(tmp_path):
     credentials = tmp_path / "credentials"
     credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
@@ -96,83 +74,26 @@ def test_two_teams_side_by_side_on_real_mesos(tmp_path):
          "cpus(team-b):1;mem(team-b):1024;disk:1000;ports:[32000-32999]"],
         ["--authenticate_http_frameworks", "--http_framework_authenticators=basic",
          f"--credentials=file://{credentials}", f"--acls={json.dumps(ACLS)}"])
-    runs = []
     try:
-        a_opts = _options(tmp_path, "team-a-job", "team-a", "a")
-        a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
-        b = _run(_options(tmp_path, "team-b-job", "team-b", "b"), master, "b")
-        intruder = _run(_options(tmp_path, "b-as-a", "team-a", "b"), master, "b")
-        runs = [a, b, intruder]
-
-        assert intruder.wait(60) == 4, intruder.output  # refused by the real master's ACLs
-        assert "Not authorized to register framework  with roles { team-a }" in intruder.output
-
-        a.wait_for(r"chief:0 TASK_RUNNING", 90)
-        a.kill(signal.SIGKILL)
-        assert b.wait(120) == 0, b.output
-        a = _run(a_opts, master, "a", "--state-dir", str(tmp_path / "state"))
-        runs.append(a)
-        assert a.wait(120) == 0, a.output
-        assert "resuming job 'team-a-job'" in a.output
-
-        state = master.state()
-        assert _agents_of(state, "team-a-job") == {"S0"}
-        assert _agents_of(state, "team-b-job") == {"S1"}
-        assert not any(f["name"] == "b-as-a" for f in state["frameworks"] + state["completed_frameworks"])
-        for name in ("team-a-job", "team-b-job"):
-            assert not wait_gone(name, timeout=30), f"{name} left processes behind"
+        run_two_teams(tmp_path, master, gpu_job=False, gone_within=30)
     finally:
-        _kill_all(runs)
         master.stop()
 
 
 def test_quota_holds_a_job_back_and_one_live_job_per_name_on_real_mesos(tmp_path):
     master = RealMesos(["cpus:2;mem:2048;disk:1000;ports:[31000-31999]"])
-    master.operator({"type": "UPDATE_QUOTA", "update_quota": {"force": True, "quota_configs": [
-        {"role": "team-a", "guarantees": {}, "limits": {"cpus": {"value": 1.2}}}]}})
-    runs = []
     try:
-        first = run_scheduler(write_options(
-            tmp_path / "first.json", service={"name": "first", "role": "team-a"},
-            job={"command": "sleep 6"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}}), "--master",
-            master.address, "--state-dir", str(tmp_path / "state"))
-        runs.append(first)
-        first.wait_for(r"chief:0 TASK_RUNNING", 60)
-        twin = run_scheduler(write_options(
-            tmp_path / "twin.json", service={"name": "first", "role": "team-b"},
-            job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.1, "mem": 64}}), "--master",
-            master.address, "--state-dir", str(tmp_path / "twin-state"))
-        runs.append(twin)
-        assert twin.wait(30) == 2, twin.output
-        assert re.search(r"a job named 'first' is already running on \S+ as framework \S+ \(role team-a\)",
-                         twin.output), twin.output
-        second = run_scheduler(write_options(
-            tmp_path / "second.json", service={"name": "second", "role": "team-a"},
-            job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}},
-            policies={"placement_timeout_seconds": 2}), "--master", master.address,
-            "--state-dir", str(tmp_path / "state"))
-        runs.append(second)
-        second.wait_for(r"waiting for role team-a's quota \(not for offers\)", 30)
-        assert first.wait(60) == 0, first.output
-        assert second.wait(60) == 0, second.output
+        master.operator({"type": "UPDATE_QUOTA", "update_quota": {"force": True, "quota_configs": [
+            {"role": "team-a", "guarantees": {}, "limits": {"cpus": {"value": 1.2}}}]}})
+        run_quota_and_one_job_per_name(tmp_path, master)
     finally:
-        _kill_all(runs)
         master.stop()
 
 
 def test_main_example_in_a_role_on_an_agent_wholly_reserved_to_it_on_real_mesos(tmp_path):
     master = RealMesos(["cpus(ml-team):4;mem(ml-team):8192;disk(ml-team):20000;ports(ml-team):[31000-31999]"])
     try:
-        slave = master.state()["slaves"][0]
-        assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
-        opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
-                             service={"name": "ml-team-pss", "role": "ml-team"})
-        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
-        try:
-            assert run.wait(300) == 0, run.output[-4000:]
-        finally:
-            _kill_all([run])
-        assert accuracy(run.output) >= 0.9
+        run_main_example_in_role(tmp_path, master)
     finally:
         master.stop()
 
