@@ -96,8 +96,6 @@ def test_a_restarted_scheduler_reconciles_adopts_and_launches_nothing_again(tmp_
 
 
 def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(tmp_path: Path) -> None:
-    import dataclasses
-
     from tfmesos.core.actions import TaskLaunch
     from tfmesos.executor import TFExecutor
     from tfmesos.mesos.taskinfo import task_payload
@@ -107,7 +105,7 @@ def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(
     role = SPEC.role("worker")
     assert role is not None
     executor = TFExecutor()
-    executor.payload = dataclasses.asdict(task_payload(SPEC, TaskLaunch(key, "shell.worker.1.3", 31011, role.demand, 2), "py3"))
+    executor.payload = task_payload(SPEC, TaskLaunch(key, "shell.worker.1.3", 31011, role.demand, 2), "py3")
     cluster = {"ps": ["h1:31000"], "worker": ["h1:31001", "h2:31011"]}
     env = executor._environment(key, cluster, str(tmp_path))
     assert json.loads(env["TF_CONFIG"]) == {"cluster": cluster, "task": {"type": "worker", "index": 1}}

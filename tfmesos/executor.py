@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import collections
 import ctypes
-import dataclasses
 import json
 import logging
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, IO
 
 from .core.clusterspec import substitute_placeholders, tf_config
+from .mesos.calls_http import CallConnection
 from .mesos.messages import ClusterSpecMessage, Message, NeedSpec, OutputLines, TaskPayload, TaskResult, decode, encode, to_wire
 from .progress import REPORT_ENV, ReportPipe, progress_message
 from .spec import TaskKey
@@ -37,10 +38,19 @@ LOG_TAIL_LINES = 20
 OUTPUT_BATCH_SECONDS = 0.3
 
 
+_PRCTL: Any = None  # libc's prctl, looked up in the executor: the forked child only calls it
+
+
 def _die_with_parent() -> None:
     """In the child: get SIGKILL if the executor dies (kill -9 included), so no orphan remains."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _prctl() -> Any:
+    global _PRCTL
+    if _PRCTL is None:
+        _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    return _PRCTL
 
 
 def parse_duration(text: str, default: float) -> float:
@@ -54,6 +64,33 @@ def parse_duration(text: str, default: float) -> float:
     return default
 
 
+def _output_files() -> list[tuple[str, int]]:
+    """(a path to read it by, its size now) for stdout and stderr when both are regular files."""
+    found = []
+    for fd in (1, 2):
+        try:
+            info = os.fstat(fd)
+        except OSError:
+            return []
+        if not stat.S_ISREG(info.st_mode):
+            return []
+        found.append((f"/proc/self/fd/{fd}", info.st_size))
+    return found
+
+
+def _last_lines(path: str, start: int, count: int, window: int = 16384) -> list[str]:
+    """The last ``count`` lines written to ``path`` after ``start`` (from its last ``window`` bytes)."""
+    try:
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(start, end - window))
+            data = f.read()
+    except OSError:
+        return []
+    lines = data.decode("utf-8", "replace").splitlines()
+    return lines[-count:] if count else []
+
+
 def _status(task_id: str, state: str, message: str = "", data: dict | None = None) -> dict[str, Any]:
     status: dict[str, Any] = {"task_id": {"value": task_id}, "state": state}
     if message:
@@ -65,22 +102,32 @@ def _status(task_id: str, state: str, message: str = "", data: dict | None = Non
 
 
 class TaskProcess:
-    """The task's OS process, its output pumps and its log tail."""
+    """The task's OS process and its log tail.
+
+    Its output goes straight to the executor's own stdout and stderr when those are files (the
+    sandbox's, as Mesos and the embedded agent give them): no thread and no Python per line, and
+    the tail is read back from the files at the end. Output that is forwarded to the scheduler
+    (``forward``), or destined for pipes (a container logger), is pumped line by line instead."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
         self._forward = forward
+        self._files = [] if forward is not None else _output_files()
+        piped = subprocess.PIPE if not self._files else None
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # nothing of the executor's own after the task's lines
+        _prctl()
         self.proc = subprocess.Popen(
             argv,
             env=env,
             cwd=cwd,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdout=piped,
+            stderr=piped,
             process_group=0,  # its own group, so a kill reaches its children too
             preexec_fn=_die_with_parent,
         )
-        self._pumps = [
+        self._pumps = [] if self._files else [
             threading.Thread(target=self._pump, args=(self.proc.stdout, sys.stdout, "stdout"), daemon=True),
             threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, "stderr"), daemon=True),
         ]
@@ -95,6 +142,13 @@ class TaskProcess:
             self.tail.append(line.rstrip("\n"))
             if self._forward is not None:
                 self._forward(stream, line.rstrip("\n"))
+
+    def log_tail(self) -> str:
+        """The last lines of the task's output (stdout's, then stderr's: errors come last)."""
+        if not self._files:
+            return "\n".join(self.tail)
+        out, err = (_last_lines(path, offset, LOG_TAIL_LINES) for path, offset in self._files)
+        return "\n".join((out[-(LOG_TAIL_LINES - len(err)):] if len(err) < LOG_TAIL_LINES else []) + err)
 
     def wait(self) -> int:
         code = self.proc.wait()
@@ -151,7 +205,7 @@ class TFExecutor:
     def __init__(self) -> None:
         self.driver: Any = None
         self.task_id = ""
-        self.payload: dict[str, Any] = {}
+        self.payload: TaskPayload | None = None
         self.spec: dict[str, Any] | None = None
         self.process: TaskProcess | None = None
         self.forwarder: OutputForwarder | None = None
@@ -187,7 +241,7 @@ class TFExecutor:
         except ValueError as exc:  # ProtocolMismatch included: fail plainly, never misread
             self._report("TASK_FAILED", f"tfmesos executor: {exc}")
             return
-        self.payload = dataclasses.asdict(payload)
+        self.payload = payload
         if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task
             driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "starting"))
             self._take_spec(to_wire(ClusterSpecMessage(payload.spec_version, payload.cluster)))
@@ -215,7 +269,7 @@ class TFExecutor:
             self.spec = msg
             sandbox = Path(os.environ.get("MESOS_SANDBOX") or os.getcwd())
             tmp = sandbox / ".clusterspec.json.tmp"
-            tmp.write_text(json.dumps(msg, indent=1))
+            tmp.write_text(json.dumps(msg))  # no indent: json's C encoder (a big gang's spec is long)
             tmp.replace(sandbox / "clusterspec.json")  # atomic: a task reading it never sees half
             start = self.process is None and not self.killed
         self._have_spec.set()
@@ -257,16 +311,17 @@ class TFExecutor:
         tmp = Path(sandbox) / "tmp"
         tmp.mkdir(exist_ok=True)
         p = self.payload
+        assert p is not None
         env.update(
             {
                 "TF_CONFIG": json.dumps(tf_config(cluster, key)),
                 "TFMESOS_JOB_NAME": key.role,
                 "TFMESOS_TASK_INDEX": str(key.index),
-                "TFMESOS_PORT": str(p["port"]),
-                "TFMESOS_RESTART_COUNT": str(p["restarts"]),
-                "TFMESOS_CHECKPOINT_DIR": p.get("checkpoint_dir") or "",
-                "TFMESOS_PYTHON": p["python"],
-                "TFMESOS_SERVICE": p["job"],
+                "TFMESOS_PORT": str(p.port),
+                "TFMESOS_RESTART_COUNT": str(p.restarts),
+                "TFMESOS_CHECKPOINT_DIR": p.checkpoint_dir or "",
+                "TFMESOS_PYTHON": p.python,
+                "TFMESOS_SERVICE": p.job,
                 # Rewritten when the scheduler broadcasts a newer ClusterSpec (a peer moved).
                 "TFMESOS_CLUSTERSPEC_FILE": str(Path(sandbox) / "clusterspec.json"),
                 "TMPDIR": str(tmp),
@@ -275,21 +330,22 @@ class TFExecutor:
             }
         )
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        env.update(p.get("env") or {})
+        env.update(p.env or {})
         return env
 
     def _run_task(self) -> None:
         assert self.spec is not None
         p = self.payload
-        key = TaskKey(p["role"], p["index"])
+        assert p is not None
+        key = TaskKey(p.role, p.index)
         cluster = self.spec["cluster"]
         sandbox = os.environ.get("MESOS_SANDBOX") or os.getcwd()
-        if p["command"] is None:
-            argv = [p["python"], "-m", "tfmesos.tfserver"]
+        if p.command is None:
+            argv = [p.python, "-m", "tfmesos.tfserver"]
         else:
-            argv = ["/bin/sh", "-c", substitute_placeholders(p["command"], cluster, key)]
-        cwd = p.get("workdir") or sandbox
-        if p.get("stream_output"):
+            argv = ["/bin/sh", "-c", substitute_placeholders(p.command, cluster, key)]
+        cwd = p.workdir or sandbox
+        if p.stream_output:
             self.forwarder = OutputForwarder(self._send_message, self.task_id)
         reports = ReportPipe(str(Path(sandbox) / "progress.fifo"),
                              lambda values: self._send_message(progress_message(self.task_id, values)))
@@ -309,7 +365,7 @@ class TFExecutor:
         if self.forwarder:
             self.forwarder.close()
         exit_code = code if code >= 0 else 128 - code
-        tail = "\n".join(self.process.tail)
+        tail = self.process.log_tail()
         data = {"exit_code": exit_code, "log_tail": tail}
         if self.killed:
             self._report("TASK_KILLED", f"killed (exit code {exit_code})", data)
@@ -342,8 +398,12 @@ def main() -> int:
         os.environ["MESOS_CHECKPOINT"] = ""
     from pymesos import MesosExecutorDriver
 
+    class Driver(MesosExecutorDriver):  # type: ignore[misc]
+        def _get_conn(self) -> CallConnection | None:  # its three status updates, light (calls_http.py)
+            return CallConnection.for_driver(self, self._http_timeout)
+
     executor = TFExecutor()
-    driver = MesosExecutorDriver(executor, use_addict=False)
+    driver = Driver(executor, use_addict=False)
     driver.start()
     # One task per executor: once it has ended and been reported, the executor is done.
     while not executor.finished.wait(1.0):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import getpass
+import json
 import logging
 import os
 import signal
@@ -26,6 +27,7 @@ from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
 from .live_jobs import refuse_duplicate, running_frameworks
 from . import marathon_lifecycle as marathon
+from .mesos.calls_http import CallConnection
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
@@ -313,9 +315,40 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
 
 
 def driver_class(base: type) -> type:
-    """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice."""
+    """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice. Calls
+    go out on a ``CallConnection`` (mesos/calls_http.py): four per task in a big gang."""
 
     class Driver(base):  # type: ignore[misc, valid-type]
+        def _get_conn(self) -> CallConnection | None:
+            return CallConnection.for_driver(self, self._timeout)
+
+        def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]]) -> list[str | None]:
+            """One ACCEPT (LAUNCH) per (offer id, task infos, filters), as pymesos' launchTasks
+            builds it, pipelined on the call connection; per call, None or why it was refused."""
+            if not self.connected:
+                raise RuntimeError("Not connected yet")
+            framework = {"value": self.framework_id}
+            bodies = [json.dumps({"type": "ACCEPT", "framework_id": framework, "accept": {
+                "offer_ids": [{"value": offer_id}],
+                "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}],
+                "filters": filters}}).encode() for offer_id, infos, filters in launches]
+            headers = {"Content-Type": "application/json"}
+            with self._lock:
+                conn = self._get_conn()
+                if conn is None:
+                    raise RuntimeError("Not connected yet")
+                if self.stream_id:
+                    headers["Mesos-Stream-Id"] = self.stream_id
+                if self._basic_credential:
+                    headers["Authorization"] = self._basic_credential
+                try:
+                    responses = conn.pipelined("POST", "/api/v1/scheduler", bodies, headers)
+                except Exception:
+                    self._close()
+                    raise
+            return [None if 200 <= r.status < 300 else f"{r.status} {r.read()[:300].decode(errors='replace')}"
+                    for r in responses]
+
         @property
         def framework(self) -> dict[str, Any]:
             info = super().framework

@@ -38,6 +38,8 @@ LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" 
 # (at least this many): appends stay O(1) amortised and loading replays a bounded journal.
 JOURNAL_MIN = 16
 RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
+LAUNCH_FILTERS = {"refuse_seconds": 2.0}
+TICK_MIN_INTERVAL = 0.05  # seconds: the core's timers are acted on at most this late
 QUOTA_PROBE_EVERY = 1.0  # seconds between quota questions to the master while placement waits
 
 
@@ -200,25 +202,45 @@ class JobScheduler:
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
-        for a in actions:
+        launch_many = getattr(self.driver, "launch_many", None) if hasattr(type(self.driver), "launch_many") else None
+        i = 0
+        while i < len(actions):
+            a = actions[i]
+            run = 1
+            while launch_many is not None and i + run < len(actions) and isinstance(actions[i + run], act.Launch):
+                run += 1
             try:
-                self._apply_one(a)
+                if run > 1 and isinstance(a, act.Launch):  # a gang: its ACCEPTs go out pipelined
+                    self._launch_together(actions[i:i + run], launch_many)  # type: ignore[arg-type]
+                else:
+                    run = 1
+                    self._apply_one(a)
             except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
                 log.error("could not carry out %s: %s: %s", type(a).__name__, type(exc).__name__, exc,
                           exc_info=log.isEnabledFor(logging.DEBUG))
+            i += run
         self.cond.notify_all()
+
+    def _task_infos(self, a: act.Launch) -> list[dict[str, Any]]:
+        raw = self.raw_offers.pop(a.offer_id)
+        ledger = OfferLedger(raw, self.spec.service.revocable)
+        infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.spec) for t in a.tasks]
+        for t in a.tasks:
+            self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
+            self._count_launch(t.key, t.restarts)
+            self.attempt_agents[t.task_id] = a.agent_id
+        return infos
+
+    def _launch_together(self, launches: list[act.Launch], launch_many: Callable[..., list[str | None]]) -> None:
+        calls = [(a.offer_id, self._task_infos(a), LAUNCH_FILTERS) for a in launches]
+        for a, refused in zip(launches, launch_many(calls)):
+            if refused is not None:  # the tasks never start: their startup timeout relaunches them
+                log.error("could not carry out Launch of %s: %s", ", ".join(str(t.key) for t in a.tasks), refused)
 
     def _apply_one(self, a: act.Action) -> None:
         d = self.driver
         if isinstance(a, act.Launch):
-            raw = self.raw_offers.pop(a.offer_id)
-            ledger = OfferLedger(raw, self.spec.service.revocable)
-            infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.spec) for t in a.tasks]
-            for t in a.tasks:
-                self.on_event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
-                self._count_launch(t.key, t.restarts)
-                self.attempt_agents[t.task_id] = a.agent_id
-            d.launchTasks([{"value": a.offer_id}], infos, {"refuse_seconds": 2.0})
+            d.launchTasks([{"value": a.offer_id}], self._task_infos(a), LAUNCH_FILTERS)
         elif isinstance(a, act.Decline):
             ids = [{"value": oid} for oid in a.offer_ids]
             self.metrics.offers_declined.inc(len(ids))
@@ -391,6 +413,7 @@ class JobScheduler:
     def run_until_done(self, stop_requested: threading.Event | None = None) -> act.Done:
         """Drive timers until the job reaches its end (or the master gives up on us)."""
         aborting = False
+        tick_at = last_tick = float("-inf")
         with self.cond:
             while not self.done.is_set():
                 now = self.clock()
@@ -398,14 +421,20 @@ class JobScheduler:
                     aborting = True
                     self._apply(self.job.abort("stopped on request", now))
                     continue
-                if self.connected:
-                    self._check_quota(now)
-                    self._apply(self.job.tick(now))
-                elif self.disconnected_at is not None:
-                    self._master_lost(now)
-                if self.done.is_set():
-                    break
-                self.cond.wait(timeout=max(0.05, min(self.job.next_deadline(now) - now, 1.0)))
+                if now >= tick_at:
+                    if self.connected:
+                        self._check_quota(now)
+                        self._apply(self.job.tick(now))
+                    elif self.disconnected_at is not None:
+                        self._master_lost(now)
+                    if self.done.is_set():
+                        break
+                    last_tick = now
+                    tick_at = now + max(TICK_MIN_INTERVAL, min(self.job.next_deadline(now) - now, 1.0))
+                if self.cond.wait(timeout=max(0.0, tick_at - now)):
+                    # An event may have brought a deadline forward. Tick and next_deadline walk every
+                    # task: after a burst of events (a big gang's updates) tick once, not per event.
+                    tick_at = min(tick_at, max(self.clock(), last_tick + TICK_MIN_INTERVAL))
         assert self.result is not None
         return self.result
 

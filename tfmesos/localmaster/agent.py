@@ -66,7 +66,8 @@ def order_status(status: dict[str, Any]) -> dict[str, Any]:
 
 class Agent:
     def __init__(self, *, index: int, agent_id: str, config: MasterConfig, loop: asyncio.AbstractEventLoop,
-                 master: MasterLink, pool: ThreadPool, forkserver: ForkServer | None = None) -> None:
+                 master: MasterLink, pool: ThreadPool, checkpoints: CheckpointWriter,
+                 forkserver: ForkServer | None = None) -> None:
         self.index = index
         self.id = agent_id
         self.hostname = config.host
@@ -78,7 +79,7 @@ class Agent:
         self._master = master
         self._pool = pool
         self._forkserver = forkserver
-        self._checkpoints = CheckpointWriter(loop, pool)
+        self._checkpoints = checkpoints  # shared by every agent of the master: writes go in batches
         ports = config.agent_port_range(index)
         self.total = Resources.agent_defaults(config.agent_cpus, config.agent_mem, config.agent_disk, ports,
                                               config.gpus_per_agent)

@@ -34,7 +34,8 @@ class Tuning:
     # Executors run as `PYTHON -m MODULE` for these modules are forked from a warm interpreter
     # (forkserver.py) instead of exec'd: ~2 ms instead of ~90 ms of CPU each. () execs them all.
     fork_modules: tuple[str, ...] = ("tfmesos.executor",)
-    fork_preload: tuple[str, ...] = ("pymesos",)  # what they import lazily, imported once too
+    # What they import lazily, imported once too (encodings.idna: a socket connecting by host name).
+    fork_preload: tuple[str, ...] = ("pymesos", "encodings.idna")
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
 

@@ -21,7 +21,7 @@ from .ids import IdGenerator
 from .master import Master
 from .master_api import MasterApi
 from .operator_api import OperatorApi
-from .recovery import load_agents, restored_total, save_agents
+from .recovery import CheckpointWriter, load_agents, restored_total, save_agents
 from .sandbox import executor_base_environment
 from .scheduler_api import SchedulerApi
 from .state_json import master_state
@@ -198,11 +198,12 @@ class LocalMaster:
         self._servers.append(server)
         previous = load_agents(config.work_dir)[: config.agents]
         sockets = _agent_sockets(config, master.port, [entry.get("port") for entry in previous])
+        checkpoints = CheckpointWriter(loop, self._pool)
         for index, sock in enumerate(sockets):
             # Agents keep their ids (and ports) across restarts with the same work_dir.
             agent_id = previous[index]["id"] if index < len(previous) else ids.agent_id(index)
             agent = Agent(index=index, agent_id=agent_id, config=config, loop=loop, master=master,
-                          pool=self._pool, forkserver=self._forkserver)
+                          pool=self._pool, checkpoints=checkpoints, forkserver=self._forkserver)
             restored = restored_total(previous[index], agent.configured) if index < len(previous) else None
             if restored is not None:
                 agent.total = restored

@@ -112,19 +112,23 @@ def load_containers(work_dir: Path, agent_id: str) -> list[tuple[Path, dict[str,
 class CheckpointWriter:
     """Container records rewritten off the event loop: in order per file, the newest wins.
 
-    A record is rewritten on every status update of its tasks (~1 ms of the master's loop
-    each, 4 s of a 1,000-task gang). A write or removal waiting behind one under way is
-    replaced by a newer one; ``then`` callbacks (forwarding the update to the master, as Mesos
-    forwards an update only once checkpointed) run in the loop once a record holding their
-    update is on disk. The first record of a container is written at once instead
-    (``record_container``), so a master killed right after a launch still finds the process.
+    A record is rewritten on every status update of its tasks. One writer serves every agent of
+    the master and hands the pool a batch at a time: everything queued while the previous batch
+    was on disk goes out in one job, so a 1,000-task gang costs the loop a few pool jobs instead
+    of thousands (each job wakes a thread and crosses the GIL twice). A write or removal not yet
+    handed over is replaced by a newer one of the same file; a batch starts only when the one
+    before it is done, so writes of a file never overtake each other. ``then`` callbacks
+    (forwarding the update to the master, as Mesos forwards an update only once checkpointed) run
+    in the loop once a record holding their update is on disk. The first record of a container
+    is written at once instead (``record_container``), so a master killed right after a launch
+    still finds the process.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, pool: ThreadPool) -> None:
         self._loop = loop
         self._pool = pool
         self._waiting: dict[Path, tuple[str | None, list[Callable[[], None]]]] = {}  # None: remove
-        self._busy: set[Path] = set()
+        self._busy = False  # a batch is with the pool
 
     def write(self, path: Path, record: str, then: Callable[[], None] | None = None) -> None:
         self._queue(path, record, then)
@@ -137,36 +141,41 @@ class CheckpointWriter:
         if then is not None:
             callbacks.append(then)
         self._waiting[path] = (record, callbacks)
-        if path not in self._busy:
-            self._next(path)
+        if not self._busy:
+            self._next()
 
-    def _next(self, path: Path) -> None:
-        if path not in self._waiting:
-            self._busy.discard(path)
+    def _next(self) -> None:
+        batch, self._waiting = self._waiting, {}
+        if not batch:
+            self._busy = False
             return
-        record, callbacks = self._waiting.pop(path)
-        self._busy.add(path)
+        self._busy = True
         try:
-            done = self._loop.run_in_executor(self._pool, _carry_out, path, record)
+            done = self._loop.run_in_executor(self._pool, _carry_out, [(p, r) for p, (r, _) in batch.items()])
         except RuntimeError:  # the pool is shut down: the master is stopping
-            self._busy.discard(path)
-            for callback in callbacks:
-                callback()
+            self._busy = False
+            self._callbacks(batch)
             return
 
         def written(_: Any) -> None:
-            for callback in callbacks:
-                callback()
-            self._next(path)
+            self._callbacks(batch)
+            self._next()
 
         done.add_done_callback(written)
 
+    @staticmethod
+    def _callbacks(batch: dict[Path, tuple[str | None, list[Callable[[], None]]]]) -> None:
+        for _, callbacks in batch.values():
+            for callback in callbacks:
+                callback()
 
-def _carry_out(path: Path, record: str | None) -> None:
-    if record is None:
-        remove_container(path)
-    else:
-        checkpoint_container(path, record)
+
+def _carry_out(batch: list[tuple[Path, str | None]]) -> None:
+    for path, record in batch:
+        if record is None:
+            remove_container(path)
+        else:
+            checkpoint_container(path, record)
 
 
 # -- what is recorded -------------------------------------------------------

@@ -1,0 +1,62 @@
+"""Where a task's output goes: straight into the sandbox files when the executor's stdout and
+stderr are files (no pump threads), through pumps when they are pipes (a container logger) or
+when the output is forwarded; the log tail sent with the task's end is right either way."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+# A task writing to both streams, run by TaskProcess inside an executor-like process whose own
+# stdout and stderr are what the test gives it. It prints what it found as JSON on fd 3.
+_PROBE = r"""
+import json, os, threading
+from tfmesos.executor import TaskProcess
+task = "for i in $(seq 1 30); do echo out$i; done; echo err1 >&2; echo err2 >&2; exit 3"
+before = threading.active_count()
+p = TaskProcess(["/bin/sh", "-c", task], dict(os.environ), os.getcwd(), None)
+threads = threading.active_count() - before
+code = p.wait()
+os.write(int(os.environ["REPORT_FD"]), json.dumps({"code": code, "tail": p.log_tail(), "pump_threads": threads}).encode())
+"""
+
+
+def _run(tmp_path: Path, stdout: object, stderr: object) -> dict:
+    read, write = os.pipe()
+    env = {"PYTHONPATH": str(Path(__file__).parents[1]), "PATH": "/usr/bin:/bin", "REPORT_FD": str(write)}
+    proc = subprocess.Popen([sys.executable, "-c", _PROBE], stdout=stdout, stderr=stderr, pass_fds=(write,),
+                            cwd=tmp_path, env=env)
+    os.close(write)
+    out, err = proc.communicate(timeout=60)
+    with open(read, "rb") as f:
+        found = json.loads(f.read() or b"{}")
+    assert proc.returncode == 0, (out, err)
+    return {**found, "stdout": out, "stderr": err}
+
+
+def test_with_sandbox_files_the_task_writes_them_itself_and_the_tail_is_read_back(tmp_path: Path) -> None:
+    with open(tmp_path / "stdout", "ab") as out, open(tmp_path / "stderr", "ab") as err:
+        found = _run(tmp_path, out, err)
+    assert found["pump_threads"] == 0
+    assert found["code"] == 3
+    lines = found["tail"].splitlines()
+    assert len(lines) == 20 and lines[-2:] == ["err1", "err2"] and lines[:18] == [f"out{i}" for i in range(13, 31)]
+    assert (tmp_path / "stdout").read_text().splitlines() == [f"out{i}" for i in range(1, 31)]
+    assert (tmp_path / "stderr").read_text().splitlines() == ["err1", "err2"]
+
+
+def test_with_pipes_the_output_is_pumped_and_the_tail_kept_as_it_arrives(tmp_path: Path) -> None:
+    found = _run(tmp_path, subprocess.PIPE, subprocess.PIPE)
+    assert found["pump_threads"] == 2
+    assert found["code"] == 3
+    assert found["stdout"].decode().splitlines() == [f"out{i}" for i in range(1, 31)]
+    assert found["stderr"].decode().splitlines() == ["err1", "err2"]
+    lines = found["tail"].splitlines()  # the last 20 in arrival order (the two pumps race)
+    assert len(lines) == 20 and "out30" in lines
+    assert set(lines) <= {f"out{i}" for i in range(1, 31)} | {"err1", "err2"}

@@ -1,0 +1,173 @@
+"""The HTTP connection pymesos' drivers send their calls on (ACCEPT, ACKNOWLEDGE, UPDATE, ...).
+
+pymesos opens an ``http.client.HTTPConnection`` per driver and, for every call, uses only
+``request``, ``getresponse`` (``status``, ``read()``) and ``close``. http.client parses each
+response's header block with the ``email`` package: about half of a call's CPU, and a big gang
+makes four calls per task in the scheduler and three in each executor. ``CallConnection`` offers
+the same four members over one keep-alive socket and reads a response the way Mesos writes it
+(status line, headers, a ``Content-Length`` or chunked body), so pymesos' own ``_send`` (stream
+id, credentials, error handling) is unchanged. The drivers get it from ``_get_conn``
+(``runner.driver_class``, the executor's driver).
+"""
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+MAX_LINE = 65536  # a longer status or header line is not an HTTP response
+PIPELINE_DEPTH = 32  # requests sent ahead of their answers
+
+
+class CallResponse:
+    """What pymesos reads of a response: ``status``, ``reason`` and the body by ``read()``."""
+
+    def __init__(self, status: int, reason: str, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.reason, self.headers, self._body = status, reason, headers, body
+
+    def read(self) -> bytes:
+        return self._body
+
+    def getheader(self, name: str, default: str | None = None) -> str | None:
+        return self.headers.get(name.lower(), default)
+
+
+class CallConnection:
+    """One request at a time on a kept-alive connection, (re)opened on demand like http.client's.
+    A failed request or response closes it; pymesos then reconnects on its next call."""
+
+    def __init__(self, host: str, port: int, timeout: float | None = None) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
+        self._sock: socket.socket | None = None
+        self._file: Any = None
+        self._close_after = False
+
+    def request(self, method: str, path: str, body: bytes | str | None = b"",
+                headers: dict[str, str] | None = None) -> None:
+        message = self._message(method, path, body, headers)
+        if self._sock is None:
+            self._connect()
+        assert self._sock is not None
+        try:
+            self._sock.sendall(message)  # one write: headers and body in one segment
+        except OSError:
+            self.close()
+            raise
+
+    def pipelined(self, method: str, path: str, bodies: list[bytes], headers: dict[str, str] | None = None,
+                  depth: int = PIPELINE_DEPTH) -> list[CallResponse]:
+        """Send ``bodies`` as requests without waiting for each answer (HTTP/1.1 pipelining, which
+        libprocess answers in order), at most ``depth`` unanswered; the responses, in order.
+        A gang's ACCEPTs then cost the master's processing, not a round trip each."""
+        if self._sock is None:
+            self._connect()
+        assert self._sock is not None
+        responses: list[CallResponse] = []
+        sent = 0
+        try:
+            while len(responses) < len(bodies):
+                batch = []
+                while sent < len(bodies) and sent - len(responses) < depth:
+                    batch.append(self._message(method, path, bodies[sent], headers))
+                    sent += 1
+                if batch:
+                    self._sock.sendall(b"".join(batch))
+                responses.append(self._read_response())
+                if self._close_after and len(responses) < len(bodies):
+                    raise ConnectionError(f"{self.host}:{self.port} closed the connection after "
+                                          f"{len(responses)} of {len(bodies)} pipelined requests")
+        except (OSError, ValueError):
+            self.close()
+            raise
+        if self._close_after:
+            self.close()
+        return responses
+
+    def getresponse(self) -> CallResponse:
+        if self._file is None:
+            raise ConnectionError("no request was sent")
+        try:
+            response = self._read_response()
+        except (OSError, ValueError):
+            self.close()
+            raise
+        if self._close_after:
+            self.close()
+        return response
+
+    @classmethod
+    def for_driver(cls, driver: Any, timeout: float | None) -> "CallConnection | None":
+        """pymesos' ``_get_conn``: the driver's connection to its master (or agent), made once."""
+        if not driver.connected:
+            return None
+        if driver._conn is None:
+            host, port = driver.master.split(":", 2)
+            driver._conn = cls(host, int(port), timeout=timeout)
+        return driver._conn
+
+    def close(self) -> None:
+        for closable in (self._file, self._sock):
+            if closable is not None:
+                try:
+                    closable.close()
+                except OSError:
+                    pass
+        self._sock = self._file = None
+
+    # -- internals
+    def _message(self, method: str, path: str, body: bytes | str | None, headers: dict[str, str] | None) -> bytes:
+        data = body.encode() if isinstance(body, str) else (body or b"")
+        head = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(data)}"]
+        head += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data
+
+    def _connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock, self._file, self._close_after = sock, sock.makefile("rb"), False
+
+    def _line(self) -> bytes:
+        line = self._file.readline(MAX_LINE + 1)
+        if not line:
+            raise ConnectionError(f"{self.host}:{self.port} closed the connection")
+        if len(line) > MAX_LINE:
+            raise ValueError("response line too long")
+        return line.rstrip(b"\r\n")
+
+    def _read_response(self) -> CallResponse:
+        version, _, rest = self._line().decode("latin-1").partition(" ")
+        code, _, reason = rest.partition(" ")
+        if not version.startswith("HTTP/") or not code.isdigit():
+            raise ValueError(f"not an HTTP response: {version} {rest}"[:200])
+        headers: dict[str, str] = {}
+        while line := self._line():
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        status = int(code)
+        connection = headers.get("connection", "").lower()
+        self._close_after = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+        if status in (204, 304) or 100 <= status < 200:
+            body = b""
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            body = self._chunked()
+        elif "content-length" in headers:
+            body = self._exactly(int(headers["content-length"]))
+        else:  # no length: the body runs to the end of the connection
+            body, self._close_after = self._file.read(), True
+        return CallResponse(status, reason, headers, body)
+
+    def _exactly(self, size: int) -> bytes:
+        data = self._file.read(size)
+        if len(data) < size:
+            raise ConnectionError(f"{self.host}:{self.port} closed the connection mid-response")
+        return data
+
+    def _chunked(self) -> bytes:
+        parts = []
+        while True:
+            size = int(self._line().split(b";", 1)[0], 16)
+            if size == 0:
+                while self._line():  # trailers, up to the blank line
+                    pass
+                return b"".join(parts)
+            parts.append(self._exactly(size))
+            self._exactly(2)  # the chunk's CRLF
