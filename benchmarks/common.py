@@ -74,12 +74,13 @@ class StampedRun(LineProcess):
                     raise BenchError(f"no line matching {pattern!r} within {timeout:.0f}s; last lines:\n{tail}")
                 self._cond.wait(min(left, 1.0))
 
-    def all(self, pattern: str) -> list[tuple[int, float, re.Match]]:
+    def all(self, pattern: str, start: int = 0, end: int | None = None) -> list[tuple[int, float, re.Match]]:
+        """Every line with start <= index < end whose text matches: (index, stamp, match)."""
         rx = re.compile(pattern)
         out = []
         with self._cond:
-            lines = list(self.lines)
-        for i, line in enumerate(lines):
+            lines = self.lines[start:end]
+        for i, line in enumerate(lines, start):
             m = _STAMP.match(line)
             if m:
                 found = rx.search(m.group(2))
@@ -89,7 +90,7 @@ class StampedRun(LineProcess):
 
     def failed(self, key: str, start: int = 0) -> str | None:
         """Why waiting for ``key`` (role:index) is pointless: it ended, or the scheduler did."""
-        hits = [h for h in self.all(rf"\] {key} TASK_(FAILED|KILLED|LOST|ERROR|DROPPED|GONE)") if h[0] >= start]
+        hits = self.all(rf"\] {key} TASK_(FAILED|KILLED|LOST|ERROR|DROPPED|GONE)", start)
         if hits:
             i = hits[0][0]
             return f"{key} ended: " + self.lines[i]

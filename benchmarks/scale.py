@@ -52,14 +52,20 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             _, t_sub, _ = run.find(r"registered as framework", 60)
             deadline = time.monotonic() + 600
             master_rss = None
+            launches: list = []
+            runs: list = []
+            seen = 0
             while True:
-                launches = run.all(r"launch worker:\d+ as ")
-                runs = run.all(r"\] worker:\d+ TASK_RUNNING")
+                # Only the lines added since the last look: this loop shares the 2 cores with the job.
+                upto, before = len(run.lines), seen
+                launches += run.all(r"launch worker:\d+ as ", seen, upto)
+                runs += run.all(r"\] worker:\d+ TASK_RUNNING", seen, upto)
+                seen = upto
                 if master_rss is None and len(launches) == tasks:
                     master_rss = rss_mib(master.proc.pid)
                 if len(runs) >= tasks:
                     break
-                why = run.failed(r"worker:\d+")
+                why = run.failed(r"worker:\d+", before)
                 if why or time.monotonic() > deadline:
                     raise BenchError(f"{name}: {len(launches)} launched, {len(runs)} running of {tasks}: {why or 'timeout'}")
                 time.sleep(0.2)
@@ -90,10 +96,15 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             "distinct_agents_used": offers_seen,
             # Status updates the scheduler saw more than once: the agents re-send those not acknowledged
             # within 10 s, so these count how far the scheduler's event handling fell behind.
-            "status_updates_resent": len(run.all(r"\] worker:\d+ TASK_(STARTING|RUNNING)")) - 2 * tasks,
+            "status_updates_resent": _repeats(run.all(r"\] (worker:\d+) (TASK_STARTING|TASK_RUNNING)")),
         }
     finally:
         master.stop()
+
+
+def _repeats(hits: list) -> int:
+    """Lines that repeat an earlier (task, state) line."""
+    return len(hits) - len({(m.group(1), m.group(2)) for _, _, m in hits})
 
 
 class _NullDriver:

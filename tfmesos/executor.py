@@ -1,9 +1,9 @@
 """The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
 
-It reports TASK_STARTING, takes the ClusterSpec from the TaskInfo (a gang launch) or waits for
-it (a framework message from the scheduler; it asks again if none arrives, since messages are
-best effort), then starts the task's
-process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to the sandbox;
+It takes the ClusterSpec from the TaskInfo (a gang launch: the task starts at once) or reports
+TASK_STARTING and waits for it (a framework message from the scheduler; it asks again if none
+arrives, since messages are best effort), then starts the task's process with TF_CONFIG and
+reports TASK_RUNNING. The process's output goes to the sandbox;
 the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
@@ -15,6 +15,7 @@ import ctypes
 import json
 import logging
 import os
+import selectors
 import signal
 import stat
 import subprocess
@@ -211,6 +212,11 @@ class TFExecutor:
         self.forwarder: OutputForwarder | None = None
         self.killed = False
         self.finished = threading.Event()
+        # main() runs the task in its own thread (``run_here``): it waits for ``wake``, set once the
+        # task may start and once it is over. Otherwise (tests) the task gets a thread of its own.
+        self.run_here = False
+        self.wake = threading.Event()
+        self.start_pending = False
         self._lock = threading.Lock()
         self._have_spec = threading.Event()
         self._disconnect_timer: threading.Timer | None = None
@@ -243,7 +249,8 @@ class TFExecutor:
             return
         self.payload = payload
         if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task
-            driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "starting"))
+            # No TASK_STARTING: RUNNING follows within milliseconds, and each update costs the
+            # agent a checkpoint and the scheduler an acknowledgement (a third of a big gang's).
             self._take_spec(to_wire(ClusterSpecMessage(payload.spec_version, payload.cluster)))
             return
         driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
@@ -273,7 +280,10 @@ class TFExecutor:
             tmp.replace(sandbox / "clusterspec.json")  # atomic: a task reading it never sees half
             start = self.process is None and not self.killed
         self._have_spec.set()
-        if start:
+        if start and self.run_here:
+            self.start_pending = True
+            self.wake.set()
+        elif start:
             threading.Thread(target=self._run_task, daemon=True).start()
 
     def killTask(self, driver: Any, task_id: dict[str, str]) -> None:  # noqa: N802
@@ -347,8 +357,9 @@ class TFExecutor:
         cwd = p.workdir or sandbox
         if p.stream_output:
             self.forwarder = OutputForwarder(self._send_message, self.task_id)
+        watch = self.run_here  # this thread waits for the exit and the reports at once
         reports = ReportPipe(str(Path(sandbox) / "progress.fifo"),
-                             lambda values: self._send_message(progress_message(self.task_id, values)))
+                             lambda values: self._send_message(progress_message(self.task_id, values)), threaded=not watch)
         try:
             with self._lock:
                 if self.killed:
@@ -360,6 +371,8 @@ class TFExecutor:
             self._report("TASK_FAILED", f"cannot start the task: {exc}", {"exit_code": 127, "log_tail": str(exc)})
             return
         self.driver.sendStatusUpdate(_status(self.task_id, "TASK_RUNNING", f"pid {self.process.proc.pid}"))
+        if watch and not _serve_until_exit(self.process.proc.pid, reports):
+            reports.read_in_thread()  # no pidfds here: wait() blocks, a thread reads the reports
         code = self.process.wait()
         reports.close()  # the last values go out before the task's end is reported
         if self.forwarder:
@@ -380,6 +393,7 @@ class TFExecutor:
             self.driver.sendStatusUpdate(_status(self.task_id, state, message, data))
         finally:
             self.finished.set()
+            self.wake.set()
 
     def _give_up(self) -> None:
         with self._lock:
@@ -388,6 +402,45 @@ class TFExecutor:
         if proc is not None:
             proc.signal_group(signal.SIGKILL)
         self.finished.set()
+        self.wake.set()
+
+    def serve(self, driver: Any) -> None:
+        """main()'s thread: run the task when it may start; return once it has ended and been
+        reported, or the driver stopped (the agent told us to shut down, or gave up)."""
+        self.run_here = True
+        while not self.finished.is_set():
+            if self.wake.wait(1.0):
+                self.wake.clear()
+            if self.start_pending:
+                self.start_pending = False
+                try:
+                    self._run_task()
+                except Exception as exc:  # noqa: BLE001 - e.g. the end not reported: the driver stopped
+                    log.warning("the task's end was not reported: %s: %s", type(exc).__name__, exc)
+                    return
+            elif not driver._started:
+                break
+
+
+def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
+    """Wait for process ``pid`` to exit (it stays unreaped), forwarding reports meanwhile; False
+    where the kernel (or a seccomp profile) offers no pidfds."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return False
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(pidfd, selectors.EVENT_READ)
+            selector.register(reports.fileno(), selectors.EVENT_READ)
+            while True:
+                ready = {key.fd for key, _ in selector.select()}
+                if reports.fileno() in ready and not reports.read_ready():
+                    selector.unregister(reports.fileno())
+                if pidfd in ready:
+                    return True
+    finally:
+        os.close(pidfd)
 
 
 def main() -> int:
@@ -405,10 +458,7 @@ def main() -> int:
     executor = TFExecutor()
     driver = Driver(executor, use_addict=False)
     driver.start()
-    # One task per executor: once it has ended and been reported, the executor is done.
-    while not executor.finished.wait(1.0):
-        if not driver._started:  # the driver stopped (agent told us to shut down, or gave up)
-            break
+    executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
     driver.stop()
     return 0
 

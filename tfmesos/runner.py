@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.job import Job, job_seed
@@ -27,7 +27,7 @@ from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
 from .live_jobs import refuse_duplicate, running_frameworks
 from . import marathon_lifecycle as marathon
-from .mesos.calls_http import CallConnection
+from .mesos.calls_http import CallConnection, CallResponse, CallSender
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
@@ -322,10 +322,14 @@ def driver_class(base: type) -> type:
         def _get_conn(self) -> CallConnection | None:
             return CallConnection.for_driver(self, self._timeout)
 
-        def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]]) -> list[str | None]:
+        _sender: CallSender | None = None
+
+        def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
+                        answer: Callable[[list[str | None] | Exception], None]) -> None:
             """One ACCEPT (LAUNCH) per (offer id, task infos, filters), as pymesos' launchTasks
-            builds it, pipelined on the call connection; per call, None or why it was refused."""
-            if not self.connected:
+            builds it, pipelined by a ``CallSender``; ``answer`` gets, per call, None or why it was
+            refused (or the exception that stopped them all)."""
+            if not self.connected or self.framework_id is None:
                 raise RuntimeError("Not connected yet")
             framework = {"value": self.framework_id}
             bodies = [json.dumps({"type": "ACCEPT", "framework_id": framework, "accept": {
@@ -333,30 +337,25 @@ def driver_class(base: type) -> type:
                 "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}],
                 "filters": filters}}).encode() for offer_id, infos, filters in launches]
             headers = {"Content-Type": "application/json"}
-            with self._lock:
-                conn = self._get_conn()
-                if conn is None:
-                    raise RuntimeError("Not connected yet")
-                if self.stream_id:
-                    headers["Mesos-Stream-Id"] = self.stream_id
-                if self._basic_credential:
-                    headers["Authorization"] = self._basic_credential
-                try:
-                    responses = conn.pipelined("POST", "/api/v1/scheduler", bodies, headers)
-                except Exception:
-                    self._close()
-                    raise
-            return [None if 200 <= r.status < 300 else f"{r.status} {r.read()[:300].decode(errors='replace')}"
-                    for r in responses]
+            if self.stream_id:
+                headers["Mesos-Stream-Id"] = self.stream_id
+            if self._basic_credential:
+                headers["Authorization"] = self._basic_credential
+            if self._sender is None:
+                self._sender = CallSender("tfmesos-launches")
 
-        @property
-        def framework(self) -> dict[str, Any]:
-            info = super().framework
-            wanted = self._framework.get("capabilities", [])
-            if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
-                kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
-                info["capabilities"] = kept
-            return info
+            def answered(result: list[CallResponse] | Exception) -> None:
+                answer(result if isinstance(result, Exception) else [
+                    None if 200 <= r.status < 300 else f"{r.status} {r.read()[:300].decode(errors='replace')}"
+                    for r in result])
+
+            self._sender.submit(self.master, "/api/v1/scheduler", bodies, headers, answered)
+
+        def stop(self, *args: Any, **kwargs: Any) -> Any:
+            if self._sender is not None:
+                self._sender.close()
+                self._sender = None
+            return super().stop(*args, **kwargs)
 
     return Driver
 

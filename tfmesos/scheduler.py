@@ -231,11 +231,19 @@ class JobScheduler:
             self.attempt_agents[t.task_id] = a.agent_id
         return infos
 
-    def _launch_together(self, launches: list[act.Launch], launch_many: Callable[..., list[str | None]]) -> None:
+    def _launch_together(self, launches: list[act.Launch], launch_many: Callable[..., None]) -> None:
+        """A gang's launches, handed to the driver's sender: this thread goes back to events."""
         calls = [(a.offer_id, self._task_infos(a), LAUNCH_FILTERS) for a in launches]
-        for a, refused in zip(launches, launch_many(calls)):
-            if refused is not None:  # the tasks never start: their startup timeout relaunches them
-                log.error("could not carry out Launch of %s: %s", ", ".join(str(t.key) for t in a.tasks), refused)
+
+        def answered(result: list[str | None] | Exception) -> None:
+            if isinstance(result, Exception):  # the tasks never start: their startup timeout relaunches them
+                log.error("could not carry out %d Launches: %s: %s", len(launches), type(result).__name__, result)
+                return
+            for a, refused in zip(launches, result):
+                if refused is not None:
+                    log.error("could not carry out Launch of %s: %s", ", ".join(str(t.key) for t in a.tasks), refused)
+
+        launch_many(calls, answered)
 
     def _apply_one(self, a: act.Action) -> None:
         d = self.driver

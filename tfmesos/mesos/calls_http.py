@@ -11,8 +11,13 @@ id, credentials, error handling) is unchanged. The drivers get it from ``_get_co
 """
 from __future__ import annotations
 
+import logging
+import queue
 import socket
-from typing import Any
+import threading
+from typing import Any, Callable
+
+log = logging.getLogger("tfmesos.mesos.calls_http")
 
 MAX_LINE = 65536  # a longer status or header line is not an HTTP response
 PIPELINE_DEPTH = 32  # requests sent ahead of their answers
@@ -171,3 +176,42 @@ class CallConnection:
                 return b"".join(parts)
             parts.append(self._exactly(size))
             self._exactly(2)  # the chunk's CRLF
+
+
+class CallSender:
+    """Pipelined batches of calls sent in order by a thread of their own, on a connection of their
+    own: a big gang's ACCEPTs stream to the master while the driver's thread goes on reading
+    events and acknowledging status updates (an update unacknowledged for 10 s is sent again).
+    ``answer`` gets the batch's responses, or the exception that ended it."""
+
+    def __init__(self, name: str) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._conn: CallConnection | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, address: str, path: str, bodies: list[bytes], headers: dict[str, str],
+               answer: Callable[[list[CallResponse] | Exception], None]) -> None:
+        self._queue.put((address, path, bodies, headers, answer))
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            address, path, bodies, headers, answer = item
+            host, port = address.split(":", 1)
+            if self._conn is None or (self._conn.host, self._conn.port) != (host, int(port)):
+                if self._conn is not None:
+                    self._conn.close()
+                self._conn = CallConnection(host, int(port), timeout=30.0)
+            try:
+                result: list[CallResponse] | Exception = self._conn.pipelined("POST", path, bodies, headers)
+            except Exception as exc:  # noqa: BLE001 - handed to the caller's callback
+                result = exc
+            try:
+                answer(result)
+            except Exception:  # noqa: BLE001 - a callback's failure must not stop later batches
+                log.exception("handling the answers to %d calls failed", len(bodies))
+        if self._conn is not None:
+            self._conn.close()
