@@ -16,12 +16,11 @@ pytestmark = pytest.mark.unit
 # A task writing to both streams, run by TaskProcess inside an executor-like process whose own
 # stdout and stderr are what the test gives it. It prints what it found as JSON on fd 3.
 _PROBE = r"""
-import json, os, threading
+import json, os
 from tfmesos.executor import TaskProcess
 task = "for i in $(seq 1 30); do echo out$i; done; echo err1 >&2; echo err2 >&2; exit 3"
-before = threading.active_count()
 p = TaskProcess(["/bin/sh", "-c", task], dict(os.environ), os.getcwd(), None)
-threads = threading.active_count() - before
+threads = len(p._pumps)
 code = p.wait()
 os.write(int(os.environ["REPORT_FD"]), json.dumps({"code": code, "tail": p.log_tail(), "pump_threads": threads}).encode())
 """

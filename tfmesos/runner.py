@@ -357,6 +357,15 @@ def driver_class(base: type) -> type:
                 self._sender = None
             return super().stop(*args, **kwargs)
 
+        @property
+        def framework(self) -> dict[str, Any]:
+            info = super().framework
+            wanted = self._framework.get("capabilities", [])
+            if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
+                kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
+                info["capabilities"] = kept
+            return info
+
     return Driver
 
 
