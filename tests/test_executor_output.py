@@ -59,3 +59,42 @@ def test_with_pipes_the_output_is_pumped_and_the_tail_kept_as_it_arrives(tmp_pat
     lines = found["tail"].splitlines()  # the last 20 in arrival order (the two pumps race)
     assert len(lines) == 20 and "out30" in lines
     assert set(lines) <= {f"out{i}" for i in range(1, 31)} | {"err1", "err2"}
+
+
+@pytest.mark.parametrize("command, argv", [
+    ("exec sleep 3", ["sleep", "3"]),
+    ("  python train.py --steps=100 --lr 0.1 ", ["python", "train.py", "--steps=100", "--lr", "0.1"]),
+    ("cd /tmp", None),  # a builtin
+    ("FOO=1 python x.py", None),  # an assignment
+    ("echo $HOME", None), ("a && b", None), ("python -c 'print(1)'", None), ("ls *.py", None),
+    ("first\nsecond", None), ("x > y", None), ("~/bin/run", None), ("exec", None),
+])
+def test_plain_commands_skip_the_shell_and_anything_else_goes_through_it(command: str, argv: list[str] | None) -> None:
+    from tfmesos.executor import command_argv
+
+    assert command_argv(command) == (argv or ["/bin/sh", "-c", command])
+
+
+def test_a_plain_command_that_is_not_found_fails_as_the_shell_reports_it(tmp_path: Path, monkeypatch) -> None:
+    """The direct exec falls back to sh -c: exit 127 and the shell's message, as before."""
+    from tfmesos.executor import TFExecutor
+    from tfmesos.mesos import messages as m
+
+    class Driver:
+        def __init__(self) -> None:
+            self.updates: list[dict] = []
+
+        def sendStatusUpdate(self, status: dict) -> None:  # noqa: N802 (pymesos API)
+            self.updates.append(status)
+
+    monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
+    driver, executor = Driver(), TFExecutor()
+    payload = m.TaskPayload(role="worker", index=0, port=0, restarts=0, command="no-such-program-tfm --flag",
+                            env={}, workdir="", checkpoint_dir="", python=sys.executable, job="digits",
+                            stream_output=True, spec_version=1, cluster={"worker": ["127.0.0.1:1"]})
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": m.encode(payload)})
+    assert executor.finished.wait(30)
+    end = driver.updates[-1]
+    result = m.decode(end["data"])
+    assert end["state"] == "TASK_FAILED" and result.exit_code == 127
+    assert "no-such-program-tfm" in result.log_tail and "not found" in result.log_tail

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _B64_INVALID = re.compile(r"[^A-Za-z0-9+/\s]")  # \s: str.isspace()'s whitespace
+# The same set as bytes, for the common case: an ASCII text checked by bytes.translate (C speed).
+_B64_VALID = bytes(c for c in range(128) if chr(c).isalnum() or chr(c) in "+/" or chr(c).isspace())
 
 
 class ProtoError(ValueError):
@@ -199,8 +201,12 @@ def _number_from_string(key: str, text: str, kind: str) -> float | int:
 def base64_error(text: str) -> str | None:
     """stout's lenient decoder: stops at '=', skips whitespace, rejects the rest.
 
-    One regex scan (TaskInfo.data is kilobytes, checked on every ACCEPT)."""
-    bad = _B64_INVALID.search(text, 0, _end_of_data(text))
+    TaskInfo.data is kilobytes (a big gang's ClusterSpec: tens), checked on every ACCEPT: an
+    ASCII text is checked by ``bytes.translate``; the regex finds the character to name."""
+    end = _end_of_data(text)
+    if text.isascii() and not text.encode("ascii", "strict")[:end].translate(None, _B64_VALID):
+        return None
+    bad = _B64_INVALID.search(text, 0, end)
     return f"Invalid character '{bad.group()}'" if bad else None
 
 
