@@ -28,12 +28,12 @@ SERVERS = ("ps:0", "worker:0", "worker:1")
 TASKS = ("chief:0",) + SERVERS
 
 
-def job_env(steps: int) -> list[str]:
-    return [f"TRAIN_STEPS={steps}", "CHECKPOINT_EVERY=100", "FIRST_STEP_MARK=1"]
+def job_env(steps: int, extra: tuple[str, ...] = ()) -> list[str]:
+    return [f"TRAIN_STEPS={steps}", "CHECKPOINT_EVERY=100", "FIRST_STEP_MARK=1", *extra]
 
 
-def tfmesos_arm(tmp: Path, name: str, steps: int, pin: set[int] | None = None) -> dict[str, Any]:
-    opts = job_options(tmp / f"{name}.json", name, job_env(steps))
+def tfmesos_arm(tmp: Path, name: str, steps: int, pin: set[int] | None = None, env: tuple[str, ...] = ()) -> dict[str, Any]:
+    opts = job_options(tmp / f"{name}.json", name, job_env(steps, env))
     run = StampedRun(["run", str(opts), "--api-port", "0"], pin=pin)
     t0 = run.started_at
     cpu = CpuMonitor(lambda: [run.proc.pid])
@@ -95,8 +95,8 @@ def tfmesos_arm(tmp: Path, name: str, steps: int, pin: set[int] | None = None) -
 
 
 def hand_arm(tmp: Path, name: str, steps: int, ports: dict[str, int], own_sessions: bool = False,
-             pin: set[int] | None = None) -> dict[str, Any]:
-    opts = job_options(tmp / f"{name}.json", name, job_env(steps))
+             pin: set[int] | None = None, env: tuple[str, ...] = ()) -> dict[str, Any]:
+    opts = job_options(tmp / f"{name}.json", name, job_env(steps, env))
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
     with pinned(pin):
         job = HandJob(opts, ports, work, own_sessions)
@@ -165,8 +165,9 @@ def import_tensorflow() -> float:
 
 
 def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2, own_sessions: bool = False,
-        pin: set[int] | None = None, label: str = "bring-up/training") -> dict[str, Any]:
-    """``pairs`` interleaved pairs; ``pin``: both arms' processes on those CPUs only (taskset)."""
+        pin: set[int] | None = None, label: str = "bring-up/training", env: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``pairs`` interleaved pairs; ``pin``: both arms' processes on those CPUs only (taskset);
+    ``env``: more job environment, the same for both arms."""
     results: dict[str, list[dict[str, Any]]] = {"tfmesos": [], "hand": []}
     imports: list[float] = []
     failures: list[str] = []
@@ -179,11 +180,11 @@ def run(tmp: Path, pairs: int = 3, steps: int = 2000, imports_per_pair: int = 2,
                 try:
                     log(f"{label} pair {i + 1}/{pairs}: {arm} (TRAIN_STEPS={steps}{f', CPUs {sorted(pin)}' if pin else ''})")
                     if arm == "tfmesos":
-                        r = tfmesos_arm(tmp, f"{name}{attempt or ''}", steps, pin)
+                        r = tfmesos_arm(tmp, f"{name}{attempt or ''}", steps, pin, env)
                         ports = ports or r["ports"]
                     else:
                         assert ports is not None
-                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports, own_sessions, pin)
+                        r = hand_arm(tmp, f"{name}{attempt or ''}", steps, ports, own_sessions, pin, env)
                     r["pair"] = i
                     results[arm].append(r)
                     log(f"  {arm}: servers up {r['servers_up_s']:.2f}s, first step {r['first_step_s']:.2f}s, "

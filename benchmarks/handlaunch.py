@@ -24,7 +24,7 @@ from unittest import mock
 from tfmesos.cli import load_job
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.clusterspec import cluster_spec, substitute_placeholders
-from tfmesos.executor import TFExecutor, _die_with_parent
+from tfmesos.executor import TFExecutor, _die_with_parent, command_argv
 from tfmesos.localmaster.sandbox import executor_environment
 from tfmesos.mesos.taskinfo import task_payload
 from tfmesos.spec import TaskKey
@@ -121,7 +121,7 @@ class HandJob:
             role = spec.role(key.role)
             assert role is not None
             task_id = f"{spec.service.name}.{key.role}.{key.index}.{seq}"
-            payload = dataclasses.asdict(task_payload(spec, TaskLaunch(key, task_id, ports[str(key)], role.demand, 0), PYTHON))
+            payload = task_payload(spec, TaskLaunch(key, task_id, ports[str(key)], role.demand, 0), PYTHON)
             sandbox = work_dir / "sandboxes" / task_id
             sandbox.mkdir(parents=True)
             base = executor_environment(
@@ -135,11 +135,11 @@ class HandJob:
             executor.payload = payload
             with mock.patch.dict(os.environ, base, clear=True):
                 env = executor._environment(key, cluster, str(sandbox))
-            if payload["command"] is None:
-                argv = [payload["python"], "-m", "tfmesos.tfserver"]
-            else:
-                argv = ["/bin/sh", "-c", substitute_placeholders(payload["command"], cluster, key)]
-            prepared.append((key, argv, env, payload.get("workdir") or str(sandbox), sandbox))
+            if payload.command is None:
+                argv = [payload.python, "-m", "tfmesos.tfserver"]
+            else:  # as the executor runs it: sh -c, or the words where the shell would only exec them
+                argv = command_argv(substitute_placeholders(payload.command, cluster, key))
+            prepared.append((key, argv, env, payload.workdir or str(sandbox), sandbox))
         self.started_at = time.time()
         for key, argv, env, cwd, sandbox in prepared:
             self.tasks[str(key)] = HandTask(key, argv, env, cwd, sandbox, own_sessions)

@@ -23,15 +23,17 @@ from .common import environment, log
 from .report import render
 
 PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery")
-# "pinned" only on request (--only pinned): on 2026-11-24 its tfmesos arm under taskset never got
-# past SUBSCRIBE inside the benchmark harness (by hand, `taskset -c 0 tfmesos run` works); see README.
-DEFAULT_PARTS = tuple(p for p in PARTS if p != "pinned")
+DEFAULT_PARTS = PARTS
+# With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
+# (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
+# pool sizes of a 4-thread machine, through the job's environment.
+PINNED_TF = ("TF_NUM_INTEROP_THREADS=4", "TF_NUM_INTRAOP_THREADS=1")
 
 FULL = {
     # Training speed and bring-up: the main example with 2000 steps, tfmesos vs by hand.
     "bringup": {"pairs": 3, "steps": 2000, "imports_per_pair": 1},
     # The same pair with both arms' processes on CPU 0 only (taskset -c 0).
-    "pinned": {"pairs": 2, "steps": 1000, "imports_per_pair": 0, "pin": (0,)},
+    "pinned": {"pairs": 2, "steps": 1000, "imports_per_pair": 0, "pin": (0,), "env": PINNED_TF},
     # `make run` as it is (400 steps): the CPU share of tfmesos' own processes in a whole job.
     "makerun": {"pairs": 2, "steps": 400, "imports_per_pair": 0},
     "recovery": {"runs": 2},
@@ -41,7 +43,7 @@ FULL = {
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
-    "pinned": {"pairs": 1, "steps": 300, "imports_per_pair": 0, "pin": (0,)},
+    "pinned": {"pairs": 1, "steps": 300, "imports_per_pair": 0, "pin": (0,), "env": PINNED_TF},
     "makerun": {"pairs": 1, "steps": 400, "imports_per_pair": 0},
     "recovery": {"runs": 1},
     "placement": {"task_sizes": (10, 100), "agent_sizes": (100, 1000), "repeats": 3},

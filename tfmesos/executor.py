@@ -45,7 +45,7 @@ _PRCTL: Any = None  # libc's prctl, looked up in the executor: the forked child 
 
 def _die_with_parent() -> None:
     """In the child: get SIGKILL if the executor dies (kill -9 included), so no orphan remains."""
-    _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    (_PRCTL or _prctl())(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _prctl() -> Any:
