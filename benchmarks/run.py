@@ -38,7 +38,7 @@ FULL = {
     "makerun": {"pairs": 2, "steps": 400, "imports_per_pair": 0},
     "recovery": {"runs": 2},
     "placement": {"task_sizes": (10, 100, 1000), "agent_sizes": (100, 1000, 10000), "repeats": 3},
-    "scale": {"configs": ((1000, 10, 2), (1000, 100, 2), (1000, 1000, 1)), "probes": 3},
+    "scale": {"configs": ((1000, 10, 2), (1000, 100, 3), (1000, 1000, 3)), "probes": 3},
     "master": {"sizes": (1000, 10000)},
 }
 QUICK = {
