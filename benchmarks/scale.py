@@ -78,6 +78,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
                 master_cpu = t.user + t.system
             except psutil.Error:
                 master_cpu = None
+            executors_cpu = _reaped_children_cpu(master.proc.pid, "zygote.py")
         finally:
             monitor.stop()
             run.stop()
@@ -93,6 +94,9 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             "scheduler_rss_mib": (sched_rss or {}).get("rss_mib"),
             "master_rss_mib": (master_rss or {}).get("rss_mib"),
             "master_cpu_s": master_cpu,
+            # Every executor and its task, all reaped by the fork server's zygote by now (the job is
+            # over): their CPU, to the clock tick per process, summed over the job.
+            "executors_cpu_s": executors_cpu,
             "distinct_agents_used": offers_seen,
             # Status updates the scheduler saw more than once: the agents re-send those not acknowledged
             # within 10 s, so these count how far the scheduler's event handling fell behind.
@@ -100,6 +104,20 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
         }
     finally:
         master.stop()
+
+
+def _reaped_children_cpu(master_pid: int, marker: str) -> float | None:
+    """CPU seconds of the reaped children of the master's child whose command line holds
+    ``marker`` (cutime + cstime: the executors forked by the zygote, their tasks included)."""
+    try:
+        for child in psutil.Process(master_pid).children(recursive=True):
+            if any(marker in part for part in child.cmdline()):
+                with open(f"/proc/{child.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # stat(5) 16, 17
+    except (psutil.Error, OSError, IndexError, ValueError):
+        return None
+    return None
 
 
 def _repeats(hits: list) -> int:
@@ -227,7 +245,7 @@ def run(tmp: Path, configs: tuple[tuple[int, int, int], ...] = ((1000, 10, 2), (
         out["configs"].append({"agents": agents, "tasks": tasks, **{
             k: summary(r[k] for r in sel)
             for k in ("first_launch_s", "all_launched_s", "all_running_s", "status_updates_resent", "scheduler_cpu_s", "scheduler_peak_rss_mib",
-                      "master_rss_mib", "master_cpu_s")}})
+                      "master_rss_mib", "master_cpu_s", "executors_cpu_s")}})
     out["idle_master"] = [idle_master(tmp, n) for n in (2, max(a for a, _, _ in configs))]
     probes_out = []
     for i in range(probes):

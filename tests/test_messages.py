@@ -134,3 +134,16 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
     assert ("killTask", ({"value": task_id},)) in [(n, a[:1]) for n, a in driver.calls]
     cause = sched.job.snapshot()["cause"]
     assert "protocol 0 (before versioning)" in cause and f"speaks protocol {PROTOCOL}" in cause, cause
+
+
+def test_a_gangs_shared_clusterspec_is_encoded_once_and_a_new_one_is_never_served_stale() -> None:
+    base = dict(role="worker", index=0, port=1, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
+                python="p", job="j", stream_output=False)
+    first = {"worker": ["h:1", "h:2"]}
+    a = m.TaskPayload(**base, spec_version=1, cluster=first)
+    b = m.TaskPayload(**(base | {"index": 1}), spec_version=1, cluster=first)
+    assert decode(encode(a)) == a and decode(encode(b)) == b
+    second = {"worker": ["h:1", "h:9"]}  # the next version: another object
+    c = m.TaskPayload(**base, spec_version=2, cluster=second)
+    assert decode(encode(c)).cluster == second
+    assert decode(encode(m.TaskPayload(**base))).cluster is None

@@ -254,3 +254,30 @@ def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():
     failed = job.status(StatusUpdate(worker.task_id, "TASK_FAILED", agent_id="S0"), 2.0)
     assert failed and isinstance(failed[0], act.Persist), "a task's end is durable"
     assert isinstance(job.abort("stop", 3.0)[0], act.Persist)
+
+
+def test_all_workers_success_waits_for_every_worker_through_a_whole_job_restart():
+    from tfmesos.options import resolve_options
+    from tfmesos.spec import job_spec_from_options
+
+    spec = job_spec_from_options(resolve_options({
+        "service": {"name": "t"}, "job": {"command": "python train.py"}, "policies": {"success": "all_workers"},
+        "roles": {"ps": {"count": 1, "restart_policy": "OnFailure"}, "worker": {"count": 3}}}))
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    workers = [TaskKey("worker", i) for i in range(3)]
+    job.status(StatusUpdate(launched[workers[0]].task_id, "TASK_FINISHED", exit_code=0), 1.0)
+    assert job.phase == RUNNING
+    # The ps dies: the whole job restarts, worker:0's finish included in what is undone.
+    ps = launched[TaskKey("ps", 0)]
+    for a in of(act.Kill, job.status(StatusUpdate(ps.task_id, "TASK_FAILED", exit_code=137), 2.0)):
+        job.status(StatusUpdate(a.task_id, "TASK_KILLED"), 3.0)
+    _, relaunched = launch_all(job, now=9.0)
+    run_all(job, relaunched, 9.0)
+    order = [k for k in (workers[1], workers[2], workers[0]) if k in relaunched]
+    for n, key in enumerate(order, 1):
+        job.status(StatusUpdate(relaunched[key].task_id, "TASK_FINISHED", exit_code=0), 10.0 + n)
+        every = all(job.tasks[w].state == "TASK_FINISHED" for w in workers)
+        assert (job.phase != RUNNING) == every, (key, job.phase, {w: job.tasks[w].state for w in workers})
+    assert job.succeeded

@@ -112,6 +112,9 @@ class Job:
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
     _spec_cache: dict[str, Any] | None = None  # the ClusterSpec message of spec_version
+    # Success keys not seen TASK_FINISHED (a cache, rebuilt whenever it says none are left but a
+    # scan disagrees): "all workers finished?" per update was O(tasks), a 1,000-worker job O(n^2).
+    _unfinished_success: set[TaskKey] | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -366,7 +369,7 @@ class Job:
             return self._revive()
         key = rec.key
         if update.state == "TASK_FINISHED" and self.spec.decides_success(key):
-            if all(self.tasks[k].state == "TASK_FINISHED" for k in self.spec.success_keys):
+            if self._all_success_keys_finished(key):
                 return self._finish(True, f"{key} finished", now)
             return []
         role = self.spec.role(key.role)
@@ -521,6 +524,15 @@ class Job:
             self.suppressed = True
             actions.append(Suppress())
         return actions + self._maybe_done(now)
+
+    def _all_success_keys_finished(self, finished: TaskKey) -> bool:
+        left = self._unfinished_success
+        if left is not None:
+            left.discard(finished)
+            if left:
+                return False
+        left = self._unfinished_success = {k for k in self.spec.success_keys if self.tasks[k].state != "TASK_FINISHED"}
+        return not left
 
     def _maybe_done(self, now: float, force: bool = False) -> list[Action]:
         if self.phase != FINISHING or (not force and any(r.live for r in self.tasks.values())):

@@ -120,7 +120,23 @@ def from_wire(obj: Any, what: str = "the peer") -> Message:
 
 def encode(message: Message) -> str:
     """Base64 of compact JSON: what TaskInfo.data, framework messages and status data carry."""
-    return base64.b64encode(json.dumps(to_wire(message), separators=(",", ":")).encode()).decode()
+    wire = to_wire(message)
+    cluster = wire.pop("cluster") if isinstance(message, TaskPayload) and message.cluster is not None else None
+    text = json.dumps(wire, separators=(",", ":"))
+    if cluster is not None:  # a gang's tasks share one ClusterSpec: encoded once, not per task
+        text = text[:-1] + ',"cluster":' + _cluster_json(cluster) + "}"
+    return base64.b64encode(text.encode()).decode()
+
+
+_LAST_CLUSTER: list[Any] = [None, ""]  # the last ClusterSpec encoded (kept alive: compared by identity)
+
+
+def _cluster_json(cluster: dict[str, list[str]]) -> str:
+    last = _LAST_CLUSTER
+    if last[0] is not cluster:
+        last[1] = json.dumps(cluster, separators=(",", ":"))
+        last[0] = cluster
+    return last[1]
 
 
 def decode(data: str, what: str = "the peer") -> Message:
