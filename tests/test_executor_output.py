@@ -98,3 +98,33 @@ def test_a_plain_command_that_is_not_found_fails_as_the_shell_reports_it(tmp_pat
     result = m.decode(end["data"])
     assert end["state"] == "TASK_FAILED" and result.exit_code == 127
     assert "no-such-program-tfm" in result.log_tail and "not found" in result.log_tail
+
+
+_ORPHAN_PROBE = r"""
+import os, sys
+import tfmesos.executor as ex
+if sys.argv[1] == "preexec":
+    ex._pdeathsig_shim = lambda: None  # no setpriv: a preexec_fn sets the parent-death signal
+p = ex.TaskProcess(["sleep", "60"], dict(os.environ), os.getcwd(), None)
+print(p.proc.pid, flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+@pytest.mark.parametrize("how", ["shim", "preexec"])
+def test_a_task_dies_with_its_executor_killed_by_sigkill(tmp_path: Path, how: str) -> None:
+    """The task runs in its own process group; if the executor is killed -9 it must not linger
+    (PR_SET_PDEATHSIG, through setpriv where there is one, else a preexec_fn)."""
+    import signal
+
+    import psutil
+
+    env = {"PYTHONPATH": str(Path(__file__).parents[1]), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    executor = subprocess.Popen([sys.executable, "-c", _ORPHAN_PROBE, how], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, cwd=tmp_path, env=env, text=True)
+    assert executor.stdout is not None
+    task = psutil.Process(int(executor.stdout.readline()))
+    assert task.ppid() == executor.pid and "sleep" in task.cmdline()
+    executor.send_signal(signal.SIGKILL)
+    executor.wait(10)
+    task.wait(timeout=10)  # psutil.TimeoutExpired if it outlived its executor
