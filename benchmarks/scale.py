@@ -47,7 +47,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
             policies={"success": "all_workers", "placement_timeout_seconds": 120},
         )
         run = StampedRun(["run", str(opts), "--master", master.address, "--api-port", "0"], first_port=None)
-        monitor = CpuMonitor(lambda: [run.proc.pid])
+        monitor = CpuMonitor(lambda: [run.proc.pid], trees=False)  # its peak RSS only
         try:
             _, t_sub, _ = run.find(r"registered as framework", 60)
             deadline = time.monotonic() + 600
