@@ -127,8 +127,7 @@ def _last_lines(path: str, start: int, count: int, window: int = 16384) -> list[
             data = f.read()
     except OSError:
         return []
-    lines = data.decode("utf-8", "replace").splitlines()
-    return lines[-count:] if count else []
+    return data.decode("utf-8", "replace").splitlines()[-count:]
 
 
 def _status(task_id: str, state: str, message: str = "", data: dict | None = None) -> dict[str, Any]:
@@ -190,7 +189,7 @@ class TaskProcess:
         if not self._files:
             return "\n".join(self.tail)
         out, err = (_last_lines(path, offset, LOG_TAIL_LINES) for path, offset in self._files)
-        return "\n".join((out[-(LOG_TAIL_LINES - len(err)):] if len(err) < LOG_TAIL_LINES else []) + err)
+        return "\n".join((out + err)[-LOG_TAIL_LINES:])
 
     def wait(self) -> int:
         code = self.proc.wait()

@@ -202,24 +202,24 @@ class JobScheduler:
         for text in self.job.events[self._events_seen:]:
             self.on_event(text)
         self._events_seen = len(self.job.events)
-        launch_many = getattr(self.driver, "launch_many", None) if hasattr(type(self.driver), "launch_many") else None
-        i = 0
-        while i < len(actions):
-            a = actions[i]
-            run = 1
-            while launch_many is not None and i + run < len(actions) and isinstance(actions[i + run], act.Launch):
-                run += 1
-            try:
-                if run > 1 and isinstance(a, act.Launch):  # a gang: its ACCEPTs go out pipelined
-                    self._launch_together(actions[i:i + run], launch_many)  # type: ignore[arg-type]
-                else:
-                    run = 1
-                    self._apply_one(a)
-            except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
-                log.error("could not carry out %s: %s: %s", type(a).__name__, type(exc).__name__, exc,
-                          exc_info=log.isEnabledFor(logging.DEBUG))
-            i += run
+        # Looked up on the class: test doubles answer every attribute through __getattr__.
+        launch_many = self.driver.launch_many if hasattr(type(self.driver), "launch_many") else None
+        for launching, run in itertools.groupby(actions, lambda a: isinstance(a, act.Launch)):
+            group = list(run)
+            if launching and launch_many is not None and len(group) > 1:  # a gang: its ACCEPTs pipelined
+                self._carry_out("Launch", self._launch_together, group, launch_many)
+            else:
+                for a in group:
+                    self._carry_out(type(a).__name__, self._apply_one, a)
         self.cond.notify_all()
+
+    @staticmethod
+    def _carry_out(what: str, do: Callable[..., None], *args: Any) -> None:
+        try:
+            do(*args)
+        except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+            log.error("could not carry out %s: %s: %s", what, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
 
     def _task_infos(self, a: act.Launch) -> list[dict[str, Any]]:
         raw = self.raw_offers.pop(a.offer_id)

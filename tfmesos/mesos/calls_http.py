@@ -48,46 +48,30 @@ class CallConnection:
 
     def request(self, method: str, path: str, body: bytes | str | None = b"",
                 headers: dict[str, str] | None = None) -> None:
-        message = self._message(method, path, body, headers)
-        if self._sock is None:
-            self._connect()
-        assert self._sock is not None
-        try:
-            self._sock.sendall(message)  # one write: headers and body in one segment
-        except OSError:
-            self.close()
-            raise
+        self._send(self._message(method, path, body, headers))
 
     def pipelined(self, method: str, path: str, bodies: list[bytes], headers: dict[str, str] | None = None,
                   depth: int = PIPELINE_DEPTH) -> list[CallResponse]:
         """Send ``bodies`` as requests without waiting for each answer (HTTP/1.1 pipelining, which
         libprocess answers in order), at most ``depth`` unanswered; the responses, in order.
         A gang's ACCEPTs then cost the master's processing, not a round trip each."""
-        if self._sock is None:
-            self._connect()
-        assert self._sock is not None
         responses: list[CallResponse] = []
         sent = 0
-        try:
-            while len(responses) < len(bodies):
-                batch = []
-                while sent < len(bodies) and sent - len(responses) < depth:
-                    batch.append(self._message(method, path, bodies[sent], headers))
-                    sent += 1
-                if batch:
-                    self._sock.sendall(b"".join(batch))
-                responses.append(self._read_response())
-                if self._close_after and len(responses) < len(bodies):
-                    raise ConnectionError(f"{self.host}:{self.port} closed the connection after "
-                                          f"{len(responses)} of {len(bodies)} pipelined requests")
-        except (OSError, ValueError):
-            self.close()
-            raise
-        if self._close_after:
-            self.close()
+        while len(responses) < len(bodies):
+            batch = []
+            while sent < len(bodies) and sent - len(responses) < depth:
+                batch.append(self._message(method, path, bodies[sent], headers))
+                sent += 1
+            if batch:
+                self._send(b"".join(batch))
+            responses.append(self.getresponse())
+            if self._sock is None and len(responses) < len(bodies):  # the server closed it
+                raise ConnectionError(f"{self.host}:{self.port} closed the connection after "
+                                      f"{len(responses)} of {len(bodies)} pipelined requests")
         return responses
 
     def getresponse(self) -> CallResponse:
+        """The next response; the connection is closed after it where the server closes it."""
         if self._file is None:
             raise ConnectionError("no request was sent")
         try:
@@ -124,6 +108,17 @@ class CallConnection:
         head = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(data)}"]
         head += [f"{name}: {value}" for name, value in (headers or {}).items()]
         return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data
+
+    def _send(self, data: bytes) -> None:
+        """One write (a request's headers and body in one segment), connecting first if need be."""
+        if self._sock is None:
+            self._connect()
+        assert self._sock is not None
+        try:
+            self._sock.sendall(data)
+        except OSError:
+            self.close()
+            raise
 
     def _connect(self) -> None:
         sock = socket.create_connection((self.host, self.port), self.timeout)
