@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .api_token import token_header
+from .core.job import ENDED_PHASES
 
 FILES = ("stdout", "stderr")
 CHUNK = 64 * 1024  # what one /files/read answers at most (16 pages)
@@ -226,7 +227,7 @@ def fetch_chunk(api: str, task: str, query: dict[str, Any]) -> dict[str, Any]:
 
 def _job_over(api: str) -> bool:
     try:
-        return _get_json(f"http://{api}/v1/status")["phase"] in ("SUCCEEDED", "FAILED")
+        return _get_json(f"http://{api}/v1/status")["phase"] in ENDED_PHASES
     except (urllib.error.URLError, OSError, ValueError, KeyError):
         return True  # the scheduler is gone: nothing more will be written
 

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-PHASES = ("PLACING", "RUNNING", "FINISHING", "SUCCEEDED", "FAILED")
+from .core.job import PHASES
 
 
 class _SnapshotCollector:

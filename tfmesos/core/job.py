@@ -5,7 +5,8 @@ the shell must carry out; nothing here does I/O, so the whole lifecycle (gang pl
 relaunch, whole-job restart, success and failure) is tested and benchmarked without Mesos.
 
 Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> FINISHING
-(killing what is left) -> SUCCEEDED | FAILED. A whole-job restart goes back to PLACING.
+(killing what is left) -> SUCCEEDED | FAILED | KILLED (stopped on request: not a failure).
+A whole-job restart goes back to PLACING.
 """
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING
 REPORTED = frozenset({"TASK_STARTING", "TASK_RUNNING"})
 
 PLACING, RUNNING, FINISHING, SUCCEEDED, FAILED = "PLACING", "RUNNING", "FINISHING", "SUCCEEDED", "FAILED"
+KILLED = "KILLED"  # stopped on request (tfmesos kill, a signal, a closed cluster()): not a failure
+ENDED_PHASES = (SUCCEEDED, FAILED, KILLED)  # a job in one of these is over
+PHASES = (PLACING, RUNNING, FINISHING, *ENDED_PHASES)
 
 # Offer filters: short while we still need resources (so they come back soon), long otherwise.
 REFUSE_WHILE_PENDING = 2.0
@@ -155,7 +159,7 @@ class Job:
 
     @property
     def terminal(self) -> bool:
-        return self.phase in (SUCCEEDED, FAILED)
+        return self.phase in ENDED_PHASES
 
     def _note(self, text: str) -> None:
         self.events.append(text)
@@ -175,7 +179,7 @@ class Job:
                 self.largest_seen.cpus, self.largest_seen.mem, self.largest_seen.gpus
             ):
                 self.largest_seen = o
-        if self.phase in (FINISHING, SUCCEEDED, FAILED):
+        if self.phase == FINISHING or self.phase in ENDED_PHASES:
             return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
         if self.phase == PLACING:
             return self._gang(offers, now)
@@ -507,7 +511,7 @@ class Job:
 
     # ------------------------------------------------------------------ the end
     def _finish(self, succeeded: bool, cause: str, now: float) -> list[Action]:
-        if self.phase in (FINISHING, SUCCEEDED, FAILED):
+        if self.phase == FINISHING or self.phase in ENDED_PHASES:
             return []
         self.phase, self.finishing_since = FINISHING, now
         self.succeeded, self.cause = succeeded, cause

@@ -18,7 +18,9 @@ import requests
 from marathon import MarathonApp, MarathonClient
 from marathon.exceptions import ConflictError, MarathonError, MarathonHttpError, NoResponseError, NotFoundError
 
-DONE_PHASES = ("SUCCEEDED", "FAILED")  # phases of GET /v1/status once the job is over
+from ..core.job import ENDED_PHASES
+
+DONE_PHASES = ENDED_PHASES  # phases of GET /v1/status once the job is over
 
 
 class DeployError(Exception):
