@@ -18,10 +18,4 @@ def __getattr__(name: str) -> Any:
         from . import cluster_api as module
 
         return getattr(module, name)
-    if name == "report":
-        from .report import report
-
-        # Importing the submodule bound the name to the module: bind the function instead.
-        globals()["report"] = report
-        return report
     raise AttributeError(f"module 'tfmesos' has no attribute {name!r}")

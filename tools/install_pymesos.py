@@ -36,9 +36,32 @@ def _pip(*args: str) -> None:
 def _fetch_sdist(workdir: Path) -> Path:
     _pip("download", "--quiet", "--no-deps", "--no-binary", ":all:", HTTP_PARSER, "-d", str(workdir))
     archive = next(workdir.glob("http-parser-*.tar.gz"))
-    with tarfile.open(archive) as tar:
-        tar.extractall(workdir, filter="data")
+    extract(archive, workdir)
     return next(p for p in workdir.iterdir() if p.is_dir() and p.name.startswith("http-parser-"))
+
+
+def extract(archive: Path, dest: Path, *, use_filter: bool | None = None) -> None:
+    """Unpack ``archive`` into ``dest``, refusing members that would land outside it or are links,
+    devices or FIFOs. ``tarfile``'s ``filter="data"`` does that from Python 3.11.4 (and 3.12);
+    Debian 12's Python 3.11.2 has no ``filter`` argument, so there we check each member ourselves.
+    ``use_filter`` forces one way (tests); ``None`` picks by what this ``tarfile`` has."""
+    if use_filter is None:
+        use_filter = hasattr(tarfile, "data_filter")
+    with tarfile.open(archive) as tar:
+        if use_filter:
+            tar.extractall(dest, filter="data")
+            return
+        root = dest.resolve()
+        members = []
+        for member in tar.getmembers():
+            target = (root / member.name).resolve()
+            if target != root and root not in target.parents:
+                raise ValueError(f"{archive.name}: member {member.name!r} would land outside {root}")
+            if not (member.isfile() or member.isdir()):
+                raise ValueError(f"{archive.name}: member {member.name!r} is not a plain file or folder")
+            member.mode &= 0o755  # no set-uid/set-gid bits, as the data filter does
+            members.append(member)
+        tar.extractall(dest, members=members)
 
 
 def _patch_setup(src: Path) -> None:

@@ -28,28 +28,43 @@ def _type(leaf: dict) -> str:
     return t + (f" ({', '.join(bounds)})" if bounds else "")
 
 
+def _row(path: str, leaf: dict) -> str:
+    default = json.dumps(leaf.get("default"))
+    desc = leaf.get("description", "").replace("|", "\\|")
+    return f"| `{path}` | {_type(leaf)} | `{default}` | {desc} |"
+
+
+def _role_rows(roles: dict) -> list[str]:
+    """The roles share one shape: a field is listed once as ``roles.<role>.x`` where every role
+    has the same type, default and description, and once per role where they differ."""
+    names = list(roles)
+    rows = []
+    for field in roles[names[0]]["properties"]:
+        leaves = [roles[r]["properties"][field] for r in names]
+        if all(leaf == leaves[0] for leaf in leaves):
+            rows.append(_row(f"roles.<role>.{field}", leaves[0]))
+        else:
+            rows.extend(_row(f"roles.{r}.{field}", leaf) for r, leaf in zip(names, leaves))
+    return rows
+
+
 def reference(schema: dict) -> str:
     lines = ["| option | type | default | what it does |", "|---|---|---|---|"]
 
     def walk(node: dict, path: str) -> None:
         for name, leaf in node.get("properties", {}).items():
             p = f"{path}.{name}" if path else name
-            if leaf.get("type") == "object" and "properties" in leaf:
-                if path == "roles":
-                    # The four roles share one shape: list it once.
-                    if name == "ps":
-                        walk(leaf, "roles.<role>")
-                    continue
+            if p == "roles":
+                lines.extend(_role_rows(leaf["properties"]))
+            elif leaf.get("type") == "object" and "properties" in leaf:
                 walk(leaf, p)
             else:
-                default = json.dumps(leaf.get("default"))
-                desc = leaf.get("description", "").replace("|", "\\|")
-                lines.append(f"| `{p}` | {_type(leaf)} | `{default}` | {desc} |")
+                lines.append(_row(p, leaf))
 
     walk(schema, "")
+    roles = ", ".join(f"`{r}`" for r in schema["properties"]["roles"]["properties"])
     lines.append("")
-    lines.append("`<role>` is one of `ps`, `worker`, `chief`, `evaluator`; defaults are the same for all")
-    lines.append("except `server` (true for `ps`) and `count` (at most 1 for `chief` and `evaluator`).")
+    lines.append(f"`<role>` is any of {roles}: those rows hold for every role.")
     return "\n".join(lines)
 
 
