@@ -1,6 +1,7 @@
 """The persisted job record: records written by earlier versions load forever, newer ones are
 refused plainly. The fixtures in tests/data/state: format1-* written by tfmesos 0.1.0, format2-running
-by the release before the journal (format 3)."""
+by the release before the journal (format 3), format3-running (with its journal) by the release before
+the kept end (format 4)."""
 from __future__ import annotations
 
 import json
@@ -46,10 +47,22 @@ def test_a_running_job_of_format_2_loads_with_an_empty_journal(tmp_path: Path) -
     store = DirStore(tmp_path, "fixture-job")
     shutil.copy(DATA / "format2-running.json", store.where)
     saved = store.load()
-    assert saved["format"] == FORMAT and saved["journal_gen"] == 0
-    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen")} == \
+    assert saved["format"] == FORMAT and saved["journal_gen"] == 0 and saved["end"] is None
+    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen", "end")} == \
         {k: v for k, v in old.items() if k != "format"}
     assert Job.from_dict(_spec(), saved["job"]).phase == "RUNNING"
+
+
+def test_a_running_job_of_format_3_loads_with_its_journal_replayed_and_no_end(tmp_path: Path) -> None:
+    store = DirStore(tmp_path, "fixture-job")
+    shutil.copy(DATA / "format3-running.json", store.where)
+    shutil.copy(DATA / "format3-running.journal", store.journal)
+    saved = store.load()
+    assert saved["format"] == FORMAT and saved["end"] is None
+    assert saved["job"]["tasks"][0]["state"] == "TASK_RUNNING", "its generation's entry, not the stale one"
+    assert saved["job"]["events"][-1] == "ps:0 TASK_RUNNING" and "stale" not in saved["job"]["events"]
+    job = Job.from_dict(_spec(), saved["job"])
+    assert job.phase == "RUNNING" and job.series.to_list() == []
 
 
 def test_a_finished_job_of_format_1_loads_as_finished() -> None:

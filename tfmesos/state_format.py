@@ -16,6 +16,12 @@ load, a newer one is refused with a message, never half-read.
   every task was O(tasks) per task end. Loading replays the entries of the record's
   generation in order; writing the whole record starts a new generation, so entries left
   from an older one (a crash between the two writes) are ignored, as is a torn last entry.
+- Format 4: format 3 plus ``end``, null while the job runs and, in the record kept of a job that
+  ended (``tfmesos status NAME``, ``tfmesos jobs``), ``{at, progress, logs, api, master}``: when
+  it ended, its last reported values, where each attempt's log is (``{"ROLE:INDEX": [{task_id,
+  agent, directory}, ...]}``, newest attempt last), and the addresses of its API and master. The
+  job's ``series`` (``[[at, step, loss], ...]``, core/series.py) is kept in ``job`` from this
+  format on; older records have none.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from .core.job import EVENTS_KEPT
 
-FORMAT = 3
+FORMAT = 4
 
 
 class StateFormatError(ValueError):
@@ -32,10 +38,17 @@ class StateFormatError(ValueError):
 
 
 def record(framework_id: str | None, options_digest: str, options: dict[str, Any] | None,
-           job: dict[str, Any], finished: bool = False, journal_gen: int = 0) -> dict[str, Any]:
+           job: dict[str, Any], finished: bool = False, journal_gen: int = 0,
+           end: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record to persist, running or finished: the same shape."""
     return {"format": FORMAT, "framework_id": framework_id, "options_digest": options_digest,
-            "options": options, "finished": finished, "job": job, "journal_gen": journal_gen}
+            "options": options, "finished": finished, "job": job, "journal_gen": journal_gen, "end": end}
+
+
+def end_of(at: float, progress: dict[str, Any] | None, logs: dict[str, list[dict[str, Any]]],
+           api: str | None, master: str | None) -> dict[str, Any]:
+    """The ``end`` of a record kept after the job ended (format 4)."""
+    return {"at": at, "progress": progress, "logs": logs, "api": api, "master": master}
 
 
 def journal_entry(gen: int, job_fields: dict[str, Any], new_events: list[str],
@@ -80,7 +93,11 @@ def _from_2(old: dict[str, Any]) -> dict[str, Any]:
     return {**old, "format": 3, "journal_gen": 0}
 
 
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
+def _from_3(old: dict[str, Any]) -> dict[str, Any]:
+    return {**old, "format": 4, "end": None}
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3}
 
 
 def encode(state: dict[str, Any]) -> bytes:

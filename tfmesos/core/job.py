@@ -21,6 +21,7 @@ from .actions import Action, Decline, Done, Kill, Launch, Persist, Reconcile, Re
 from .clusterspec import cluster_spec
 from .offers import Offer
 from .placement import Demand, Placement, place
+from .series import ProgressSeries
 
 PENDING = "PENDING"
 LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE"})
@@ -113,6 +114,7 @@ class Job:
     done_emitted: bool = False
     placement_wait: float | None = None  # seconds the last gang placement took
     reports: dict[TaskKey, dict[str, Any]] = field(default_factory=dict)  # tfmesos.report() values
+    series: ProgressSeries = field(default_factory=ProgressSeries)  # the lead task's step and loss over time
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
     _spec_cache: dict[str, Any] | None = None  # the ClusterSpec message of spec_version
@@ -469,6 +471,8 @@ class Job:
         key = self._by_task_id.get(task_id)
         if key is not None and self.tasks[key].task_id == task_id:
             self.reports[key] = {**self.reports.get(key, {}), **values, "at": now}
+            if not self.spec.success_keys or key == self.spec.success_keys[0]:  # the task progress() shows
+                self.series.add(now, self.reports[key])
 
     def progress(self) -> dict[str, Any] | None:
         """The job's progress: what the task that decides success reported, else the latest report."""
@@ -682,6 +686,7 @@ class Job:
             "started_at": self.started_at,
             "placement_wait": self.placement_wait,
             "progress": self.progress(),
+            "series": self.series.to_list(),
             "tasks": [
                 {
                     "role": r.key.role,
@@ -735,6 +740,7 @@ class Job:
             "events": self.events[-EVENTS_KEPT:],
             "tasks": [self.task_dict(key) for key in self.tasks],
             "task_ids": {tid: [k.role, k.index] for tid, k in self._by_task_id.items()},
+            "series": self.series.to_list(),
         }
 
     @classmethod
@@ -750,6 +756,7 @@ class Job:
         job._by_task_id = {tid: TaskKey(k[0], k[1]) for tid, k in data["task_ids"].items()}
         # Offers never survive a reconnection, and after a restart we must ask again.
         job.suppressed = False
+        job.series = ProgressSeries.from_list(data.get("series"))  # records before format 4 have none
         return job
 
 
