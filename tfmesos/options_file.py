@@ -63,19 +63,54 @@ class _Refused(ValueError):
     pass
 
 
-def _no_constant(name: str) -> Any:
-    raise _Refused(f"{name} is not a number JSON allows: expected a finite number")
+class _Constant:
+    """Where Python's json read NaN, Infinity or -Infinity: kept to name the field, then refused."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+# A JSON string (skipped whole, so '"NaN"' is text) or one of the constants outside strings.
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _first_constant(data: Any) -> tuple[tuple[Any, ...], _Constant] | None:
+    """Path and marker of the first constant in document order."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, _Constant):
+            return where, value
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack.extend(reversed([(v, where + (k,)) for k, v in items]))
+    return None
+
+
+def _refuse_constant(text: str, data: Any, path: Path) -> None:
+    found = _first_constant(data)
+    if found is None:
+        return
+    from .options import json_path
+
+    where, constant = found
+    match = next(m for m in _CONSTANT.finditer(text) if m.group(1))
+    line = text.count("\n", 0, match.start(1)) + 1
+    column = match.start(1) - (text.rfind("\n", 0, match.start(1)) + 1) + 1
+    raise OptionsError([f"{json_path(where)}: {constant.name} at line {line} column {column} of {path} "
+                        "is not a number JSON allows: expected a finite number"])
 
 
 def parse_json(text: str, path: Path) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_Constant)
     except json.JSONDecodeError as exc:
         raise OptionsError([f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
     except _Refused as exc:
         raise OptionsError([f"{path}: {exc}"]) from None
     except RecursionError:
         raise OptionsError([f"{path}: nested too deep: expected at most {MAX_DEPTH} levels"]) from None
+    _refuse_constant(text, data, path)
+    return data
 
 
 _JSON_EXPONENT = re.compile(r"^[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+$")
