@@ -29,6 +29,10 @@ def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
     if spec.service.user and spec.service.user != getpass.getuser():
         problems.append(f"$.service.user: {spec.service.user!r}: the embedded master runs every task as "
                         f"{getpass.getuser()!r}: expected \"\" or that user locally, or --master with a real Mesos")
+    if s.gpus_per_agent > 0 and not spec.gpus_needed:
+        problems.append(f"--gpus-per-agent: {s.gpus_per_agent} gives every embedded agent GPUs, and Mesos offers an "
+                        "agent with GPUs only to a job that asks for GPUs (GPU_RESOURCES); no role of this job does: "
+                        "expected --gpus-per-agent 0, or \"gpus\" on the roles that use them")
     for role in spec.roles:
         d = role.demand
         for field, need, have, flag in (

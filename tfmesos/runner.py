@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
+from .core.hints import missing_program_hint
 from .core.job import Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
 from .console import Console
@@ -421,3 +422,5 @@ def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str)
                 console.line(f"last lines of {rec.key} ({rec.task_id}):")
                 for line in rec.log_tail.splitlines()[-10:]:
                     console.line(f"  | {line}")
+                if hint := missing_program_hint(rec.log_tail):
+                    console.line(f"  hint: {hint}")

@@ -98,6 +98,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     from . import cluster_api
     from .core.clusterspec import substitute_placeholders, tf_config
     from .douban import apply_douban_extras
+    from .localmaster.sandbox import DEFAULT_PATH, task_path
     from .spec import TaskKey
 
     extra = read_options_file(args.extra_config) if args.extra_config else None
@@ -118,8 +119,11 @@ def run(args: argparse.Namespace, command: str) -> int:
     proc: subprocess.Popen | None = None
     try:
         cluster = c.cluster_spec
+        # Worker 0 runs on tfrun's own interpreter: plain `python` and $TFMESOS_PYTHON are that one, as
+        # for the embedded master's tasks, even outside an activated venv.
         env = dict(os.environ, TF_CONFIG=json.dumps(tf_config(cluster, local)),
-                   TFMESOS_JOB_NAME="worker", TFMESOS_TASK_INDEX="0")
+                   TFMESOS_JOB_NAME="worker", TFMESOS_TASK_INDEX="0", TFMESOS_PYTHON=sys.executable,
+                   PATH=task_path(sys.executable, os.environ.get("PATH") or DEFAULT_PATH))
         proc = subprocess.Popen(substitute_placeholders(command, cluster, local), shell=True, env=env,
                                 start_new_session=True)
         while proc.poll() is None:

@@ -72,7 +72,11 @@ def test_cli_serves_until_sigterm_and_cleans_up(cli):
     process.send_signal(signal.SIGTERM)
     assert process.wait(30) == 0
     assert time.monotonic() - started < 15
-    assert process.stdout.read() == ""  # exactly one line was printed
+    summary = process.stdout.read().splitlines()  # what it printed after the readiness line
+    assert summary[0] == "  agents 0-1: cpus 1, mem 512 MB, disk 100 MB, gpus 1", summary
+    assert f"  work dir (sandboxes): {work_dir}" in summary
+    assert any(line.startswith("  note: every agent has GPUs") and "GPU_RESOURCES" in line for line in summary)
+    assert any(f"tfmesos run options.json --master {address}" in line for line in summary)
     assert_no_processes(work_dir)
     scheduler.close()
 

@@ -19,6 +19,7 @@ from ..spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
 from . import restart
 from .actions import Action, Decline, Done, Kill, Launch, Persist, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
 from .clusterspec import cluster_spec
+from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
 from .series import ProgressSeries
@@ -666,7 +667,7 @@ class Job:
                 )
         o = self.largest_seen
         if o is None:
-            lines.append("no offer was received: is any agent registered, and does the role match?")
+            lines.append(no_offer_hint(self.spec.gpus_needed))
         else:
             lines.append(
                 f"largest offer seen: agent {o.agent_id} ({o.hostname}) cpus {o.cpus:g}, mem {o.mem:g} MB, "

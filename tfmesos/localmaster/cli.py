@@ -122,6 +122,50 @@ def _chosen_first_port(work_dir: Path | None, size: int) -> int:
     return first
 
 
+def _amounts(resources: dict[str, Any], nonzero: bool = False) -> str:
+    parts = [f"{name} {resources.get(name, 0):g}{unit}" for name, unit in
+             (("cpus", ""), ("mem", " MB"), ("disk", " MB"), ("gpus", "")) if resources.get(name, 0) or not nonzero]
+    return ", ".join(parts)
+
+
+def _indices(numbers: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2, 5'."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def describe(slaves: list[dict[str, Any]], work_dir: str, address: str) -> list[str]:
+    """What a person starting the master needs to know, from its /state agents: the agents and
+    their resources (alike ones on one line), where sandboxes go, which agents only GPU jobs are
+    offered, and how to point a job at it."""
+    groups: dict[str, list[int]] = {}
+    for index, agent in enumerate(slaves):
+        text = _amounts(agent["resources"])
+        reserved = agent.get("reserved_resources") or {}
+        if reserved:
+            text += "; reserved: " + "; ".join(f"{role} {_amounts(r, nonzero=True)}" for role, r in sorted(reserved.items()))
+        groups.setdefault(text, []).append(index)
+    lines = [f"  agent{'s' if len(ix) > 1 else ''} {_indices(ix)}: {text}" for text, ix in groups.items()]
+    ports = [a["resources"].get("ports", "") for a in slaves]
+    if ports and ports[0]:
+        lines.append(f"  task ports: {ports[0].strip('[]').split('-')[0]}-{ports[-1].strip('[]').split('-')[-1]}"
+                     f" ({ports[0]} on agent 0)")
+    lines.append(f"  work dir (sandboxes): {work_dir}")
+    gpu_agents = [i for i, a in enumerate(slaves) if a["resources"].get("gpus", 0) > 0]
+    if gpu_agents:
+        which = "every agent has" if len(gpu_agents) == len(slaves) else f"agent(s) {_indices(gpu_agents)} have"
+        lines.append(f"  note: {which} GPUs, and Mesos offers an agent with GPUs only to a job that asks for "
+                     "GPUs (a role with \"gpus\" > 0 makes the framework ask for GPU_RESOURCES): a CPU job "
+                     + ("gets no offer here" if len(gpu_agents) == len(slaves) else "runs on the other agents"))
+    lines.append(f"  run a job on it: tfmesos run options.json --master {address}   (its state: http://{address}/state)")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     from .local_master import LocalMaster  # imported late: keeps --help cheap
 
@@ -162,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             contender = ZkContender(args.zk, master.master_info())
             contender.start()
         print(f"tfmesos local-master listening on {master.address}", flush=True)
+        where = f"{master.work_dir}" + (" (removed on exit)" if args.work_dir is None else "")
+        print("\n".join(describe(master.state()["slaves"], where, master.address)), flush=True)
         while not stop.wait(3600):
             pass
     finally:

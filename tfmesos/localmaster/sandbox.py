@@ -7,6 +7,7 @@ newest run (as Mesos does under ``slaves/``), holding ``stdout``/``stderr``.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,18 @@ def create_sandbox(path: Path) -> None:
 
 
 def executor_base_environment() -> dict[str, str]:
-    """What every executor inherits from the agent's own environment: only PATH."""
-    return {"PATH": os.environ.get("PATH") or DEFAULT_PATH}
+    """What every executor inherits from the agent's own environment: only PATH, with the folder
+    of the interpreter the agent runs on first, so that a task's plain ``python`` (and ``tfmesos``,
+    ``tfrun``) is that interpreter's, as ``$TFMESOS_PYTHON`` is, even outside an activated venv."""
+    return {"PATH": task_path(sys.executable, os.environ.get("PATH") or DEFAULT_PATH)}
+
+
+def task_path(python: str, path: str) -> str:
+    """``path`` with ``python``'s folder first (once)."""
+    folder = os.path.dirname(python)
+    if not folder:
+        return path
+    return os.pathsep.join([folder, *(p for p in path.split(os.pathsep) if p and p != folder)])
 
 
 def executor_environment(
