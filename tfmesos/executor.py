@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, IO
 
 from .core.clusterspec import substitute_placeholders, tf_config
-from .mesos.calls_http import CallConnection
+from .mesos.executor_driver import RecoveringExecutorDriver, parse_duration  # noqa: F401 (parse_duration: API)
 from .mesos.messages import ClusterSpecMessage, Message, NeedSpec, OutputLines, TaskPayload, TaskResult, decode, encode, to_wire
 from .progress import REPORT_ENV, ReportPipe, progress_message
 from .spec import TaskKey
@@ -70,17 +70,6 @@ def _prctl() -> Any:
     if _PRCTL is None:
         _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
     return _PRCTL
-
-
-def parse_duration(text: str, default: float) -> float:
-    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "secs": 1, "mins": 60, "hrs": 3600, "days": 86400, "weeks": 604800}
-    for unit, factor in units.items():
-        if text.endswith(unit):
-            try:
-                return float(text[: -len(unit)]) * factor
-            except ValueError:
-                return default
-    return default
 
 
 # A command of plain words (no quoting, expansion, redirection, globbing, ...) whose first word is
@@ -259,23 +248,17 @@ class TFExecutor:
         self.start_pending = False
         self._lock = threading.Lock()
         self._have_spec = threading.Event()
-        self._disconnect_timer: threading.Timer | None = None
 
     # -- pymesos callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
         self.driver = driver
 
     def reregistered(self, driver: Any, agent_info: Any) -> None:
-        if self._disconnect_timer:
-            self._disconnect_timer.cancel()
+        log.info("re-subscribed to the agent; the task goes on")
 
     def disconnected(self, driver: Any) -> None:
-        # With checkpointing pymesos keeps reconnecting for a day; we give up after the recovery
-        # timeout the agent gave us, and take the task down with us rather than orphan it.
-        timeout = parse_duration(os.environ.get("MESOS_RECOVERY_TIMEOUT", ""), 900.0)
-        self._disconnect_timer = threading.Timer(timeout, self._give_up)
-        self._disconnect_timer.daemon = True
-        self._disconnect_timer.start()
+        # The driver re-subscribes (and gives up after MESOS_RECOVERY_TIMEOUT, shutting us down).
+        log.warning("the agent is away; re-subscribing")
 
     def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
         self.driver = driver
@@ -437,15 +420,6 @@ class TFExecutor:
             self.finished.set()
             self.wake.set()
 
-    def _give_up(self) -> None:
-        with self._lock:
-            self.killed = True
-            proc = self.process
-        if proc is not None:
-            proc.signal_group(signal.SIGKILL)
-        self.finished.set()
-        self.wake.set()
-
     def serve(self, driver: Any) -> None:
         """main()'s thread: run the task when it may start; return once it has ended and been
         reported, or the driver stopped (the agent told us to shut down, or gave up)."""
@@ -491,16 +465,11 @@ def main() -> int:
     # executor outlive its agent for a day; an empty value means what "0" should.
     if os.environ.get("MESOS_CHECKPOINT") == "0":
         os.environ["MESOS_CHECKPOINT"] = ""
-    from pymesos import MesosExecutorDriver
-
-    class Driver(MesosExecutorDriver):  # type: ignore[misc]
-        def _get_conn(self) -> CallConnection | None:  # its three status updates, light (calls_http.py)
-            return CallConnection.for_driver(self, self._http_timeout)
-
     executor = TFExecutor()
-    driver = Driver(executor, use_addict=False)
+    driver = RecoveringExecutorDriver(executor)
     driver.start()
     executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
+    driver.wait_acknowledged()  # the agent holds the task's last update (or we gave up on the agent)
     driver.stop()
     return 0
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 
 import pytest
 
@@ -170,3 +171,75 @@ def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspe
     assert spec["version"] == 2 and spec["cluster"]["worker"][1] == new, "the ps executor got the new ClusterSpec"
     assert "chief:0: restarting from its checkpoint because a worker moved to a new address" in out
     assert accuracy(out) >= 0.9
+
+
+PSS_TASKS = [("ps", 0), ("worker", 0), ("worker", 1), ("chief", 0)]
+
+
+def task_ids(state: dict, name: str) -> list[str]:
+    """Every task id the master knows for the framework ``name`` (live and completed)."""
+    return [t["id"] for f in state.get("frameworks", []) + state.get("completed_frameworks", []) if f["name"] == name
+            for t in f.get("tasks", []) + f.get("completed_tasks", [])]
+
+
+def run_agent_restart_keeps_the_job(tmp_path, cluster) -> None:
+    """The agent is SIGKILLed mid-training and started again with recovery (``cluster.restart_agent``):
+    every executor re-subscribes within the agent's re-registration timeout, so no task is lost or
+    relaunched, the very same task processes go on, and the job succeeds."""
+    name = "agent-restart"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": name}, job=LONG)
+    run = run_scheduler(opts, "--master", cluster.address, "--state-dir", str(tmp_path / "state"))
+    try:
+        run.wait_for(r"chief:0 \| step 200 ", 180)
+        pids = {key: find_task_process(name, *key).pid for key in PSS_TASKS}
+        cluster.restart_agent()
+        run.wait_for(r"chief:0 \| step 1\d00 ", 180)  # well past the agent's 2 s re-registration timeout
+        assert {key: find_task_process(name, *key).pid for key in PSS_TASKS} == pids, "the same processes go on"
+        assert run.wait(300) == 0, run.output[-4000:]
+    finally:
+        run.killpg()
+    out = run.output
+    assert not re.search(r"TASK_LOST|TASK_FAILED|TASK_GONE|TASK_UNREACHABLE|relaunch|from its checkpoint", out), out[-4000:]
+    assert len(re.findall(r"launch \S+ as \S+", out)) == 4, "each task launched once"
+    assert "resumed from step" not in out
+    assert accuracy(out) >= 0.9
+    ids = task_ids(cluster.state(), name)
+    assert len(ids) == len(set(ids)) == 4, ids
+    assert not wait_gone(name)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RestartableLocalMaster:
+    """An embedded master whose agents restart as a real agent does: its process SIGKILLed (the
+    executors live on in their own sessions) and started again on the same work dir and port,
+    where it recovers its agents and waits Mesos' 2 s for their executors to re-subscribe."""
+
+    def __init__(self, work_dir, agents: int = 2) -> None:
+        self._args = (work_dir, agents, ["--port", str(free_port())])
+        self.master = LocalMaster(*self._args)
+        self.address = self.master.address
+
+    def state(self) -> dict:
+        return self.master.state()
+
+    def restart_agent(self) -> None:
+        self.master.kill(signal.SIGKILL)
+        self.master.wait(10)
+        self.master = LocalMaster(*self._args)
+        assert self.master.address == self.address
+
+    def stop(self) -> None:
+        self.master.stop()
+
+
+def test_agent_restart_with_recovery_loses_no_task(tmp_path):
+    cluster = RestartableLocalMaster(tmp_path / "m")
+    try:
+        run_agent_restart_keeps_the_job(tmp_path, cluster)
+    finally:
+        cluster.stop()

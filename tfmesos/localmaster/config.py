@@ -26,9 +26,9 @@ class Tuning:
     status_update_retry_max: float = 600.0  # STATUS_UPDATE_RETRY_INTERVAL_MAX
     executor_registration_timeout: float = 60.0  # --executor_registration_timeout
     executor_shutdown_grace_period: float = 5.0  # --executor_shutdown_grace_period
-    # --executor_reregistration_timeout is 2 s in Mesos; pymesos executors back
-    # off up to 15 s between reconnects, so re-adoption after a restart needs more.
-    executor_reregistration_timeout: float = 30.0
+    # --executor_reregistration_timeout: an executor that follows the v1 recovery rules (retrying
+    # within MESOS_SUBSCRIPTION_BACKOFF_MAX, 2 s) is back in time; plain pymesos' (2-15 s) may not be.
+    executor_reregistration_timeout: float = 2.0
     kill_grace_period: float = 3.0  # command executor default KillPolicy
     stop_grace_period: float = 3.0  # LocalMaster.stop(): SIGTERM, then SIGKILL
     # Executors run as `PYTHON -m MODULE` for these modules are forked from a warm interpreter

@@ -1,0 +1,117 @@
+"""A real Apache Mesos master and agents for the real-Mesos suite (tests/e2e/test_*real_mesos*.py).
+
+Started with the real-mesos scripts of the folder TFMESOS_REAL_MESOS names (start-master.sh,
+start-agent.sh, stop.sh; `make test-real-mesos` sets it), each cluster with a MESOS_HOME, work dirs
+and ports of its own: the master on ``base_port`` (TFMESOS_REAL_MESOS_PORT, default 5050), agent i
+on base_port + 1 + i, so that runs side by side, or another user's Mesos, never meet.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from .harness import eventually
+
+TOOLS = Path(os.environ.get("TFMESOS_REAL_MESOS", "")).resolve()
+BASE_PORT = int(os.environ.get("TFMESOS_REAL_MESOS_PORT", "5050"))
+
+
+class RealMesos:
+    """mesos-master and one mesos-agent per resources string, started in order so that agent i
+    registers as S<i>, like the embedded master's agents."""
+
+    def __init__(self, home: Path, agents: list[str], master_flags: list[str] = (), agent_flags: list[str] = (),
+                 base_port: int = BASE_PORT) -> None:
+        self.home = home
+        self.port = base_port
+        self.address = f"127.0.0.1:{base_port}"
+        self.agents = list(agents)
+        self.agent_flags = list(agent_flags)
+        self._script("stop.sh")
+        self._script("start-master.sh", *master_flags)
+        try:
+            for index in range(len(agents)):
+                self.start_agent(index)
+                eventually(lambda: len(self.state()["slaves"]) == index + 1, 60, f"agent {index} to register")
+        except BaseException:
+            self.stop()
+            raise
+
+    def agent_port(self, index: int) -> int:
+        return self.port + 1 + index
+
+    def start_agent(self, index: int, recover: bool = False) -> None:
+        """Start agent ``index`` (again: with ``recover`` it keeps its id and adopts its executors,
+        ``--recover=reconnect``, Mesos' default)."""
+        self._script("start-agent.sh", self.agents[index], *self.agent_flags,
+                     env={"AGENT_PORT": str(self.agent_port(index)), "RECOVER": "1" if recover else "0"})
+
+    def agent_pid(self, index: int) -> int:
+        return int((self.home / "run" / f"agent-{self.agent_port(index)}.pid").read_text())
+
+    def signal_agent(self, index: int, sig: int) -> None:
+        os.kill(self.agent_pid(index), sig)
+
+    def kill_agent(self, index: int) -> None:
+        """SIGKILL the agent process (its executors live on, in sessions of their own)."""
+        pid = self.agent_pid(index)
+        os.kill(pid, signal.SIGKILL)
+        eventually(lambda: not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE,
+                   30, "the agent to die")
+        # Gone, though perhaps not yet reaped (the start script's `kill -0` would take a zombie
+        # for a running agent): it is no longer this cluster's agent.
+        (self.home / "run" / f"agent-{self.agent_port(index)}.pid").unlink()
+
+    def sandboxes(self) -> Path:
+        return self.home / "run"
+
+    def _script(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
+        done = subprocess.run(["bash", str(TOOLS / name), *args],
+                              env={**os.environ, "MESOS_HOME": str(self.home), "MASTER_PORT": str(self.port),
+                                   "MESOS_MASTER": self.address, **(env or {})},
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0 or name == "stop.sh", f"{name}: {done.stdout}{done.stderr}"
+
+    def state(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"http://{self.address}/state", timeout=10) as resp:
+            return json.load(resp)
+
+    def operator(self, call: dict[str, Any]) -> None:
+        request = urllib.request.Request(f"http://{self.address}/api/v1", data=json.dumps(call).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            assert resp.status == 200, resp.status
+
+    def stop(self) -> None:
+        """Stop the agents and the master; then any executor a test left (an agent's SIGTERM leaves
+        checkpointed executors running), found by its sandbox under this cluster's home."""
+        for index in range(len(self.agents)):  # a stopped (SIGSTOP) agent cannot take SIGTERM
+            try:
+                self.signal_agent(index, signal.SIGCONT)
+            except (OSError, ValueError):
+                pass
+        self._script("stop.sh")
+        for proc in self.leftovers():
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def leftovers(self) -> list[psutil.Process]:
+        """Processes running in a sandbox of this cluster's agents (executors and their tasks)."""
+        root = str(self.sandboxes().resolve())
+        found = []
+        for proc in psutil.process_iter(["pid"]):
+            try:
+                if proc.cwd().startswith(root) or proc.environ().get("MESOS_SANDBOX", "").startswith(root):
+                    found.append(proc)
+            except (psutil.Error, OSError):
+                continue
+        return found
