@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from typing import Mapping
 
+from .errors import UsageError
 from .spec import ROLE_ORDER, JobSpec
 
+DEFAULT_STATE_DIR = "~/.tfmesos/state"
+# Kernel file systems: nothing a task writes there is kept, wherever it runs.
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
 MESOS_ID_MAX = 255  # Mesos refuses longer task and executor ids (NAME_MAX: they name sandbox dirs)
 LAUNCH_SEQ_DIGITS = 10  # room for the launch counter at the end of every task id
 FAILOVER_TIMEOUT_MAX = 9_223_372_036.0  # Mesos keeps it as int64 nanoseconds
@@ -66,15 +71,55 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
                         "will refuse the framework if it authenticates frameworks")
     ckpt = spec.checkpoint_dir
     if ckpt and os.path.isabs(ckpt):
-        if os.path.exists(ckpt) and not os.path.isdir(ckpt):
-            problems.append(f"$.job.checkpoint_dir: {ckpt!r} is a file: expected a directory")
-        else:
-            parent = ckpt
-            while not os.path.exists(parent) and os.path.dirname(parent) != parent:
-                parent = os.path.dirname(parent)
-            if not os.access(parent, os.W_OK | os.X_OK):
-                # Locally the tasks run here, as us; on a cluster the agents may see another disk.
-                (problems if embedded else warnings).append(
-                    f"$.job.checkpoint_dir: {ckpt!r} is not writable here ({parent!r} is not): "
-                    "expected a directory the tasks can write to")
+        problem = _checkpoint_dir_problem(os.path.normpath(ckpt), embedded)
+        if problem:
+            # Locally the tasks run here, as us; on a cluster the agents may see another disk.
+            (problems if embedded or problem.startswith(("is under", "is a file")) else warnings).append(
+                f"$.job.checkpoint_dir: {ckpt!r} {problem}")
     return problems, warnings
+
+
+def _checkpoint_dir_problem(ckpt: str, create: bool) -> str:
+    """Why the tasks could not keep checkpoints in ``ckpt``, or "". ``create``: the tasks run on
+    this machine (embedded master), so make the directory now and write a file in it, as they will
+    (root may write where the permission bits say no, and /proc's bits say yes)."""
+    if any(ckpt == top or ckpt.startswith(top + "/") for top in PSEUDO_FILESYSTEMS):
+        return "is under a kernel file system, where nothing is kept: expected a directory on a disk"
+    if os.path.exists(ckpt) and not os.path.isdir(ckpt):
+        return "is a file: expected a directory"
+    if create:
+        try:
+            os.makedirs(ckpt, exist_ok=True)
+            with tempfile.TemporaryFile(dir=ckpt):
+                pass
+        except OSError as exc:
+            return f"cannot be created or written here: {exc.strerror}: expected a directory the tasks can write to"
+        return ""
+    parent = ckpt
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"is not writable here ({parent!r} is not): expected a directory the tasks can write to"
+    return ""
+
+
+def state_dir_of(spec: JobSpec, master: str | None, state_dir: str, zk: str) -> tuple[str, str] | None:
+    """(directory, flag naming it) of the state directory a run keeps its state in; None where the
+    state goes to ZooKeeper or an embedded run keeps none (its master dies with it)."""
+    if (master is None and not (state_dir or zk)) or zk or spec.service.zk:
+        return None
+    flag = "--state-dir" if state_dir else "$.service.state_dir"
+    return os.path.expanduser(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR), flag
+
+
+def check_state_dir(directory: str, flag: str) -> None:
+    """The state directory exists (made if missing) and is writable, else ``UsageError``. Local:
+    made before any wait for the master or ZooKeeper, so a wrong directory is said at once."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(flag, f"{directory!r} is a file, not a directory", "expected a directory for the scheduler's state")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")

@@ -32,6 +32,7 @@ from .mesos.calls_http import CallConnection, CallResponse, CallSender
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
+from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of
 from .scheduler import JobScheduler, resumable_with
 from .spec import JobSpec
 from .status_text import task_row
@@ -114,6 +115,8 @@ def _load_state(store: StateStore | None) -> dict[str, Any] | None:
 def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
     console = Console(out, settings.quiet)
     master_proc = None
+    if where := state_dir_of(spec, settings.master, settings.state_dir, settings.zk):
+        check_state_dir(*where)  # local checks first: before any wait for the network
     _check_zk(spec, settings)  # before the embedded master starts: nothing to clean up
     if settings.master is None:
         master_proc, spec = start_embedded_master(spec, settings, console)
@@ -154,15 +157,8 @@ def _open_store(spec: JobSpec, settings: RunSettings) -> StateStore:
     if zk:
         return open_store(zk, "", spec.service.name)
     flag = "--state-dir" if settings.state_dir else "$.service.state_dir"
-    directory = os.path.expanduser(settings.state_dir or spec.service.state_dir or "~/.tfmesos/state")
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(flag, f"{directory!r} is a file, not a directory", "expected a directory for the scheduler's state")
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")
+    directory = os.path.expanduser(settings.state_dir or spec.service.state_dir or DEFAULT_STATE_DIR)
+    check_state_dir(directory, flag)
     store = open_store("", directory, spec.service.name)
     if os.path.lexists(store.where) and not os.path.isfile(store.where):
         raise UsageError(flag, f"{store.where!r} is not a regular file", "expected it to hold the job's state: remove it")

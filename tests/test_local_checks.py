@@ -1,0 +1,77 @@
+"""Local checks (options, checkpoint dir, state dir) all run before any wait for the network, and
+a checkpoint directory that cannot be made is refused naming the field."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tfmesos.options import resolve_options
+from tfmesos.preflight import environment_problems, state_dir_of
+from tfmesos.spec import job_spec_from_options
+
+pytestmark = pytest.mark.unit
+TFMESOS = [sys.executable, "-m", "tfmesos.cli"]
+UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1: a run would retry it for --connect-timeout
+
+
+def _options(tmp_path: Path, **job) -> Path:
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps({"job": {"command": "true", **job}, "roles": {"chief": {"count": 1}}}))
+    return path
+
+
+def _run(*args: str) -> tuple[subprocess.CompletedProcess, float]:
+    started = time.monotonic()
+    out = subprocess.run(TFMESOS + ["run", *args, "--connect-timeout", "30"], capture_output=True, text=True, timeout=120)
+    return out, time.monotonic() - started
+
+
+def test_a_state_dir_that_is_a_file_is_said_before_waiting_for_the_master(tmp_path):
+    (tmp_path / "state").write_text("")
+    out, took = _run(str(_options(tmp_path)), "--master", UNREACHABLE, "--state-dir", str(tmp_path / "state"))
+    assert out.returncode == 2, out.stderr
+    assert "--state-dir" in out.stderr and "is a file" in out.stderr
+    assert took < 20, f"took {took:.1f} s: it waited for the master first"
+
+
+@pytest.mark.parametrize("master", [[], ["--master", UNREACHABLE]], ids=["embedded", "cluster"])
+def test_a_checkpoint_dir_under_proc_is_refused_at_once(tmp_path, master):
+    out, took = _run(str(_options(tmp_path, checkpoint_dir="/proc/tfmesos-ckpt")), *master)
+    assert out.returncode == 2, out.stderr
+    assert "$.job.checkpoint_dir: '/proc/tfmesos-ckpt'" in out.stderr and "kernel file system" in out.stderr
+    assert took < 20
+
+
+def _spec(**job):
+    return job_spec_from_options(resolve_options({"job": {"command": "true", **job}, "roles": {"chief": {"count": 1}}}))
+
+
+def test_an_embedded_checkpoint_dir_that_cannot_be_made_is_refused_and_a_good_one_is_made(tmp_path):
+    (tmp_path / "file").write_text("")
+    problems, _ = environment_problems(_spec(checkpoint_dir=str(tmp_path / "file" / "ckpt")), {}, embedded=True)
+    assert problems and problems[0].startswith(f"$.job.checkpoint_dir: '{tmp_path / 'file' / 'ckpt'}' cannot be created")
+    good = tmp_path / "a" / "b"
+    assert environment_problems(_spec(checkpoint_dir=str(good)), {}, embedded=True) == ([], [])
+    assert good.is_dir()
+
+
+def test_on_a_cluster_an_unwritable_checkpoint_dir_is_only_a_warning(tmp_path):
+    (tmp_path / "file").write_text("")
+    problems, warnings = environment_problems(_spec(checkpoint_dir=str(tmp_path / "file")), {}, embedded=False)
+    assert problems == [f"$.job.checkpoint_dir: '{tmp_path / 'file'}' is a file: expected a directory"]
+    problems, warnings = environment_problems(_spec(checkpoint_dir="/nonexistent-root-dir/ckpt"), {}, embedded=False)
+    assert not problems and not Path("/nonexistent-root-dir").exists()
+
+
+def test_which_state_dir_a_run_uses():
+    spec = _spec()
+    assert state_dir_of(spec, None, "", "") is None  # embedded, nothing asked: no state kept
+    assert state_dir_of(spec, None, "/s", "") == ("/s", "--state-dir")
+    assert state_dir_of(spec, "m:5050", "", "zk://z:2181/t") is None
+    directory, flag = state_dir_of(spec, "m:5050", "", "")
+    assert directory.endswith("/.tfmesos/state") and flag == "$.service.state_dir"
