@@ -22,6 +22,7 @@ from typing import Any, Callable, TextIO
 
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.hints import missing_program_hint
+from .task_output import sandbox_stderr_tail
 from .core.job import Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
 from .console import Console
@@ -414,9 +415,11 @@ def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str)
         console.line("  " + task_row(t))
     if not succeeded:
         for rec in sched.job.tasks.values():
-            if rec.log_tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):
-                console.line(f"last lines of {rec.key} ({rec.task_id}):")
-                for line in rec.log_tail.splitlines()[-10:]:
+            # A task whose executor ended before it ran has no output of its own: its sandbox's stderr says why.
+            tail = rec.log_tail or sandbox_stderr_tail(sched.logs.read, rec)
+            if tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):
+                console.line(f"last lines of {rec.key} ({rec.task_id}){'' if rec.log_tail else ', its sandbox stderr'}:")
+                for line in tail.splitlines()[-10:]:
                     console.line(f"  | {line}")
-                if hint := missing_program_hint(rec.log_tail):
+                if hint := missing_program_hint(tail):
                     console.line(f"  hint: {hint}")

@@ -37,3 +37,16 @@ def test_a_missing_module_is_hinted_at_with_tfmesos_python(tmp_path):
     assert "No module named 'no_such_module_for_tfmesos'" in run.output
     hint = next(line for line in run.output.splitlines() if "hint:" in line)
     assert "$TFMESOS_PYTHON" in hint and "job.python" in hint
+
+
+def test_a_task_whose_executor_never_started_shows_the_executors_stderr(tmp_path):
+    path = tmp_path / "nopy.json"
+    path.write_text(json.dumps({"service": {"name": "no-python"},
+                                "job": {"command": "true", "python": "/nonexistent/python3"},
+                                "roles": {"chief": {"count": 1, "cpus": 0.2, "mem": 128}}}))
+    run = run_scheduler(path, "--state-dir", str(tmp_path / "state"))
+    assert run.wait(120) == 1, run.output
+    lines = run.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if "last lines of chief:0" in line and "sandbox stderr" in line)
+    assert "/nonexistent/python3" in lines[at + 1] and "not found" in lines[at + 1], lines[at:]
+    assert any("hint:" in line and "job.python" in line for line in lines[at:])
