@@ -21,7 +21,7 @@ from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .mesos.offers import parse_offer
 from .masking import mask_options
 from .options import without_defaults
-from .core.quota import quota_shortfall
+from .core.quota import ask_about_quota, quota_shortfall
 from .logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
 from .mesos.messages import (ClusterSpecMessage, NeedSpec, OutputLines, Progress, ProtocolMismatch, TaskResult, decode,
                              encode)
@@ -456,11 +456,11 @@ class JobScheduler:
             self._lost_noted = now
             self.on_event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
     def _check_quota(self, now: float) -> None:
-        """Near the placement timeout, ask the master whether the role's quota holds us back:
-        then the job waits (and says so) instead of failing for want of offers."""
+        """Once placement is held back, ask the master whether the role's quota explains it: then
+        the job says so at once, and waits instead of failing for want of offers."""
         job = self.job
-        timeout = self.spec.policies.placement_timeout_seconds
-        if self.quota_probe is None or job.phase != PLACING or now - job.placing_since < timeout * 0.8:
+        if self.quota_probe is None or job.phase != PLACING or not ask_about_quota(now - job.placing_since,
+                                                                                   bool(job.last_unplaced)):
             return
         if now - self._quota_probed_at < QUOTA_PROBE_EVERY:
             return

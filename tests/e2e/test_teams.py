@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import urllib.request
 
 from .harness import ROOT, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
 
@@ -115,10 +116,15 @@ def run_quota_and_one_job_per_name(tmp_path, master) -> None:
         second = run_scheduler(write_options(
             tmp_path / "second.json", service={"name": "second", "role": "team-a"},
             job={"command": "true"}, roles={"chief": {"count": 1, "cpus": 0.9, "mem": 128}},
-            policies={"placement_timeout_seconds": 2}), "--master", master.address,
+            policies={"placement_timeout_seconds": 120}), "--master", master.address,
             "--state-dir", str(tmp_path / "state"))
         runs.append(second)
-        second.wait_for(r"waiting for role team-a's quota \(not for offers\): cpus 1 needed, limit 1.2, 1 held by others", 30)
+        # Said as soon as placement is held back (within seconds; it once waited 0.8 x 120 s).
+        quota = r"waiting for role team-a's quota \(not for offers\): cpus 1 needed, limit 1.2, 1 held by others"
+        second.wait_for(quota, 30)
+        status_url = second.wait_for(r"scheduler API on (\S+/v1/status)", 5).group(1)
+        with urllib.request.urlopen(status_url, timeout=10) as resp:
+            assert re.search(quota, resp.read().decode()), "the status API says so too"
         assert first.wait(60) == 0, first.output
         assert second.wait(60) == 0, second.output
         assert "cannot be placed" not in second.output

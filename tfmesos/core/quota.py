@@ -3,6 +3,17 @@ from __future__ import annotations
 
 _NAMES = ("cpus", "mem", "disk", "gpus")
 
+# A placing job is held back once this long has passed without a placement: two of the master's
+# allocation intervals (1 s by default) bring every agent's offer, so waiting longer says nothing.
+HELD_BACK_AFTER_SECONDS = 2.0
+
+
+def ask_about_quota(placing_for: float, unplaced: bool) -> bool:
+    """Whether to ask the master if quota holds the job back: at once when a placement round left
+    tasks unplaced, and once no round placed the job for two allocation intervals (a role over its
+    limit gets no offers at all, so there may be no round to fail)."""
+    return unplaced or placing_for >= HELD_BACK_AFTER_SECONDS
+
 
 def quota_shortfall(role: str, limits: dict[str, float], allocated: dict[str, float],
                     held: dict[str, float], pending: dict[str, float]) -> str | None:
