@@ -1,8 +1,8 @@
 """The scheduler's persisted state, in a directory and in a real ZooKeeper."""
 import pytest
 
-from tfmesos.state_format import StateFormatError, encode, journal_entry, record
-from tfmesos.state_store import DirStore, ZkStore
+from tfmesos.state_format import FORMAT, StateFormatError, encode, end_of, journal_entry, record
+from tfmesos.state_store import ENDS_KEPT, DirStore, ZkStore, dir_names
 
 
 def roundtrip(store, stored_bytes):
@@ -68,3 +68,34 @@ def test_zk_store(zk):
 def test_zk_url_is_checked():
     with pytest.raises(ValueError, match="expected zk://HOST:PORT"):
         ZkStore("http://h:1/x", "j")
+
+
+def kept_ends(store, names):
+    """The last ENDS_KEPT ends of a name are kept, newest first; older ones go; a record this
+    tfmesos cannot read is left out rather than failing the listing."""
+    assert store.ends() == []
+    for i in range(ENDS_KEPT + 2):
+        store.keep_end(record(f"F-{i}", "d", None, {"phase": "SUCCEEDED"}, end=end_of(1000.0 + i, None, {}, None, None)))
+    ends = store.ends()
+    assert [e["framework_id"] for e in ends] == [f"F-{i}" for i in range(ENDS_KEPT + 1, 1, -1)]
+    assert ends[0]["end"]["at"] == 1000.0 + ENDS_KEPT + 1 and ends[0]["format"] == FORMAT
+    store.keep_end({**record("F-new", "d", None, {}, end=end_of(5000.0, None, {}, None, None)), "format": 1000})
+    assert [e["framework_id"] for e in store.ends()][:1] == [f"F-{ENDS_KEPT + 1}"]
+    assert "team/job" in names() or "team__job" in names()
+    store.clear()
+    assert len(store.ends()) == ENDS_KEPT - 1, "clearing the running record keeps the ends (all but the unreadable)"
+
+
+def test_dir_store_keeps_the_last_ends(tmp_path):
+    store = DirStore(tmp_path, "team/job")
+    kept_ends(store, lambda: dir_names(str(tmp_path)))
+    assert dir_names(str(tmp_path)) == ["team__job"]
+
+
+def test_zk_store_keeps_the_last_ends(zk):
+    store = ZkStore(f"zk://{zk.hosts}/tfmesos-ends", "team/job")
+    try:
+        kept_ends(store, store.names)
+        assert store.names() == ["team/job"]
+    finally:
+        store.close()

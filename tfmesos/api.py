@@ -72,7 +72,9 @@ class ApiServer:
         port: int = 0,
         ops: Operations | None = None,
     ):
-        ops = ops or Operations()
+        # What the handlers serve; a job that ended swaps it for its final status (serve_ended).
+        self._serving = (snapshot, cluster, ops or Operations(), shutdown)
+        api = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -92,6 +94,7 @@ class ApiServer:
                 self._send(code, json.dumps(body, indent=1).encode(), "application/json")
 
             def do_GET(self) -> None:  # noqa: N802
+                snapshot, cluster, ops, _ = api._serving
                 url = urlsplit(self.path)
                 path = url.path.rstrip("/") or "/"
                 query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -123,12 +126,14 @@ class ApiServer:
                     self._reply(404, {"error": f"no such endpoint: {path}"})
 
             def _authorized(self) -> bool:
+                ops = api._serving[2]
                 if not ops.token:
                     return True
                 given = self.headers.get("Authorization", "")
                 return given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), ops.token)
 
             def do_POST(self) -> None:  # noqa: N802
+                ops, shutdown = api._serving[2:]
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:
                     self.rfile.read(length)
@@ -159,6 +164,12 @@ class ApiServer:
 
     def start(self) -> None:
         self._thread.start()
+
+    def serve_ended(self, snapshot: Callable[[], dict[str, Any]], ops: Operations, shutdown: Callable[[], None]) -> None:
+        """From now on serve a job that is over: its final status, no ClusterSpec, only what
+        ``ops`` still offers (logs and metrics, not restart), POST /v1/shutdown calls ``shutdown``.
+        The address stays: an open page goes on polling it."""
+        self._serving = (snapshot, lambda: None, ops, shutdown)
 
     def stop(self) -> None:
         self._server.shutdown()

@@ -10,7 +10,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .core.job import ENDED_PHASES
 from .errors import TfmesosError, UsageError, cut, mute_library_logs
+from .history import status_lines
 from .localmaster.cli import add_agent_flags
 from .masking import mask_options
 from .options import OptionsError, load_options_file, resolve_options
@@ -88,21 +90,47 @@ def cmd_run(args: argparse.Namespace) -> int:
         gpus_per_agent=args.gpus_per_agent,
         quiet=args.quiet,
         connect_timeout=args.connect_timeout,
+        keep_serving=args.keep_serving,
     )
     return run_job(spec, options, settings)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    """The live status from the scheduler's API; once the job has ended (or with NAME and no
+    API), from the record kept of it, at once: no waiting for a scheduler that is gone."""
+    from . import records
+
     api = args.api or os.environ.get("TFMESOS_API", "")
+    if not api and not args.name:
+        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run'), "
+                            "or NAME for a job's kept record"])
+    if api:
+        snap = records.probe_status(api, records.QUICK_PROBE_SECONDS)
+        if snap is not None and (not args.name or snap.get("name") == args.name):
+            return _print_live(snap, args.json)
+    kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
+    if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
+        if args.json:
+            print(json.dumps(kept, indent=2))
+        else:
+            print("\n".join(status_lines(kept, args.name or "")))
+        return 0
     if not api:
-        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run')"])
+        from .errors import UsageError
+
+        raise UsageError(f"job {args.name!r}", f"no record of it in {records.where(args)}",
+                         "check the name and --state-dir/--zk (what 'tfmesos run' was given), or pass --api HOST:PORT")
+    return _print_live(_live_status(api, args.connect_timeout), args.json)
+
+
+def _live_status(api: str, timeout: float) -> dict[str, Any]:
+    """/v1/status, waiting up to ``timeout`` for a scheduler that may be starting."""
+    from .api_token import token_header
     from .reach import parse_host_port, probe_http
 
     where = parse_host_port(api, "--api")
     check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
-    from .api_token import token_header
-
-    status, body = probe_http(where, "/v1/status", args.connect_timeout, "the scheduler API", check, token_header())
+    status, body = probe_http(where, "/v1/status", timeout, "the scheduler API", check, token_header())
     try:
         snap = json.loads(body)
         if status != 200 or not isinstance(snap, dict):
@@ -110,7 +138,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"{where} is not a tfmesos scheduler API",
                          f"GET /v1/status answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
-    if args.json:
+    return snap
+
+
+def _print_live(snap: dict[str, Any], as_json: bool) -> int:
+    if as_json:
         print(json.dumps(snap, indent=2))
         return 0
     print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
@@ -127,6 +159,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """Recent jobs that ended, newest first, from the records kept of them."""
+    from . import records
+    from .history import jobs_lines
+
+    ends = records.all_ends(args, args.name)
+    if args.json:
+        print(json.dumps(ends, indent=2))
+    elif not ends:
+        print(f"no ended job is kept in {records.where(args)}", file=sys.stderr)
+    else:
+        print("\n".join(jobs_lines(ends)))
+    return 0
+
+
 def _timeout_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -134,6 +181,16 @@ def _timeout_seconds(text: str) -> float:
         value = float("nan")
     if not 0 < value <= 86400:  # also false for NaN
         raise argparse.ArgumentTypeError(f"{cut(text)!r}: expected seconds, a number > 0 and <= 86400")
+    return value
+
+
+def _serve_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 7 * 86400:  # also false for NaN
+        raise argparse.ArgumentTypeError(f"{cut(text)!r}: expected seconds, a number >= 0 and <= 604800 (a week)")
     return value
 
 
@@ -166,18 +223,28 @@ def build_parser() -> argparse.ArgumentParser:
     _connect_timeout_flag(run)
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
+    run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
+                     help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)
 
     # Listed for --help; main() hands its arguments to the embedded master's own parser.
     sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
 
-    st = sub.add_parser("status", help="show a running job (from its scheduler's HTTP API)")
+    from . import logs, operate
+
+    st = sub.add_parser("status", help="show a job: live from its scheduler's HTTP API, or from its kept record once it ended")
+    st.add_argument("name", nargs="?", metavar="NAME", help="the job's service.name (its kept record when it is not running)")
     st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     st.add_argument("--json", action="store_true")
+    logs.add_record_flags(st)
     _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
 
-    from . import logs, operate
+    jobs = sub.add_parser("jobs", help="list recent jobs that ended: end, when, duration, tasks, where their logs are")
+    jobs.add_argument("name", nargs="?", metavar="NAME", help="only this job's runs")
+    jobs.add_argument("--json", action="store_true", help="the kept records as JSON")
+    logs.add_record_flags(jobs)
+    jobs.set_defaults(func=cmd_jobs)
 
     logs.add_subcommand(sub)
     operate.add_subcommands(sub)

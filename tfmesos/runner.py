@@ -28,7 +28,7 @@ from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cu
 from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
 from .live_jobs import refuse_duplicate, running_frameworks
-from . import marathon_lifecycle as marathon
+from . import job_end, marathon_lifecycle as marathon
 from .mesos.calls_http import CallConnection, CallResponse, CallSender
 from .mesos.operator import role_quota
 from .mesos.taskinfo import ExecutorSettings
@@ -58,6 +58,7 @@ class RunSettings:
     gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
     connect_timeout: float = 30.0
+    keep_serving: float = 0.0  # seconds the API and the page stay up after the end (--keep-serving)
 
 
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
@@ -297,6 +298,10 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         stop_driver(sched, driver, failover=False)
         _summary(console, sched, result.succeeded, result.cause)
         code = 0 if result.succeeded else 1
+        # Its record is kept (tfmesos status NAME, jobs, logs NAME ...); its page served on if asked.
+        job_end.after_end(sched, store or open_store("", settings.state_dir or spec.service.state_dir, spec.service.name),
+                          api, master, console, settings.keep_serving,
+                          _operations(spec, logs=sched.logs.read, metrics=sched.metrics.render))
         if marathon.keeps_finished(store is not None):  # recorded finished with the Done (JobScheduler.persist)
             final = sched.snapshot()
             api.stop()

@@ -3,6 +3,12 @@
 ZooKeeper on a cluster (the scheduler may come back on another machine), a directory on a
 laptop. Writes are atomic: a crash leaves either the old or the new state, never half. A task's
 end is appended to the record's journal instead of rewriting the record (state_format, format 3).
+
+Beside the running job's record, each store keeps the final records of the last ``ENDS_KEPT``
+jobs of its name (``keep_end``, read back newest first by ``ends``): ``tfmesos status NAME`` and
+``tfmesos jobs`` answer from them once the scheduler is gone. In a directory they are
+``history/<name>/<end time in ms>-<framework id>.json``; in ZooKeeper the sequential children
+of ``<chroot>/<name>/history``.
 """
 from __future__ import annotations
 
@@ -10,10 +16,13 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol
 from urllib.parse import urlparse
 
 from .state_format import decode, encode, encode_entry, replay
+
+ENDS_KEPT = 10  # final records kept per job name (README: "Watching and steering a job")
+DEFAULT_STATE_DIR = "~/.tfmesos/state"
 
 
 class StateStore(Protocol):
@@ -25,15 +34,55 @@ class StateStore(Protocol):
     def save(self, state: dict[str, Any]) -> None: ...
     def append(self, entry: dict[str, Any]) -> None: ...
     def clear(self) -> None: ...
+    def keep_end(self, state: dict[str, Any], kept: int = ENDS_KEPT) -> None: ...
+    def ends(self) -> list[dict[str, Any]]: ...
     def close(self) -> None: ...
     @property
     def where(self) -> str: ...
 
 
+def _file_name(name: str) -> str:
+    return name.replace("/", "__")
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".state-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk or a vanished directory: no half-written temporary file stays behind.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _end_key(state: dict[str, Any]) -> str:
+    """Sorts as the ends happened: the end time in milliseconds, zero-padded, then the framework."""
+    at = (state.get("end") or {}).get("at") or 0
+    return f"{int(at * 1000):015d}-{state.get('framework_id') or 'local'}"
+
+
+def _decoded(raws: Iterable[bytes]) -> list[dict[str, Any]]:
+    """Kept ends that read (one written by a newer tfmesos, or cut short, is left out)."""
+    out = []
+    for raw in raws:
+        try:
+            out.append(decode(raw))
+        except ValueError:  # StateFormatError included
+            continue
+    return out
+
+
 class DirStore:
     def __init__(self, directory: str | Path, name: str):
-        self.path = Path(directory).expanduser() / (name.replace("/", "__") + ".json")
+        self.path = Path(directory).expanduser() / (_file_name(name) + ".json")
         self.journal = self.path.with_suffix(".journal")
+        self.history = self.path.parent / "history" / _file_name(name)
 
     @property
     def where(self) -> str:
@@ -51,19 +100,7 @@ class DirStore:
         return replay(state, entries)
 
     def save(self, state: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(encode(state))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            # A full disk or a vanished directory: no half-written temporary file stays behind.
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _write_atomically(self.path, encode(state))
         self.journal.unlink(missing_ok=True)  # its generation is over (left behind, it is ignored)
 
     def append(self, entry: dict[str, Any]) -> None:
@@ -75,6 +112,17 @@ class DirStore:
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
         self.journal.unlink(missing_ok=True)
+
+    def keep_end(self, state: dict[str, Any], kept: int = ENDS_KEPT) -> None:
+        _write_atomically(self.history / (_end_key(state) + ".json"), encode(state))
+        for old in self._end_files()[:-kept]:
+            old.unlink(missing_ok=True)
+
+    def _end_files(self) -> list[Path]:
+        return sorted(self.history.glob("*.json")) if self.history.is_dir() else []
+
+    def ends(self) -> list[dict[str, Any]]:
+        return _decoded(p.read_bytes() for p in reversed(self._end_files()))
 
     def close(self) -> None:
         pass
@@ -93,6 +141,7 @@ class ZkStore:
         self._url = url
         self.node = f"{parsed.path.rstrip('/')}/{name}/state"
         self.journal = self.node + "-journal"
+        self.history = f"{parsed.path.rstrip('/')}/{name}/history"
         self._zk = KazooClient(hosts=parsed.netloc, timeout=timeout)
         self._zk.start(timeout=timeout)
 
@@ -131,6 +180,33 @@ class ZkStore:
         if self._zk.exists(self.node):
             self._zk.delete(self.node)
 
+    def keep_end(self, state: dict[str, Any], kept: int = ENDS_KEPT) -> None:
+        self._zk.create(f"{self.history}/h-", encode(state), sequence=True, makepath=True)
+        for child in self._end_nodes()[:-kept]:
+            self._zk.delete(f"{self.history}/{child}")
+
+    def _end_nodes(self) -> list[str]:
+        return sorted(self._zk.get_children(self.history)) if self._zk.exists(self.history) else []
+
+    def ends(self) -> list[dict[str, Any]]:
+        return _decoded(self._zk.get(f"{self.history}/{child}")[0] for child in reversed(self._end_nodes()))
+
+    def names(self, depth: int = 4) -> list[str]:
+        """Every job name under this store's path that has a record or kept ends (a name with
+        '/' is a path of nodes: looked for ``depth`` levels down)."""
+        root = urlparse(self._url).path.rstrip("/")
+        found, level = [], [""]
+        for _ in range(depth):
+            below = []
+            for name in level:
+                node = f"{root}/{name}".rstrip("/") or "/"
+                children = self._zk.get_children(node) if self._zk.exists(node) else []
+                if name and {"state", "history"} & set(children):
+                    found.append(name)
+                below += [f"{name}/{c}".lstrip("/") for c in children if c not in ("state", "history", "state-journal")]
+            level = below
+        return sorted(found)
+
     def close(self) -> None:
         self._zk.stop()
         self._zk.close()
@@ -139,4 +215,12 @@ class ZkStore:
 def open_store(zk: str, state_dir: str, name: str) -> StateStore:
     if zk:
         return ZkStore(zk, name)
-    return DirStore(state_dir or "~/.tfmesos/state", name)
+    return DirStore(state_dir or DEFAULT_STATE_DIR, name)
+
+
+def dir_names(state_dir: str) -> list[str]:
+    """Every job name with a record or kept ends in a state directory (as stored: '/' as '__')."""
+    root = Path(state_dir or DEFAULT_STATE_DIR).expanduser()
+    running = {p.stem for p in root.glob("*.json")}
+    ended = {p.name for p in (root / "history").iterdir() if p.is_dir()} if (root / "history").is_dir() else set()
+    return sorted(running | ended)

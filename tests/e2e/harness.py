@@ -102,6 +102,18 @@ class LocalMaster(LineProcess):
             self.wait(10)
 
 
+def stop_scheduler(run: LineProcess) -> None:
+    """After a test, pass or fail: a scheduler still running is stopped (SIGTERM kills its
+    tasks), then whatever is left of its process group."""
+    if run.proc.poll() is None:
+        run.kill(signal.SIGTERM)
+        try:
+            run.wait(60)
+        except subprocess.TimeoutExpired:
+            pass
+    run.killpg()
+
+
 def run_scheduler(options: Path, *args: str, env: dict[str, str] | None = None) -> LineProcess:
     return LineProcess(TFMESOS + ["run", str(options), *args], env=env)
 

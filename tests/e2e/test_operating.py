@@ -9,8 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -18,7 +16,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .harness import ROOT, TFMESOS, LineProcess, accuracy, eventually, run_scheduler, wait_gone, write_options
+from .harness import (ROOT, TFMESOS, LineProcess, accuracy, eventually, run_scheduler, stop_scheduler, wait_gone,
+                      write_options)
 from .test_jobs import PSS
 
 pytestmark = pytest.mark.slow
@@ -134,13 +133,7 @@ def test_watching_and_steering_a_running_job(tmp_path):
             driver.quit()
         if follow is not None:
             follow.killpg()
-        if run.proc.poll() is None:  # failed midway: stop the job (SIGTERM kills its tasks), then the rest
-            run.kill(signal.SIGTERM)
-            try:
-                run.wait(60)
-            except subprocess.TimeoutExpired:
-                pass
-        run.killpg()
+        stop_scheduler(run)  # failed midway: stop the job, then the rest
     assert accuracy(run.output) >= 0.9
     assert follow.output.count("worker:1 serving on") == 2, follow.output
     assert not wait_gone("ops-e2e"), "nothing of the job (TensorBoard included) is left"

@@ -57,15 +57,5 @@ class ProgressSeries:
         return series
 
 
-def rates(points: list[list[Any]]) -> list[tuple[float, float]]:
-    """(time, steps per second) between consecutive points; a step that went back (the job
-    restarted from its checkpoint) or no time passing gives no rate."""
-    out = []
-    for (t0, s0, _), (t1, s1, _) in zip(points, points[1:]):
-        if t1 > t0 and s1 >= s0:
-            out.append((t1, (s1 - s0) / (t1 - t0)))
-    return out
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf")

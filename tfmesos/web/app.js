@@ -103,7 +103,8 @@ function render(snap) {
   $("job-name").textContent = snap.name;
   $("phase").textContent = snap.phase;
   $("phase").className = "phase " + snap.phase;
-  $("elapsed").textContent = duration(snap.now - snap.started_at);
+  // A job that ended (served with --keep-serving) stops its clock at its end.
+  $("elapsed").textContent = duration((snap.ended_at || snap.now) - snap.started_at);
   $("mode").textContent = snap.mode;
   $("job-restarts").textContent = snap.job_restarts;
   $("framework").textContent = snap.framework_id || "-";
@@ -119,6 +120,7 @@ function render(snap) {
     $("progress-fill").style.width = p.fraction != null ? (p.fraction * 100).toFixed(1) + "%" : "0";
     $("progress-text").textContent = progressText(p);
   }
+  renderCharts(snap);
   renderTasks(snap);
   const events = $("events");
   const items = snap.events.slice().reverse();
@@ -127,6 +129,64 @@ function render(snap) {
     events.textContent = "";
     for (const e of items) events.appendChild(document.createElement("li")).textContent = e;
   }
+}
+
+// ---- the training charts: the chief's reports over time (snap.series: [[at, step, loss], ...],
+// already bounded by the scheduler), drawn as inline SVG.
+const SVG_NS = "http://www.w3.org/2000/svg";
+const CHART = {w: 600, h: 170, left: 52, right: 10, top: 10, bottom: 24};
+
+function svgEl(parent, name, attrs, text) {
+  const el = document.createElementNS(SVG_NS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text != null) el.textContent = text;
+  parent.appendChild(el);
+  return el;
+}
+
+// pts: [[seconds since the start, value], ...]; fromZero: the y axis starts at 0 (rates).
+function drawChart(svg, pts, fromZero) {
+  const key = JSON.stringify(pts.length ? [pts.length, pts[pts.length - 1]] : []);
+  if (svg.dataset.key === key) return;
+  svg.dataset.key = key;
+  svg.textContent = "";
+  const c = CHART, iw = c.w - c.left - c.right, ih = c.h - c.top - c.bottom;
+  svgEl(svg, "line", {class: "axis", x1: c.left, y1: c.top + ih, x2: c.left + iw, y2: c.top + ih});
+  svgEl(svg, "line", {class: "axis", x1: c.left, y1: c.top, x2: c.left, y2: c.top + ih});
+  if (!pts.length) {
+    svgEl(svg, "text", {x: c.left + 8, y: c.top + ih / 2}, "no reports yet");
+    return;
+  }
+  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1);
+  let y0 = fromZero ? 0 : Math.min(...ys), y1 = Math.max(...ys);
+  if (y1 - y0 < 1e-12) { y1 += Math.abs(y1) * 0.1 || 1; y0 = fromZero ? 0 : y0 - (Math.abs(y0) * 0.1 || 1); }
+  const X = (x) => c.left + (x - x0) / (x1 - x0) * iw, Y = (y) => c.top + ih - (y - y0) / (y1 - y0) * ih;
+  svgEl(svg, "text", {x: c.left - 4, y: c.top + 9, "text-anchor": "end"}, number(y1));
+  svgEl(svg, "text", {x: c.left - 4, y: c.top + ih, "text-anchor": "end"}, number(y0));
+  svgEl(svg, "text", {x: c.left, y: c.h - 6}, duration(x0));
+  svgEl(svg, "text", {x: c.left + iw, y: c.h - 6, "text-anchor": "end"}, duration(x1));
+  svgEl(svg, "polyline", {class: "line", points: pts.map((p) => X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join(" ")});
+  for (const p of pts) svgEl(svg, "circle", {class: "pt", cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: 2});
+}
+
+function renderCharts(snap) {
+  const series = snap.series || [];
+  $("chart-box").hidden = !series.length;
+  if (!series.length) return;
+  const t0 = snap.started_at;
+  const loss = series.filter((p) => p[2] != null).map((p) => [p[0] - t0, p[2]]);
+  // Steps/s between consecutive kept points: the mean over each stretch; none where the step
+  // went back (a restart from a checkpoint).
+  const rate = [];
+  for (let i = 1; i < series.length; i++) {
+    const [ta, sa] = series[i - 1], [tb, sb] = series[i];
+    if (tb > ta && sb >= sa) rate.push([tb - t0, (sb - sa) / (tb - ta)]);
+  }
+  drawChart($("chart-loss"), loss, false);
+  drawChart($("chart-rate"), rate, true);
+  $("chart-note").textContent = `${series.length} reports of step ${number(series[series.length - 1][1])}` +
+    (snap.ended_at ? " · the job has ended" : "");
 }
 
 function choose(task) {

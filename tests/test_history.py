@@ -1,0 +1,205 @@
+"""Finished jobs: the record kept at the end and what `tfmesos status NAME`, `tfmesos jobs` and
+`tfmesos logs NAME ROLE:INDEX` make of it; serving an ended job; a follower's last read.
+
+The whole path with a real job, agents and a browser is tests/e2e/test_history.py."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tfmesos.api import ApiServer, Operations
+from tfmesos.core.job import Job, StatusUpdate
+from tfmesos.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
+from tfmesos.logs import LogError, TaskLogs, kept_log
+from tfmesos.state_format import end_of, record
+from tfmesos.state_store import DirStore
+
+from .core.helpers import spec_of
+from .core.test_job import PSS, launch_all, run_all
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ended_record(tmp_path: Path, name: str = "hist", at: float = 1_800_000_000.0) -> dict:
+    """A record as `tfmesos run` keeps it: a PSS job whose chief finished, with a sandbox on disk."""
+    job = Job.new(spec_of(**PSS), at - 75)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    chief = next(t for k, t in launched.items() if k.role == "chief").task_id
+    job.report(chief, {"step": 100, "loss": 0.5, "total_steps": 200}, at - 20)
+    job.report(chief, {"step": 200, "loss": 0.25, "total_steps": 200}, at - 10)
+    job.status(StatusUpdate(chief, "TASK_FINISHED", agent_id="S0", exit_code=0), at - 5)
+    for key, t in launched.items():
+        if key.role != "chief":
+            job.status(StatusUpdate(t.task_id, "TASK_KILLED", agent_id="S0"), at - 1)
+    sandbox = tmp_path / "sandbox" / chief
+    sandbox.mkdir(parents=True)
+    (sandbox / "stdout").write_bytes(b"".join(b"line %d\n" % i for i in range(1, 101)) + b"final test accuracy: 0.93\n")
+    logs = {str(k): [{"task_id": t.task_id, "agent": "127.0.0.1:1", "directory": str(tmp_path / "sandbox" / t.task_id)}]
+            for k, t in launched.items()}
+    options = {"service": {"name": name}}
+    return record("F-1", "d", options, job.to_dict(), finished=True,
+                  end=end_of(at, job.progress(), logs, "127.0.0.1:8123", "127.0.0.1:5050"))
+
+
+def test_status_of_an_ended_job_reads_its_end_tasks_progress_and_where_the_logs_are(tmp_path) -> None:
+    text = "\n".join(status_lines(ended_record(tmp_path)))
+    assert text.startswith("job hist  SUCCEEDED: chief:0 finished\n")
+    assert "after 1m15s" in text and "from its record: the scheduler is gone" in text
+    assert "progress [####################] step 200/200 (100%) loss 0.25" in text
+    assert "10 steps/s on average (2 points kept for the chart)" in text
+    assert "chief:0      h0:31000              TASK_FINISHED  restarts 0 exit 0" in text
+    assert text.index("chief:0") < text.index("ps:0") < text.index("worker:0"), "roles in their order"
+    assert f"chief:0      127.0.0.1:1           {tmp_path}/sandbox/t.chief.0." in text
+    assert "event: succeeded: chief:0 finished" in text
+
+
+def test_jobs_lists_ends_newest_first_with_their_log_locations(tmp_path) -> None:
+    older, newer = ended_record(tmp_path / "a", "first", 1_800_000_000.0), ended_record(tmp_path / "b", "second", 1_800_000_100.0)
+    lines = jobs_lines([newer, older])
+    assert lines[0].split() == ["NAME", "END", "WHEN", "DURATION", "TASKS"]
+    assert lines[1].startswith("second  SUCCEEDED") and lines[1].endswith("4: 3 killed, 1 finished")
+    assert lines[1].split()[4] == "1m15s"
+    assert lines[2].startswith("    logs chief:0      127.0.0.1:1           ")
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == ["NAME", "second", "first"]
+    assert jobs_lines([]) == []
+
+
+def test_log_locations_are_cut_short_for_a_big_job_and_counts_read_plainly(tmp_path) -> None:
+    rec = ended_record(tmp_path)
+    assert log_lines(rec, 2)[-1] == "... 2 more (tfmesos status NAME lists them all)"
+    assert task_counts(rec) == "4: 3 killed, 1 finished"
+    assert (duration(5), duration(75), duration(3725), duration(None)) == ("5s", "1m15s", "1h02m05s", "-")
+
+
+@pytest.mark.parametrize("a, b, same", [("127.0.0.1:80", "localhost:80", True), ("h:80", "h:80", True),
+                                        ("h:80", "h:81", False), ("h:80", "g:80", False), (None, "h:80", False)])
+def test_an_api_address_is_recognised_in_its_loopback_forms(a, b, same) -> None:
+    assert same_address(a, b) is same
+
+
+def test_a_kept_log_is_read_from_the_sandbox_on_this_disk_once_its_agent_is_gone(tmp_path) -> None:
+    rec = ended_record(tmp_path)
+    (attempt,) = rec["end"]["logs"]["chief:0"]  # its agent, 127.0.0.1:1, refuses connections
+    out = io.BytesIO()
+    assert kept_log(attempt, "F-1", "stdout", 2, out) == f"{attempt['directory']} on this machine"
+    assert out.getvalue() == b"line 100\nfinal test accuracy: 0.93\n"
+    whole = io.BytesIO()
+    kept_log(attempt, "F-1", "stdout", None, whole)
+    assert whole.getvalue().count(b"\n") == 101
+    gone = {**attempt, "directory": str(tmp_path / "removed")}
+    with pytest.raises(LogError, match=r"the log of t\.chief\.0\.\d+ is gone: agent 127\.0\.0\.1:1 does not answer"):
+        kept_log(gone, "F-1", "stdout", None, io.BytesIO())
+
+
+def test_the_command_line_answers_from_the_kept_record_at_once(tmp_path) -> None:
+    state = tmp_path / "state"
+    rec = ended_record(tmp_path)
+    DirStore(state, "hist").keep_end(rec)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TFMESOS_API": "127.0.0.1:1"}  # nobody answers there
+
+    def cli(*args: str, without_api: bool = False) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tfmesos.cli", *args, "--state-dir", str(state)],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT,
+                              env={k: v for k, v in env.items() if not (without_api and k == "TFMESOS_API")})
+
+    status = cli("status", "hist")
+    assert status.returncode == 0 and status.stdout.startswith("job hist  SUCCEEDED"), status.stderr
+    assert json.loads(cli("status", "hist", "--json").stdout)["end"]["api"] == "127.0.0.1:8123"
+    assert cli("status", "--api", "localhost:8123").stdout.startswith("job hist  SUCCEEDED"), "found by its API"
+    missing = cli("status", "nope", without_api=True)
+    assert missing.returncode == 2 and "job 'nope': no record of it in" in missing.stderr
+    assert cli("jobs").stdout.splitlines()[1].startswith("hist  SUCCEEDED")
+    logs = cli("logs", "hist", "chief:0", "--tail", "1")
+    assert (logs.returncode, logs.stdout) == (0, "final test accuracy: 0.93\n"), logs.stderr
+
+
+def test_an_ended_job_is_served_at_the_same_address_with_its_final_status_and_no_operations() -> None:
+    snap = {"name": "j", "phase": "RUNNING"}
+    stopped: list[bool] = []
+    api = ApiServer(lambda: snap, lambda: {"version": 1, "cluster": {}}, lambda: stopped.append(True),
+                    ops=Operations(restart=lambda task: "ok"))
+    api.start()
+    try:
+        address = api.address
+        ended = threading.Event()
+        api.serve_ended(lambda: {"name": "j", "phase": "SUCCEEDED"}, Operations(), ended.set)
+        assert api.address == address
+        with urllib.request.urlopen(f"http://{address}/v1/status", timeout=10) as resp:
+            assert json.load(resp)["phase"] == "SUCCEEDED"
+        for path, method in (("/v1/clusterspec", "GET"), ("/v1/restart/worker:0", "POST")):
+            request = urllib.request.Request(f"http://{address}{path}", method=method,
+                                             data=b"" if method == "POST" else None)
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 404
+        urllib.request.urlopen(urllib.request.Request(f"http://{address}/v1/shutdown", method="POST", data=b""),
+                               timeout=10)
+        assert ended.is_set() and not stopped, "shutdown ends the serving, not the (ended) job"
+    finally:
+        api.stop()
+
+
+def test_a_follower_reading_at_the_end_gets_one_more_read_before_the_api_goes() -> None:
+    logs = TaskLogs(lambda task: [], lambda agent: None, lambda: None)
+    started = time.monotonic()
+    logs.linger()
+    assert time.monotonic() - started < 0.5, "nobody was reading: no wait"
+    with pytest.raises(LogError):
+        logs.read("chief:0", {})  # a follower's poll (its answer does not matter here)
+    reader = threading.Timer(0.3, lambda: pytest.raises(LogError, logs.read, "chief:0", {}))
+    reader.start()
+    started = time.monotonic()
+    logs.linger()
+    waited = time.monotonic() - started
+    reader.join()
+    assert 0.2 < waited < 2.0, f"waited {waited:.2f} s: for the follower's next read, not longer"
+
+
+def test_logs_early_in_a_run_say_why_nothing_is_printed_and_follow_waits_for_the_task(tmp_path) -> None:
+    """Before the task starts, and while its log is still empty, `tfmesos logs` says so (on
+    stderr) instead of printing nothing; --follow waits for the task and then prints its output."""
+    state = {"task": "TASK_STAGING", "launched": False, "data": ""}
+    snap = lambda: {"name": "j", "phase": "RUNNING", "tasks": [{"role": "chief", "index": 0, "state": state["task"]}]}
+
+    def read(task: str, query: dict) -> dict:
+        if not state["launched"]:
+            raise LogError(404, f"{task} has not been launched yet")
+        data = state["data"][int(query.get("offset", 0)):]
+        return {"task": task, "task_id": "j.chief.0.1", "attempts": ["j.chief.0.1"], "latest": True,
+                "size": len(state["data"]), "offset": 0, "next_offset": len(state["data"]), "data": data}
+
+    api = ApiServer(snap, lambda: None, lambda: None, ops=Operations(logs=read))
+    api.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TFMESOS_API": api.address}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.cli", "logs", "chief:0", *args],
+                                       capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    try:
+        early = run()
+        assert early.returncode == 1
+        assert "chief:0 has not been launched yet; the job is still placing or starting it: --follow waits" in early.stderr
+        state.update(launched=True, task="TASK_RUNNING")
+        empty = run()
+        assert (empty.returncode, empty.stdout) == (0, "")
+        assert "chief:0's stdout is empty so far (task TASK_RUNNING); --follow waits for what it writes" in empty.stderr
+        state.update(launched=False, task="TASK_STAGING")
+        follower = subprocess.Popen([sys.executable, "-m", "tfmesos.cli", "logs", "chief:0", "--follow"], env=env,
+                                    cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert follower.stderr.readline() == "tfmesos logs: waiting for chief:0 to start (job RUNNING, task TASK_STAGING)\n"
+            state.update(launched=True, task="TASK_RUNNING", data="hello from the chief\n")
+            assert follower.stdout.readline() == "hello from the chief\n"
+        finally:
+            follower.kill()
+            follower.wait(10)
+    finally:
+        api.stop()

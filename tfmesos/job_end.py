@@ -1,0 +1,99 @@
+"""What ``tfmesos run`` does once its job has ended, before it leaves: keep the job's final
+record (``tfmesos status NAME``, ``tfmesos jobs``, ``tfmesos logs NAME ROLE:INDEX`` read it), and
+with ``--keep-serving SECONDS`` keep the API and the status page up on the final status.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from .api import ApiServer, Operations
+from .console import Console
+from .logs import sandbox_directories
+from .masking import mask_options
+from .state_format import end_of, record
+from .state_store import StateStore
+
+if TYPE_CHECKING:
+    from .scheduler import JobScheduler
+
+ATTEMPTS_KEPT = 5  # log locations kept per task: its newest attempts
+LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes are
+
+
+def log_locations(sched: JobScheduler, seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
+    """ROLE:INDEX -> its newest attempts' {task_id, agent, directory}, oldest first; the agents'
+    /state is asked once each (an agent that does not answer in time leaves directory None)."""
+    job = sched.job
+    deadline = time.monotonic() + seconds
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for key, rec in job.tasks.items():
+        pairs = []
+        for task_id in job.attempts(key)[-ATTEMPTS_KEPT:]:
+            agent_id = sched.attempt_agents.get(task_id, rec.agent_id)
+            address = sched.agent_addresses.get(agent_id)
+            if address is None and agent_id and time.monotonic() < deadline:
+                address = sched._agent_address(agent_id)  # asks the master about an agent no offer named
+            pairs.append((task_id, address or ""))
+        if pairs:
+            wanted[str(key)] = pairs
+    where = {task_id: address for pairs in wanted.values() for task_id, address in pairs if address}
+    left = max(0.0, deadline - time.monotonic())
+    directories = sandbox_directories(where, sched.framework_id or "", left) if left else {}
+    return {task: [{"task_id": t, "agent": a or None, "directory": directories.get(t)} for t, a in pairs]
+            for task, pairs in wanted.items()}
+
+
+def final_record(sched: JobScheduler, api: str | None, master: str | None, at: float) -> dict[str, Any]:
+    """The record kept of a job that ended (state_format 4, ``end`` filled in)."""
+    from .scheduler import options_digest
+
+    job = sched.job
+    return record(sched.framework_id, options_digest(sched.options), mask_options(sched.options), job.to_dict(),
+                  finished=True, end=end_of(at, job.progress(), log_locations(sched), api, master))
+
+
+def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:
+    """Keep the record; a store that fails says so in one line and never fails the run."""
+    try:
+        store.keep_end(rec)
+    except Exception as exc:  # noqa: BLE001 - disk full, ZooKeeper gone: the job's own end stands
+        console.line(f"could not keep the job's record in {store.where}: {type(exc).__name__}: {exc}")
+        return False
+    return True
+
+
+def frozen(snapshot: dict[str, Any], at: float) -> dict[str, Any]:
+    """The final status as served after the end: it says when the job ended (the page's elapsed
+    time stops there)."""
+    return {**snapshot, "ended_at": at, "now": at, "connected": False}
+
+
+def keep_serving(api: ApiServer, final: dict[str, Any], ops: Operations, seconds: float, console: Console) -> None:
+    """Serve the final status, logs and metrics for ``seconds``, or until POST /v1/shutdown
+    (``tfmesos kill``), SIGTERM or SIGINT; nothing can be acted on any more."""
+    stop = threading.Event()
+    api.serve_ended(lambda: final, ops, stop.set)
+    console.event(f"job over; its status page stays on http://{api.address}/ for {seconds:g} s "
+                  "(tfmesos kill or Ctrl-C ends it sooner)")
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        stop.wait(seconds)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def after_end(sched: JobScheduler, store: StateStore, api: ApiServer, master: str, console: Console,
+              serve_seconds: float, ops: Operations) -> None:
+    """The job has ended and its framework is torn down: keep its record, then serve its end
+    for ``serve_seconds``; without that, give a ``tfmesos logs --follow`` that was reading one
+    more poll to read the last lines before the API goes."""
+    at = time.time()
+    keep_end(store, final_record(sched, api.address, master, at), console)
+    if serve_seconds > 0:
+        keep_serving(api, frozen(sched.snapshot(), at), ops, serve_seconds, console)
+    else:
+        sched.logs.linger()
