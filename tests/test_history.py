@@ -203,3 +203,21 @@ def test_logs_early_in_a_run_say_why_nothing_is_printed_and_follow_waits_for_the
             follower.wait(10)
     finally:
         api.stop()
+
+
+def test_with_zk_the_ends_are_kept_and_listed_from_zookeeper(tmp_path, zk) -> None:
+    from tfmesos.state_store import ZkStore
+
+    url = f"zk://{zk.hosts}/tfmesos-history"
+    store = ZkStore(url, "team/hist")
+    try:
+        store.keep_end(ended_record(tmp_path, "team/hist"))
+    finally:
+        store.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.cli", *args, "--zk", url], capture_output=True,
+                                       text=True, timeout=60, env=env, cwd=ROOT)
+    jobs = cli("jobs")
+    assert jobs.returncode == 0 and jobs.stdout.splitlines()[1].startswith("team/hist  SUCCEEDED"), jobs.stderr
+    status = cli("status", "team/hist")
+    assert status.returncode == 0 and status.stdout.startswith("job team/hist  SUCCEEDED"), status.stderr
