@@ -15,7 +15,7 @@ Module map (every module of this folder):
   ``zk_contender`` (announcing the master in ZooKeeper).
 - HTTP: ``httpserver`` (HTTP/1.1 + RecordIO event streams), ``calls`` (decoding a call
   body), ``auth`` (Basic authentication, ACLs); the master's ``master_api`` (routes),
-  ``scheduler_api``, ``operator_api``, ``metrics``; the agents' ``executor_api`` (routes
+  ``scheduler_api``, ``operator_api``, ``metrics``, ``web_ui`` (its page at ``/`` and a sandbox browser); the agents' ``executor_api`` (routes
   and executor-call checks), ``files_api``; ``state_json`` (``/state`` of both).
 - Master: ``master`` (frameworks, offers, tasks), ``framework`` (its records),
   ``allocator`` (allocation rounds, weights, quota), ``validation`` (framework and ACCEPT

@@ -8,6 +8,7 @@ from .operator_api import OperatorApi
 from .scheduler_api import SchedulerApi
 from .metrics import metrics_snapshot
 from .state_json import master_state, version_json
+from .web_ui import index_page, sandbox_response
 
 
 class MasterApi:
@@ -35,4 +36,9 @@ class MasterApi:
             if path == "/health":
                 return Response.empty(200)
             return Response.json(200, master_state(self._master))
+        # Where a Mesos master serves its web UI (schedulers' pages link there): a page of our own.
+        if request.method == "GET" and path in ("/", "/index.html"):
+            return index_page(master_state(self._master))
+        if request.method == "GET" and path.startswith("/sandbox/"):
+            return sandbox_response(self._master.config.work_dir, request.path[len("/sandbox/"):])
         return Response.text(404, "404 Not Found.")
