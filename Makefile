@@ -56,5 +56,24 @@ bench: $(STAMP)
 bench-quick: $(STAMP)
 	$(BIN)/python -m benchmarks.run --quick --out /tmp/tfmesos-bench-quick/results.json
 
+# The tfmesos image (Dockerfile): tfmesos/tfmesos:<version> with the scheduler, the executor and
+# TensorFlow (CPU), built with podman or docker (installed when missing, as make test does). BASE
+# (default: a Debian 12 base built here from Debian packages), TF_VERSION, TF_PACKAGE, TAG pass
+# through; e.g. make image BASE=docker.io/library/python:3.11-slim-bookworm TF_VERSION=2.16.2.
+# image-export writes IMAGE_DIR/tfmesos/tfmesos:<tag>.tar for a Mesos agent's --docker_registry.
+# images-real-mesos: what tests/e2e/test_images_real_mesos.py runs (this image, one with TF 2.16,
+# and the bare base, which has no TensorFlow), exported to IMAGE_DIR.
+.PHONY: image image-export images-real-mesos
+VERSION     := $(shell sed -n 's/^version *= *//p' setup.cfg)
+IMAGE_DIR   ?= $(HOME)/.cache/tfmesos-image/registry
+OLD_TF      ?= 2.16.2
+image:
+	tools/image/build.sh
+image-export: image
+	tools/image/export.sh $(IMAGE_DIR) tfmesos/tfmesos:$(or $(TAG),$(VERSION))
+images-real-mesos: image-export
+	TAG=$(VERSION)-tf$(basename $(OLD_TF)) TF_VERSION=$(OLD_TF) tools/image/build.sh
+	tools/image/export.sh $(IMAGE_DIR) tfmesos/tfmesos:$(VERSION)-tf$(basename $(OLD_TF)) tfmesos-base:bookworm
+
 clean:
 	rm -rf $(VENV) build *.egg-info

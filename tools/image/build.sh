@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `make image`: build tfmesos/tfmesos:TAG from the Dockerfile at the top of the working tree,
+# print its size, and check inside it that tensorflow and tfmesos import.
+#   TAG         default: the project's version (setup.cfg)
+#   BASE        the Dockerfile's BASE; default: the local Debian 12 base that base.sh builds.
+#               Users with a registry at hand: BASE=docker.io/library/python:3.11-slim-bookworm
+#   TF_VERSION  a TensorFlow release for the image (empty: the newest); TF_PACKAGE likewise.
+#   IMAGE       default: tfmesos/tfmesos:$TAG
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tools/image/common.sh"
+LOCAL_BASE=tfmesos-base:bookworm
+BASE=${BASE:-$LOCAL_BASE}
+[ "$BASE" = "$LOCAL_BASE" ] || export NEED_MMDEBSTRAP=0
+"$ROOT/tools/image/ensure_deps.sh"
+use_engine
+TAG=${TAG:-$(sed -n 's/^version *= *//p' "$ROOT/setup.cfg")}
+IMAGE=${IMAGE:-tfmesos/tfmesos:$TAG}
+[ "$BASE" = "$LOCAL_BASE" ] && "$ROOT/tools/image/base.sh" "$LOCAL_BASE"
+
+# pip inside the build reaches the package index the way this machine's pip does: its index URL
+# and its CA bundle (behind a TLS-inspecting proxy Debian's stock bundle fails) go in as build
+# secrets, so neither lands in a layer. Local (file://) indexes and find-links are not visible in
+# the build and are left out.
+secret_dir=$(mktemp -d "$IMAGE_WORK/secrets.XXXXXX")
+trap 'rm -rf "$secret_dir"' EXIT
+pip_get() { python3 -m pip config get "$1" 2>/dev/null || true; }
+ca=${PIP_CERT:-$(pip_get global.cert)}
+for candidate in "$ca" "${REQUESTS_CA_BUNDLE:-}" "${SSL_CERT_FILE:-}" /etc/ssl/certs/ca-certificates.crt; do
+  if [ -n "$candidate" ] && [ -s "$candidate" ]; then cp "$candidate" "$secret_dir/ca.pem"; break; fi
+done
+index=${PIP_INDEX_URL:-$(pip_get global.index-url)}
+{
+  echo "[global]"
+  [ -s "$secret_dir/ca.pem" ] && echo "cert = /run/secrets/pipca"
+  case "$index" in http*) echo "index-url = $index" ;; esac
+  echo "timeout = ${PIP_DEFAULT_TIMEOUT:-120}"
+} > "$secret_dir/pip.conf"
+secrets=(--secret "id=pip,src=$secret_dir/pip.conf")
+[ -s "$secret_dir/ca.pem" ] && secrets+=(--secret "id=pipca,src=$secret_dir/ca.pem")
+
+engine_flags=()
+if [ "$ENGINE" = docker ]; then export DOCKER_BUILDKIT=1; else engine_flags+=(--layers); fi
+start=$(date +%s)
+echo "make image: building $IMAGE with $ENGINE (BASE=$BASE, TF ${TF_VERSION:-newest})" >&2
+"$ENGINE" build "${engine_flags[@]}" "${secrets[@]}" -f "$ROOT/Dockerfile" -t "$IMAGE" \
+  --build-arg "BASE=$BASE" --build-arg "TF_VERSION=${TF_VERSION:-}" \
+  --build-arg "TF_PACKAGE=${TF_PACKAGE:-tensorflow-cpu}" "$ROOT"
+"$ENGINE" run --rm --network=none "$IMAGE" python3 -c \
+  "import tensorflow as tf, tfmesos; print('smoke: tensorflow', tf.__version__, 'tfmesos', tfmesos.__version__)"
+echo "make image: $IMAGE is $(image_size_mb "$IMAGE") MB, built in $(( $(date +%s) - start )) s" >&2

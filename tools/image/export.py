@@ -1,0 +1,79 @@
+"""Write an image as the tarball a Mesos agent's ``--docker_registry=DIR`` reads.
+
+Mesos' local puller finds ``tfmesos/tfmesos:TAG`` at ``DIR/tfmesos/tfmesos:TAG.tar``, a
+``docker save`` archive whose ``repositories`` file must name ``tfmesos/tfmesos`` exactly.
+podman (and a docker with another registry prefix) writes ``localhost/tfmesos/tfmesos`` or
+``docker.io/tfmesos/tfmesos`` there, which Mesos does not find, so that file (and manifest.json's
+RepoTags) is rewritten while the archive is copied member by member (``tar --delete`` on such an
+archive corrupts it).
+
+Usage: python3 export.py ENGINE IMAGE DIR     (IMAGE as Mesos will name it, e.g. tfmesos/tfmesos:0.1.0)
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+
+def split_reference(image: str) -> tuple[str, str]:
+    """``name[:tag]`` -> (name, tag); a ':' inside a registry host:port is not a tag."""
+    name, sep, tag = image.rpartition(":")
+    if not sep or "/" in tag:
+        return image, "latest"
+    return name, tag
+
+
+def rewrite_repositories(data: bytes, name: str, tag: str) -> bytes:
+    """The archive's ``repositories`` file with its one image keyed by ``name`` and ``tag``."""
+    repos = json.loads(data)
+    layer_ids = {layer for tags in repos.values() for layer in tags.values()}
+    if len(layer_ids) != 1:
+        raise ValueError(f"repositories names {len(layer_ids)} top layers: expected an archive of one image")
+    return json.dumps({name: {tag: layer_ids.pop()}}).encode()
+
+
+def rewrite_manifest(data: bytes, name: str, tag: str) -> bytes:
+    manifest = json.loads(data)
+    for entry in manifest:
+        entry["RepoTags"] = [f"{name}:{tag}"]
+    return json.dumps(manifest).encode()
+
+
+def rewrite_archive(src: Path, dest: Path, name: str, tag: str) -> None:
+    edits = {"repositories": rewrite_repositories, "manifest.json": rewrite_manifest}
+    with tarfile.open(src) as tin, tarfile.open(dest, "w", format=tarfile.GNU_FORMAT) as tout:
+        for member in tin:
+            edit = edits.get(member.name)
+            if edit is None:
+                tout.addfile(member, tin.extractfile(member) if member.isfile() else None)
+                continue
+            data = edit(tin.extractfile(member).read(), name, tag)
+            member.size = len(data)
+            tout.addfile(member, io.BytesIO(data))
+
+
+def export(engine: str, image: str, directory: Path) -> Path:
+    name, tag = split_reference(image)
+    dest = directory / f"{name}:{tag}.tar"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        saved = Path(tmp) / "saved.tar"
+        fmt = ["--format", "docker-archive"] if engine == "podman" else []
+        subprocess.run([engine, "save", *fmt, "-o", str(saved), image], check=True)
+        part = Path(tmp) / "rewritten.tar"
+        rewrite_archive(saved, part, name, tag)
+        os.replace(part, dest)
+    return dest
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    out = export(sys.argv[1], sys.argv[2], Path(sys.argv[3]))
+    print(f"image-export: {sys.argv[2]} -> {out} ({out.stat().st_size // 1_000_000} MB)")
