@@ -26,7 +26,7 @@ def v4_repo_validator() -> jsonschema.Draft4Validator:
 def test_package_build_writes_a_valid_universe_repository(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="tfmesos")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["package", "build", str(tmp_path / "out")])
+    args = parser.parse_args(["package", "build", str(tmp_path / "out"), "--base-url", "https://repo.example/tfmesos/"])
     assert args.func(args) == 0
     out = tmp_path / "out"
     assert str(out / "repo.json") in capsys.readouterr().out
@@ -42,9 +42,33 @@ def test_package_build_writes_a_valid_universe_repository(tmp_path, capsys):
     assert (out / "repo.content_type").read_text() == CONTENT_TYPE
 
     folder = out / "repo" / "packages" / "T" / "tfmesos" / "0"
-    for name in ("package.json", "config.json", "marathon.json.mustache", "resource.json"):
+    for name in ("package.json", "config.json", "marathon.json.mustache"):
         assert (folder / name).read_bytes() == (PACKAGE_DIR / name).read_bytes()
     assert check_package(folder, REFERENCE) == []
+    # The icons: served beside the index, named by the URL given, byte for byte the package's.
+    committed = json.loads((PACKAGE_DIR / "resource.json").read_text())
+    served = json.loads((folder / "resource.json").read_text())
+    assert entry["resource"] == served and served["assets"] == committed["assets"]
+    assert sorted(served["images"]) == sorted(committed["images"]) == ["icon-large", "icon-medium", "icon-small"]
+    for name, path in committed["images"].items():
+        assert served["images"][name] == f"https://repo.example/tfmesos/{path}"
+        assert (out / path).read_bytes() == (PACKAGE_DIR / path).read_bytes()
+
+
+def test_package_build_takes_the_image_pushed_to_your_registry_and_refuses_a_base_that_is_no_url(tmp_path, capsys):
+    parser = argparse.ArgumentParser(prog="tfmesos")
+    add_subcommands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["package", "build", str(tmp_path / "a"), "--base-url", "http://h:8080",
+                              "--image", "registry.example:5000/tfmesos/tfmesos:0.1.0"])
+    assert args.func(args) == 0
+    [entry] = json.loads((tmp_path / "a" / "repo.json").read_text())["packages"]
+    assert entry["resource"]["assets"]["container"]["docker"]["tfmesos"] == "registry.example:5000/tfmesos/tfmesos:0.1.0"
+    assert entry["resource"]["images"]["icon-small"] == "http://h:8080/images/icon-small.png"
+
+    args = parser.parse_args(["package", "build", str(tmp_path / "b"), "--base-url", "/srv/repo"])
+    assert args.func(args) == 1
+    assert "--base-url: '/srv/repo': expected the http(s):// URL" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
 
 
 def test_the_validator_is_not_vacuous():

@@ -365,6 +365,7 @@ class Job:
         return self._ended(rec, update, now)
 
     def _ended(self, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
+        staged = rec.state == "TASK_STAGING"  # its executor never started it (in an image: the image is at fault)
         rec.state = update.state
         rec.exit_code, rec.reason, rec.message = update.exit_code, update.reason, update.message
         rec.log_tail = update.log_tail or rec.log_tail
@@ -381,7 +382,8 @@ class Job:
             return []
         role = self.spec.role(key.role)
         assert role is not None
-        ending = restart.Ending(update.state, update.reason, update.exit_code, startup_timeout="startup timeout" in update.message)
+        ending = restart.Ending(update.state, update.reason, update.exit_code, startup_timeout="startup timeout" in update.message,
+                                image=self.spec.image if staged else "")
         decision = restart.decide(
             role.restart_policy, ending, rec.restarts, role.max_restarts, self.job_restarts,
             self.spec.policies.max_job_restarts, self.spec.policies.backoff_seconds,

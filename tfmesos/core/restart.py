@@ -3,7 +3,8 @@
 Semantics follow Kubeflow's TFJob where they overlap: ``ExitCode`` treats exit codes 1-127
 as permanent (a bug in the program) and 128-255 as retryable (killed by a signal: OOM, a
 preemption, a kill -9). Mesos-side losses (agent lost or gone, executor died) are always
-retryable except under ``Never``; an invalid task (TASK_ERROR) never is.
+retryable except under ``Never``; an invalid task (TASK_ERROR) never is, nor one whose
+executor could not start in the job's image (that image fails every relaunch alike).
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ INFRASTRUCTURE_REASONS = frozenset(
         "REASON_INVALID_OFFERS",
     }
 )
+# A container that failed to launch, or an executor that died before it started its task.
+IMAGE_REASONS = frozenset({"REASON_CONTAINER_LAUNCH_FAILED", "REASON_EXECUTOR_TERMINATED"})
 AGENT_LOSS_REASONS = frozenset(
     {"REASON_AGENT_REMOVED", "REASON_AGENT_REMOVED_BY_OPERATOR", "REASON_AGENT_DISCONNECTED", "REASON_AGENT_RESTARTED"}
 )
@@ -42,6 +45,13 @@ class Ending:
     reason: str = ""
     exit_code: int | None = None
     startup_timeout: bool = False
+    image: str = ""  # job.image, given when the task ended before its executor ever started it
+
+    @property
+    def image_unusable(self) -> bool:
+        """The agent could not start the executor in the job's image (not found, or no python3
+        with tfmesos): every relaunch would fail the same way."""
+        return bool(self.image) and self.reason in IMAGE_REASONS
 
     @property
     def succeeded(self) -> bool:
@@ -67,6 +77,9 @@ def should_retry(policy: str, ending: Ending) -> tuple[bool, str]:
     """The policy's verdict alone, before limits."""
     if ending.state == "TASK_ERROR":
         return False, "the task is invalid (TASK_ERROR); relaunching the same would fail again"
+    if ending.image_unusable:
+        return False, (f"$.job.image {ending.image!r}: the agent could not start tfmesos' executor in it; expected "
+                       "an image on the agent's registry with python3 (or job.python) holding tfmesos and TensorFlow")
     if ending.succeeded:
         return (policy == "Always"), ("restart policy Always" if policy == "Always" else "finished")
     if policy == "Never":

@@ -104,9 +104,12 @@ def build_task_info(
         resources += ledger.scalar("gpus", float(res.gpus))
     resources.append(ledger.port(launch.port))
 
+    # In an image the scheduler's own interpreter path means nothing: without job.python, the
+    # image's python3 (first on its PATH; the tfmesos image puts its venv there).
+    python = spec.python or ("python3" if spec.image else settings.python)
     command: dict[str, Any] = {
         "shell": True,
-        "value": f"exec {shlex.quote(settings.python)} -m tfmesos.executor",
+        "value": f"exec {shlex.quote(python)} -m tfmesos.executor",
         "uris": [{"value": uri, "extract": True, "cache": False} for uri in spec.uris],
     }
     if settings.framework_user:
@@ -131,7 +134,7 @@ def build_task_info(
         "agent_id": {"value": agent_id},
         "resources": resources,
         "executor": executor,
-        "data": encode(task_payload(spec, launch, settings.python, cluster_spec)),
+        "data": encode(task_payload(spec, launch, python, cluster_spec)),
         "labels": {"labels": [
             {"key": "tfmesos.job", "value": name},
             {"key": "tfmesos.role", "value": launch.key.role},

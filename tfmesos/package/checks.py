@@ -104,6 +104,22 @@ def check_template(template: str, config: Mapping[str, Any], resource: Mapping[s
     return problems
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def check_images(directory: Path, resource: Mapping[str, Any]) -> list[str]:
+    """Each icon is an http(s) URL (a built repository's) or a PNG file in the package folder."""
+    problems = []
+    for name, where in resource.get("images", {}).items():
+        if isinstance(where, str) and where.startswith(("http://", "https://")):
+            continue
+        path = directory / str(where)
+        if not path.is_file() or path.read_bytes()[:8] != PNG_SIGNATURE:
+            problems.append(f"resource.json: images/{name}: {where!r} is no PNG file in {directory.name}/; "
+                            "expected a path to one (tfmesos package build turns it into a URL)")
+    return problems
+
+
 def check_package(directory: Path, reference: Path) -> list[str]:
     """Every check on a package folder; ``reference`` holds the universe's meta schemas."""
     missing = [name for name in PACKAGE_FILES if not (directory / name).is_file()]
@@ -122,6 +138,8 @@ def check_package(directory: Path, reference: Path) -> list[str]:
                 parsed[name] = data
                 schema = json.loads((reference / _SCHEMAS[name]).read_text(encoding="utf-8"))
                 problems += check_schema(name, data, schema)
+    if "resource.json" in parsed:
+        problems += check_images(directory, parsed["resource.json"])
     if "config.json" in parsed and "resource.json" in parsed:
         template = (directory / "marathon.json.mustache").read_text(encoding="utf-8", errors="replace")
         problems += check_template(template, parsed["config.json"], parsed["resource.json"])

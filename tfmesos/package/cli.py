@@ -15,7 +15,7 @@ from ..options import OptionsError, read_options_file
 from .deploy import DeployError, deploy, undeploy
 from .files import load_package
 from .render import RenderError, render_app
-from .repo import build_repo
+from .repo import RepoError, build_repo
 
 
 def _fail(what: str, message: str) -> int:
@@ -39,15 +39,20 @@ def cmd_package_render(args: argparse.Namespace) -> int:
     except (OptionsError, RenderError) as exc:
         return _fail("package render", str(exc))
     print(json.dumps(app, indent=2))
+    image = app.get("container", {}).get("docker", {}).get("image", "")
+    print(f"tfmesos package render: the scheduler runs in the image {image} (make image builds it)", file=sys.stderr)
     return 0
 
 
 def cmd_package_build(args: argparse.Namespace) -> int:
     try:
-        index = build_repo(args.out_dir)
+        index = build_repo(args.out_dir, args.base_url, image=args.image)
+    except RepoError as exc:
+        return _fail("package build", str(exc))
     except OSError as exc:
         return _fail("package build", f"cannot write {args.out_dir}: {exc}")
     print(f"universe repository written; index: {index}")
+    print(f"serve {args.out_dir} at {args.base_url}, then: dcos package repo add tfmesos {args.base_url.rstrip('/')}/repo.json")
     return 0
 
 
@@ -81,7 +86,11 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     render.set_defaults(func=cmd_package_render)
 
     build = package_sub.add_parser("build", help="write a universe repository holding the tfmesos package")
-    build.add_argument("out_dir", metavar="OUT_DIR", help="folder for repo.json and repo/packages/T/tfmesos/0/")
+    build.add_argument("out_dir", metavar="OUT_DIR", help="folder for repo.json, repo/packages/T/tfmesos/0/ and the icons")
+    build.add_argument("--base-url", required=True, metavar="URL",
+                       help="the URL OUT_DIR will be served from (the icons' URLs start with it)")
+    build.add_argument("--image", default="", metavar="IMAGE",
+                       help="the scheduler's image as your agents pull it (default: resource.json's, what make image builds)")
     build.set_defaults(func=cmd_package_build)
 
     dep = subparsers.add_parser("deploy", help="run the scheduler for OPTIONS.json as a Marathon app (no DC/OS needed)")

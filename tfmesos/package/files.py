@@ -22,6 +22,7 @@ class PackageFiles:
     template: str
     resource: dict[str, Any]
     texts: dict[str, str]  # file name -> exact text, for byte-level checks and the repo index
+    directory: Path | None = None  # where they were read: resource.json's icons are paths under it
 
 
 def package_dir() -> Path:
@@ -40,4 +41,5 @@ def load_package(directory: Path | None = None) -> PackageFiles:
         template=texts["marathon.json.mustache"],
         resource=json.loads(texts["resource.json"]),
         texts=texts,
+        directory=directory,
     )
