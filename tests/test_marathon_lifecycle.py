@@ -66,13 +66,13 @@ def test_a_finished_job_is_served_until_the_app_is_removed(remove: str) -> None:
     assert "until the app is removed" in printed
 
 
-def test_sigterm_stops_a_local_job_and_leaves_a_cluster_job_to_the_next_scheduler() -> None:
-    stopped: list[bool] = []
-    marathon.on_sigterm(True, lambda: stopped.append(True))(signal.SIGTERM, None)
-    assert stopped == [True]
-    with pytest.raises(SystemExit) as leaving:
-        marathon.on_sigterm(False, lambda: stopped.append(False))(signal.SIGTERM, None)
-    assert leaving.value.code == 143 and stopped == [True], "the cluster job is not stopped"
+def test_sigterm_leaves_the_job_to_the_next_scheduler_only_under_marathon_on_a_real_cluster(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(marathon.MARATHON_APP, "/tfmesos")
+    assert marathon.leaves_on_sigterm(local=False), "Marathon restarting the app: the next instance resumes"
+    assert not marathon.leaves_on_sigterm(local=True), "the embedded master dies with us: stop the job"
+    monkeypatch.delenv(marathon.MARATHON_APP)
+    assert not marathon.leaves_on_sigterm(local=False), "outside Marathon SIGTERM stops the job like Ctrl-C"
 
 
 def test_only_a_persisted_job_under_marathon_is_kept_finished(monkeypatch: pytest.MonkeyPatch) -> None:

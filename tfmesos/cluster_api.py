@@ -9,7 +9,8 @@ member of its ClusterSpec without being a Mesos task (``JobSpec.external``).
     with tfmesos.cluster({"ps": 1, "worker": 2}) as c:
         strategy = tf.distribute.experimental.ParameterServerStrategy(c.resolver())
 
-Leaving the block, by any path, kills every task and tears the framework down.
+Leaving the block, by any path, kills every task and tears the framework down. SIGINT,
+SIGTERM and SIGHUP do that too, print the summary and exit 128 + the signal (see ``signals``).
 """
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import atexit
 import dataclasses
 import itertools
 import os
-import signal
 import socket
 import sys
 import threading
@@ -134,7 +134,7 @@ class Cluster(Mapping[str, str]):
         self._stop = threading.Event()
         self._closed = threading.Event()
         self._close_lock = threading.Lock()
-        self._previous_handlers: dict[int, Any] = {}
+        self._signals: Any = None  # StopSignals while the block runs (main thread only)
 
     # ------------------------------------------------------------------ what the caller uses
     @property
@@ -239,8 +239,7 @@ class Cluster(Mapping[str, str]):
             driver, self._driver = self._driver, None  # await_subscription stops it if it fails
             await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
             self._driver = driver
-            self._thread = threading.Thread(target=self._sched.run_until_done, args=(self._stop,),
-                                            name="tfmesos-cluster", daemon=True)
+            self._thread = threading.Thread(target=self._sched.run_until_done, name="tfmesos-cluster", daemon=True)
             self._thread.start()
             self._wait_ready(time.monotonic() + s.start_timeout)
         except BaseException:
@@ -257,6 +256,8 @@ class Cluster(Mapping[str, str]):
         if problems:
             raise OptionsError(problems)
         master = ChildMaster(run.agents, run.agent_cpus, run.agent_mem, run.agent_disk, run.gpus_per_agent).start()
+        if self._signals is not None:
+            self._signals.scratch.append(str(master.work_dir))
         self._console.event(f"embedded Mesos master (child process {master.proc.pid}) on {master.address} "
                             f"with {run.agents} agent(s); sandboxes under {master.work_dir}")
         if not self.spec.checkpoint_dir:
@@ -295,48 +296,56 @@ class Cluster(Mapping[str, str]):
             self._stop.wait(0.2)  # poll interval for servers that are still importing TensorFlow
         self._event("every server is serving: " + ", ".join(f"{k} {v}" for k, v in sorted(self.targets.items())))
 
-    def close(self) -> None:
-        """Kill every task, tear the framework down, stop the embedded master. Idempotent."""
+    def close(self, cause: str = "cluster closed") -> None:
+        """Kill every task, tear the framework down, stop the embedded master. Idempotent.
+        The cluster ends KILLED with ``cause`` (unless a task had already failed it)."""
         with self._close_lock:
             if self._closed.is_set():
                 return
             try:
+                self._stop.set()  # a start still waiting for servers gives up
                 if self._sched is not None:
-                    with self._sched.cond:  # the reason shown; run_until_done then sees FINISHING
-                        self._sched._apply(self._sched.job.abort("the cluster was closed", time.time()))
-                    self._stop.set()
-                    self._sched.request_stop()
+                    self._sched.request_stop(cause)
                     if self._thread is not None:
                         self._thread.join()
                 if self._driver is not None:
                     from .runner import stop_driver
 
                     stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
+                if self._signals is not None and self._signals.signum is not None and self._sched.result:
+                    from .runner import print_summary
+
+                    print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
             finally:
                 if self._master_proc is not None:
                     self._master_proc.stop()
                 self._closed.set()
 
+    def waiting_for(self) -> str:
+        """What closing waits for (said at a second Ctrl-C)."""
+        sched = self._sched
+        if sched is not None and not sched.done.is_set():
+            with sched.cond:
+                return sched.job.waiting_for()
+        return "the framework's teardown" + (" and the embedded master to stop" if self._master_proc else "")
+
     # ------------------------------------------------------------------ signals
     def install_handlers(self) -> None:
-        """SIGTERM/SIGHUP: tear down, then leave as the signal would have. Main thread only."""
+        """SIGINT/SIGTERM/SIGHUP: close on another thread at once (even if the main thread is
+        stuck in TensorFlow), print the summary, and unwind the main thread with SystemExit(128 +
+        signal) so that the with block's exit runs (and waits for the close). Main thread only."""
         if threading.current_thread() is not threading.main_thread():
             return
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            self._previous_handlers[sig] = signal.signal(sig, self._on_signal)
+        from .signals import StopSignals
+
+        self._signals = StopSignals(self.waiting_for, self._console.line, unwind=True).install()
+        self._signals.arm(lambda signum: self.close(self._signals.cause))
         atexit.register(self.close)
 
     def restore_handlers(self) -> None:
-        for sig, handler in self._previous_handlers.items():
-            signal.signal(sig, handler)
-        self._previous_handlers.clear()
+        if self._signals is not None:
+            self._signals.restore()
         atexit.unregister(self.close)
-
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        # Tear down at once on another thread, even if the main thread is stuck in TensorFlow,
-        # and unwind the main thread so that the with block's exit runs (and waits for it).
-        threading.Thread(target=self.close, name="tfmesos-cluster-close", daemon=True).start()
-        raise SystemExit(128 + signum)
 
 
 def open_cluster(spec: JobSpec, options: dict[str, Any], settings: ClusterSettings,

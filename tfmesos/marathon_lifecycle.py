@@ -8,7 +8,8 @@ it moves, upgrades or removes it. So, under Marathon:
   and the scheduler serves the final status, health included, until the app is removed;
 - a scheduler started on a finished record only serves that status;
 - SIGTERM while the job runs on a real cluster is a restart, not a stop: the scheduler leaves and
-  the next instance re-subscribes with the recorded framework id.
+  the next instance re-subscribes with the recorded framework id. (Outside Marathon, and on the
+  embedded master, SIGTERM stops the job like Ctrl-C: see ``signals``.)
 
 ``runner.py`` runs the job and calls these at those three points.
 """
@@ -39,15 +40,11 @@ def keeps_finished(persisting: bool) -> bool:
     return persisting and under_marathon()
 
 
-def on_sigterm(local: bool, stop_job: Callable[[], None]) -> Callable[..., None]:
-    """The SIGTERM handler while a job runs: with the embedded master (which dies with us) stop
-    the job; on a real cluster (Marathon restarting us) leave it to the next scheduler."""
-    def handler(*_: Any) -> None:
-        if local:
-            stop_job()
-        else:
-            raise SystemExit(143)
-    return handler
+def leaves_on_sigterm(local: bool) -> bool:
+    """Whether SIGTERM while a job runs makes the scheduler leave the job to the next instance
+    (Marathon restarting the app on a real cluster) rather than stop it: with the embedded
+    master, which dies with us, or outside Marathon, it stops the job."""
+    return not local and under_marathon()
 
 
 def serve_recorded_end(name: str, saved: dict[str, Any], final: dict[str, Any], start_api: StartApi,

@@ -2,8 +2,10 @@
 
 The imperative shell around the core: the embedded master when no --master is given, the
 state store, the pymesos driver, the HTTP API, the console. Exit code 0 means the job
-succeeded and nothing it started is still running. What differs under Marathon (a finished job
-served until the app is removed, SIGTERM as a restart) is in ``marathon_lifecycle``.
+succeeded and nothing it started is still running; 1 it failed; 5 it was stopped on request
+(``tfmesos kill``); 128 + N a signal N stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP: see
+``signals``). What differs under Marathon (a finished job served until the app is removed,
+SIGTERM as a restart) is in ``marathon_lifecycle``.
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, TextIO
@@ -23,7 +24,7 @@ from typing import Any, Callable, TextIO
 from .api import TOKEN_ENV, ApiServer, Operations, Refused
 from .core.hints import missing_program_hint
 from .task_output import sandbox_stderr_tail
-from .core.job import Job, job_seed
+from .core.job import FAILED, KILLED, SUCCEEDED, Job, job_seed
 from .errors import MesosRefusal, TfmesosError, UnreachableError, UsageError, cut, mute_library_logs
 from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
@@ -35,12 +36,15 @@ from .mesos.taskinfo import ExecutorSettings
 from .options import OptionsError
 from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of
 from .scheduler import JobScheduler, resumable_with
+from .signals import StopSignals, StoppedBeforeStart, signal_name
 from .spec import JobSpec
 from .status_text import task_row
 from .state_format import StateFormatError
 from .state_store import StateStore, open_store
 
 log = logging.getLogger("tfmesos.runner")
+
+STOPPED_EXIT = 5  # the job was stopped on request (tfmesos kill): it ended KILLED, not failed
 
 
 @dataclass
@@ -116,6 +120,26 @@ def _load_state(store: StateStore | None) -> dict[str, Any] | None:
 
 def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
     console = Console(out, settings.quiet)
+    local = settings.master is None
+    signals = StopSignals(
+        lambda: "the job to start", console.line,
+        # Under Marathon, SIGTERM on a real cluster is a restart: the next instance takes the job over.
+        leave=lambda signum: signum == signal.SIGTERM and marathon.leaves_on_sigterm(local),
+        give_up_note="" if local else (
+            f"the framework was not torn down: Mesos ends its tasks service.failover_timeout "
+            f"({spec.service.failover_timeout:g} s) after this scheduler left, unless it is started again"),
+    ).install()
+    try:
+        return _run_job(spec, options, settings, console, signals)
+    except StoppedBeforeStart as exc:
+        console.line(f"stopped by {signal_name(exc.signum)} before the job started; nothing was left running")
+        return int(exc.code)  # type: ignore[arg-type]
+    finally:
+        signals.restore()
+
+
+def _run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, console: Console,
+             signals: StopSignals) -> int:
     master_proc = None
     if where := state_dir_of(spec, settings.master, settings.state_dir, settings.zk):
         check_state_dir(*where)  # local checks first: before any wait for the network
@@ -123,6 +147,7 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
     if settings.master is None:
         master_proc, spec = start_embedded_master(spec, settings, console)
         master = master_proc.address
+        signals.scratch.append(str(master_proc.work_dir))
     else:
         from .reach import check_master
 
@@ -137,16 +162,17 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             master_proc.stop()
         raise
     try:
-        code = _run(spec, options, settings, master, store, console, local=master_proc is not None)
+        code = _run(spec, options, settings, master, store, console, signals, local=master_proc is not None)
         if code == _START_AFRESH and store is not None:
             console.event("Mesos no longer knows the recorded framework: starting the job afresh")
             store.clear()
-            code = _run(spec, options, settings, master, store, console, local=master_proc is not None)
+            code = _run(spec, options, settings, master, store, console, signals, local=master_proc is not None)
         return code
     finally:
         if store:
             store.close()
         if master_proc is not None:
+            signals.waiting_for = lambda: "the embedded master to stop its executors"
             master_proc.stop()
 
 
@@ -204,7 +230,7 @@ def _ended_api(spec: JobSpec, settings: RunSettings) -> marathon.StartApi:
 
 
 def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: str, store: StateStore | None,
-         console: Console, local: bool) -> int:
+         console: Console, signals: StopSignals, local: bool) -> int:
     saved = _load_state(store)
     if saved and saved.get("finished") and marathon.under_marathon():
         final = Job.from_dict(spec, saved["job"]).snapshot()
@@ -221,11 +247,9 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
         on_progress=console.progress, keep_finished=marathon.keeps_finished(store is not None),
     )
-    stop_requested = threading.Event()
 
     def shutdown() -> None:
-        stop_requested.set()
-        sched.request_stop()
+        sched.request_stop("stopped on request (POST /v1/shutdown)")
 
     def restart(task: str) -> str:
         try:
@@ -256,11 +280,12 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             failover=True,  # a crash must not tear the job down: a restarted scheduler takes over
         )
         sched.driver = driver
-        previous_term = signal.signal(signal.SIGTERM, marathon.on_sigterm(local, shutdown))
+        signals.waiting_for = lambda: _waiting_for(sched)
+        signals.arm(lambda signum: sched.request_stop(signals.cause))
         driver.start()
         try:
             await_subscription(sched, driver, master, settings.connect_timeout, spec)
-            result = sched.run_until_done(stop_requested)
+            result = sched.run_until_done()
             if sched.refusal is not None and not (framework_id and "Framework has been removed" in sched.refusal):
                 stop_driver(sched, driver, failover=True)  # nothing to tear down, or another scheduler owns the job now
                 raise MesosRefusal(f"the Mesos master at {master} refused the framework", sched.refusal,
@@ -281,23 +306,19 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
                                    refusal_hint("authenticat" if "401" in str(exc) else str(exc))) from None
             hint = " (check service.principal and the MESOS_SECRET variable)" if "401" in str(exc) else ""
             console.line(f"lost the Mesos master at {master}: {exc}{hint}")
-            if sched.job.launch_seq:
+            if local:  # it stops with this run, and every task with it
+                console.line("the embedded master stops with this run: the job's tasks are killed")
+            elif sched.job.launch_seq:
                 console.line("the job's tasks keep running; start the same command again to resume it"
                              + ("" if store else " (no state was persisted: tasks end at failover_timeout)"))
             return 1
-        except KeyboardInterrupt:
-            console.event("interrupted: killing the job's tasks (Ctrl-C again to leave at once)")
-            shutdown()
-            result = sched.run_until_done(stop_requested)
-        finally:
-            signal.signal(signal.SIGTERM, previous_term)
         if framework_id and "Framework has been removed" in result.cause:
             stop_driver(sched, driver, failover=True)
             return _START_AFRESH
         # The job is over: tear the framework down (Mesos kills anything left) and forget it.
         stop_driver(sched, driver, failover=False)
-        _summary(console, sched, result.succeeded, result.cause)
-        code = 0 if result.succeeded else 1
+        print_summary(console, sched, result.end, result.cause)
+        code = end_code(result.end, signals.exit_code)
         # Its record is kept (tfmesos status NAME, jobs, logs NAME ...); its page served on if asked.
         job_end.after_end(sched, store or open_store("", settings.state_dir or spec.service.state_dir, spec.service.name),
                           api, master, console, settings.keep_serving,
@@ -413,12 +434,29 @@ def await_subscription(sched: JobScheduler, driver: Any, master: str, timeout: f
                            f"no SUBSCRIBED within {timeout:g} s", f"check --master{hint} and the master's log")
 
 
-def _summary(console: Console, sched: JobScheduler, succeeded: bool, cause: str) -> None:
+def end_code(end: str, signal_code: int | None) -> int:
+    """The exit code of a run whose job ended ``end``; ``signal_code``: 128 + the stop signal's."""
+    if end == SUCCEEDED:
+        return 0
+    if end == KILLED:
+        return signal_code or STOPPED_EXIT
+    return 1
+
+
+def _waiting_for(sched: JobScheduler) -> str:
+    """What a stopping run waits for (said at a second Ctrl-C)."""
+    if not sched.done.is_set():
+        with sched.cond:
+            return sched.job.waiting_for()
+    return "the framework's teardown by the Mesos master"
+
+
+def print_summary(console: Console, sched: JobScheduler, end: str, cause: str) -> None:
     snap = sched.snapshot()
-    console.line(f"job {snap['name']} {'SUCCEEDED' if succeeded else 'FAILED'}: {cause}")
+    console.line(f"job {snap['name']} {end}: {cause}")
     for t in snap["tasks"]:
         console.line("  " + task_row(t))
-    if not succeeded:
+    if end == FAILED:
         for rec in sched.job.tasks.values():
             # A task whose executor ended before it ran has no output of its own: its sandbox's stderr says why.
             tail = rec.log_tail or sandbox_stderr_tail(sched.logs.read, rec)

@@ -17,7 +17,7 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import FINISHING, LIVE, PLACING, Job, StatusUpdate
+from .core.job import FAILED, FINISHING, LIVE, PLACING, Job, StatusUpdate
 from .mesos.offers import parse_offer
 from .masking import mask_options
 from .options import without_defaults
@@ -141,6 +141,7 @@ class JobScheduler:
         self._quick_drops = 0
         self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
         self.released = threading.Event()  # set by the runner before it stops the driver
+        self.stop_cause: str | None = None  # why a person asked the job to stop (request_stop)
         self._events_seen = len(job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
         self.on_progress = on_progress or (lambda task, progress: None)
@@ -195,7 +196,7 @@ class JobScheduler:
             except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
                 # Nothing is launched that a restarted scheduler could not find again: stop here.
                 self.persist_error = f"cannot save the job's state in {self.store.where}: {type(exc).__name__}: {exc}"  # type: ignore[union-attr]
-                self.result = act.Done(False, self.persist_error)
+                self.result = act.Done(FAILED, self.persist_error)
                 self.done.set()
                 self.cond.notify_all()
                 return
@@ -410,7 +411,7 @@ class JobScheduler:
                 return  # the run is already ending for the first one
             self.refusal = message
             self.on_event(f"error from the master: {message}")
-            self.result = act.Done(False, f"Mesos master: {message}")
+            self.result = act.Done(FAILED, f"Mesos master: {message}")
             self.done.set()
             self.cond.notify_all()
 
@@ -418,16 +419,16 @@ class JobScheduler:
         pass
 
     # ------------------------------------------------------------------ the clock
-    def run_until_done(self, stop_requested: threading.Event | None = None) -> act.Done:
+    def run_until_done(self) -> act.Done:
         """Drive timers until the job reaches its end (or the master gives up on us)."""
-        aborting = False
+        stopping = False
         tick_at = last_tick = float("-inf")
         with self.cond:
             while not self.done.is_set():
                 now = self.clock()
-                if stop_requested is not None and stop_requested.is_set() and not aborting:
-                    aborting = True
-                    self._apply(self.job.abort("stopped on request", now))
+                if self.stop_cause is not None and not stopping:
+                    stopping = True
+                    self._apply(self.job.stop(self.stop_cause, now))
                     continue
                 if now >= tick_at:
                     if self.connected:
@@ -450,7 +451,7 @@ class JobScheduler:
         """Wait for the master as long as failover_timeout keeps the job alive on its side."""
         away, limit = now - self.disconnected_at, self.spec.service.failover_timeout  # type: ignore[operator]
         if away > limit:
-            self.result = act.Done(False, f"the Mesos master did not come back within service.failover_timeout ({limit:g} s)")
+            self.result = act.Done(FAILED, f"the Mesos master did not come back within service.failover_timeout ({limit:g} s)")
             self.done.set()
         elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
             self._lost_noted = now
@@ -482,8 +483,11 @@ class JobScheduler:
         self._quota_waiting = shortfall is not None
         self._apply([])
 
-    def request_stop(self) -> None:
+    def request_stop(self, why: str) -> None:
+        """Stop the job (it ends KILLED unless it is ending already); the first reason given stays."""
         with self.cond:
+            if self.stop_cause is None:
+                self.stop_cause = why
             self.cond.notify_all()
 
     def snapshot(self) -> dict[str, Any]:

@@ -47,7 +47,7 @@ class _Server:
 
 
 class Scheduler(_Server):
-    """After ``POST /v1/shutdown`` the job reports FINISHING once, then FAILED (killed)."""
+    """After ``POST /v1/shutdown`` the job reports FINISHING once, then KILLED (stopped on request)."""
 
     def __init__(self, log: list[str]):
         self.phases = ["RUNNING"]
@@ -57,7 +57,7 @@ class Scheduler(_Server):
     def _handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         self.log.append(f"scheduler {method} {path}")
         if method == "POST" and path == "/v1/shutdown":
-            self.phases = ["FINISHING", "FAILED"]
+            self.phases = ["FINISHING", "KILLED"]
             return 202, {"shutting_down": True}
         if method == "GET" and path == "/v1/status":
             phase = self.phases.pop(0) if len(self.phases) > 1 else self.phases[0]

@@ -67,7 +67,7 @@ def test_undeploy_shuts_the_scheduler_down_then_removes_the_app(cluster):
         "marathon GET /v2/apps/team-a/mnist/tasks",
         "scheduler POST /v1/shutdown",
         "scheduler GET /v1/status",  # FINISHING
-        "scheduler GET /v1/status",  # FAILED: the job's tasks are killed
+        "scheduler GET /v1/status",  # KILLED: the job's tasks are killed
         "marathon DELETE /v2/apps/team-a/mnist",
         "marathon GET /v2/apps/team-a/mnist",  # still there while Marathon deploys the removal
         "marathon GET /v2/apps/team-a/mnist",

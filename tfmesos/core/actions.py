@@ -66,8 +66,12 @@ class Reconcile:
 
 @dataclass(frozen=True)
 class Done:
-    succeeded: bool
+    end: str  # the job's last phase: SUCCEEDED, FAILED or KILLED (stopped on request)
     cause: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.end == "SUCCEEDED"
 
 
 Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done

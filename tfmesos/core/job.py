@@ -102,6 +102,7 @@ class Job:
     spec_version: int = 0
     launch_seq: int = 0
     succeeded: bool | None = None
+    ending: str = ""  # the phase FINISHING leads to: SUCCEEDED, FAILED or KILLED
     cause: str = ""
     events: list[str] = field(default_factory=list)
     # Transient (not persisted): offers held while gathering a gang, and placement diagnostics.
@@ -262,6 +263,8 @@ class Job:
             rec.state, rec.agent_id, rec.hostname, rec.port = "TASK_STAGING", a.agent_id, a.hostname, a.port
             rec.launched_at, rec.spec_version_sent, rec.killing_since = now, 0, 0.0
             rec.avoid_agent = ""
+            # The previous attempt's end is not this one's: shown again only once this one has ended.
+            rec.exit_code, rec.reason, rec.message, rec.log_tail = None, "", "", ""
             if rec.endpoint != old_endpoint:
                 moved.append(a.key)
             per_offer.setdefault(a.offer_id, []).append(TaskLaunch(a.key, rec.task_id, a.port, a.resources, rec.restarts))
@@ -378,7 +381,7 @@ class Job:
         key = rec.key
         if update.state == "TASK_FINISHED" and self.spec.decides_success(key):
             if self._all_success_keys_finished(key):
-                return self._finish(True, f"{key} finished", now)
+                return self._finish(SUCCEEDED, f"{key} finished", now)
             return []
         role = self.spec.role(key.role)
         assert role is not None
@@ -395,7 +398,7 @@ class Job:
             if key.role == TENSORBOARD:  # a view on the job, not part of it: the training goes on
                 self._note(f"{self._describe_failure(rec, decision.why)}; the job goes on without it")
                 return []
-            return self._finish(False, self._describe_failure(rec, decision.why), now)
+            return self._finish(FAILED, self._describe_failure(rec, decision.why), now)
         return self._recover(rec, ending, decision.delay, now)
 
     def _describe_failure(self, rec: TaskRecord, why: str) -> str:
@@ -517,12 +520,12 @@ class Job:
         return []
 
     # ------------------------------------------------------------------ the end
-    def _finish(self, succeeded: bool, cause: str, now: float) -> list[Action]:
+    def _finish(self, end: str, cause: str, now: float) -> list[Action]:
         if self.phase == FINISHING or self.phase in ENDED_PHASES:
             return []
         self.phase, self.finishing_since = FINISHING, now
-        self.succeeded, self.cause = succeeded, cause
-        self._note(("succeeded: " if succeeded else "failed: ") + cause)
+        self.ending, self.succeeded, self.cause = end, end == SUCCEEDED, cause
+        self._note(_END_NOTES[end] + cause)
         actions: list[Action] = []
         if self.held:
             actions.append(Decline(tuple(self.held), REFUSE_WHEN_IDLE))
@@ -548,15 +551,31 @@ class Job:
     def _maybe_done(self, now: float, force: bool = False) -> list[Action]:
         if self.phase != FINISHING or (not force and any(r.live for r in self.tasks.values())):
             return []
-        self.phase = SUCCEEDED if self.succeeded else FAILED
+        self.phase = self.ending
         if self.done_emitted:
             return []
         self.done_emitted = True
-        return [Done(bool(self.succeeded), self.cause)]
+        return [Done(self.ending, self.cause)]
 
     def abort(self, why: str, now: float) -> list[Action]:
-        """Stop the job on request (operator shutdown, Ctrl-C): kill everything, report FAILED."""
-        return self._durable(self._finish(False, why, now), always=True)
+        """End the job as FAILED for a reason outside its tasks (e.g. an executor of another
+        protocol): kill everything."""
+        return self._durable(self._finish(FAILED, why, now), always=True)
+
+    def stop(self, why: str, now: float) -> list[Action]:
+        """Stop the job on request (tfmesos kill, a signal, a closed cluster()): kill everything,
+        end KILLED. A job already ending keeps the end it has."""
+        return self._durable(self._finish(KILLED, why, now), always=True)
+
+    def waiting_for(self) -> str:
+        """What a stopping job still waits for, for a person who asks again (a second Ctrl-C)."""
+        if self.phase in ENDED_PHASES:
+            return "nothing of the job: it has ended"
+        live = [f"{r.key} {r.state}" for r in self.tasks.values() if r.live]
+        if not live:
+            return "nothing of the job: no task is running"
+        shown = ", ".join(live[:5]) + (f" and {len(live) - 5} more" if len(live) > 5 else "")
+        return f"{len(live)} task(s) to end: {shown}"
 
     # ------------------------------------------------------------------ the clock
     def tick(self, now: float) -> list[Action]:
@@ -576,9 +595,9 @@ class Job:
         if self.terminal:
             return actions
         if pol.active_deadline_seconds and now - self.started_at >= pol.active_deadline_seconds:
-            return self._finish(False, f"active_deadline_seconds ({pol.active_deadline_seconds:g}s) exceeded", now)
+            return self._finish(FAILED, f"active_deadline_seconds ({pol.active_deadline_seconds:g}s) exceeded", now)
         if self.phase == PLACING and now - self.placing_since >= pol.placement_timeout_seconds:
-            return self._finish(False, self.explain_unplaced(), now)
+            return self._finish(FAILED, self.explain_unplaced(), now)
         if self.held and now - self.held_since >= self.hold_limit:
             # Give a partial gang back so a competing job can complete; try again after a jittered pause.
             actions.append(Decline(tuple(self.held), REFUSE_WHILE_PENDING + self._rng.random() * 3))
@@ -727,6 +746,7 @@ class Job:
             "spec_version": self.spec_version,
             "launch_seq": self.launch_seq,
             "succeeded": self.succeeded,
+            "ending": self.ending,
             "cause": self.cause,
             "suppressed": self.suppressed,
         }
@@ -757,10 +777,17 @@ class Job:
             if key in job.tasks:
                 job.tasks[key] = TaskRecord(**{**raw, "key": key})
         job._by_task_id = {tid: TaskKey(k[0], k[1]) for tid, k in data["task_ids"].items()}
+        # Records written before KILLED existed have no "ending": theirs followed "succeeded".
+        job.ending = data.get("ending") or (SUCCEEDED if job.succeeded else FAILED if job.succeeded is False else "")
         # Offers never survive a reconnection, and after a restart we must ask again.
         job.suppressed = False
         job.series = ProgressSeries.from_list(data.get("series"))  # records before format 4 have none
         return job
+
+
+# The event that says how the job is ending. A stop on request is no failure: its cause says it
+# all ("stopped by SIGINT (Ctrl-C)", "cluster closed").
+_END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: ""}
 
 
 def _rank(role: str) -> int:

@@ -1,0 +1,203 @@
+"""Ctrl-C, SIGTERM and SIGHUP to `tfmesos run`, `tfrun` and a `tfmesos.cluster()` script, and
+`tfmesos kill`: real signals to the real process group (as a terminal sends Ctrl-C), on the
+embedded master, with jobs of plain `sleep`/listening tasks (no TensorFlow: the behaviour does
+not need it). Each test checks the exit code, the summary, that nothing says "failed" or shows a
+traceback, and that no process of the run is left (its tasks by their environment, and every
+process it had started)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .harness import ROOT, TFMESOS, LineProcess, eventually, wait_gone
+
+PYTHON = sys.executable
+ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
+# A process started with SIGHUP or SIGINT ignored (nohup, a background job) keeps them ignored:
+# the runs here start with the defaults, as from a terminal.
+DEFAULT_SIGNALS = ["env", "--default-signal=HUP,INT"]
+STUBBORN = "trap '' TERM; sleep 300"  # ignores SIGTERM: killing it takes the executor's grace period
+
+
+def _options(tmp_path: Path, name: str, command: str) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"service": {"name": name}, "job": {"command": command},
+                                "roles": {"worker": {"count": 2, "cpus": 0.2, "mem": 128}}}))
+    return path
+
+
+@pytest.fixture
+def spawn():
+    """Starts the runs of a test; whatever a failed test left of them is killed at its end."""
+    runs: list[LineProcess] = []
+
+    def start(argv: list[str]) -> LineProcess:
+        runs.append(LineProcess(DEFAULT_SIGNALS + argv, env=ENV))
+        return runs[-1]
+
+    yield start
+    for run in runs:
+        if run.proc.poll() is None:
+            left = psutil.Process(run.proc.pid).children(recursive=True)
+            run.killpg(signal.SIGKILL)
+            for p in left:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL) if os.getpgid(p.pid) == p.pid else p.kill()
+                except (OSError, psutil.Error):
+                    pass
+            run.wait(30)
+
+
+def _status(api: str) -> dict:
+    with urllib.request.urlopen(f"http://{api}/v1/status", timeout=5) as resp:
+        return json.load(resp)
+
+
+def _start_run(spawn, tmp_path: Path, name: str, command: str = "sleep 300") -> tuple[LineProcess, str]:
+    """`tfmesos run` on the embedded master, returned once both tasks are RUNNING."""
+    run = spawn(TFMESOS + ["run", str(_options(tmp_path, name, command)), "--api-port", "0"])
+    api = run.wait_for(r"scheduler API on http://(\S+)/v1/status", 120).group(1)
+    eventually(lambda: all(t["state"] == "TASK_RUNNING" for t in _status(api)["tasks"]), 120, "both tasks RUNNING")
+    return run, api
+
+
+def _descendants(run: LineProcess) -> list[psutil.Process]:
+    found = psutil.Process(run.proc.pid).children(recursive=True)
+    assert found, "the run has started processes (the embedded master's, its executors and tasks)"
+    return found
+
+
+def _assert_nothing_left(run: LineProcess, service: str, started: list[psutil.Process]) -> None:
+    assert not wait_gone(service, timeout=30), f"{service}: task processes left"
+    _, alive = psutil.wait_procs(started, timeout=30)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], f"processes of the run left: {alive}"
+
+
+def _assert_honest(output: str) -> None:
+    assert "Traceback" not in output and not re.search(r"fail", output, re.I), output[-3000:]
+    assert "keep running" not in output and "resume" not in output, output[-3000:]
+
+
+def _assert_stopped(run: LineProcess, name: str, code: int, why: str, started: list[psutil.Process]) -> None:
+    """The run exited ``code`` after a summary saying the job ended KILLED ``why`` (a regex)."""
+    assert run.wait(120) == code, run.output[-3000:]
+    assert re.search(rf"job {name} KILLED: {why}$", run.output, re.M), run.output[-3000:]
+    _assert_honest(run.output)
+    _assert_nothing_left(run, name, started)
+
+
+def _killpg(run: LineProcess, sig: int) -> None:
+    os.killpg(run.proc.pid, sig)  # the whole process group, as a terminal does
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_to_tfmesos_run_kills_every_task_prints_the_summary_and_exits_128_plus_it(spawn, tmp_path, sig):
+    name = f"sig-run-{sig.name.lower()}"
+    run, _ = _start_run(spawn, tmp_path, name)
+    started = _descendants(run)
+    _killpg(run, sig)
+    why = "stopped by SIGINT \\(Ctrl-C\\)" if sig == signal.SIGINT else f"stopped by {sig.name}"
+    _assert_stopped(run, name, 128 + sig, why, started)
+    assert len(re.findall(r"  worker:\d +\S+ +TASK_KILLED +restarts 0 exit 143$", run.output, re.M)) == 2
+
+
+def test_a_second_ctrl_c_says_what_the_stop_waits_for_and_the_stop_goes_on(spawn, tmp_path):
+    name = "sig-run-twice"
+    run, _ = _start_run(spawn, tmp_path, name, STUBBORN)
+    started = _descendants(run)
+    _killpg(run, signal.SIGINT)
+    run.wait_for(r"stopped by SIGINT \(Ctrl-C\)$", 30)
+    _killpg(run, signal.SIGINT)
+    said = run.wait_for(r"SIGINT again: still stopping, waiting for (.*); a third signal gives up at once", 30)
+    assert re.fullmatch(r"2 task\(s\) to end: worker:0 TASK_\w+, worker:1 TASK_\w+", said.group(1)), said.group(0)
+    _assert_stopped(run, name, 130, r"stopped by SIGINT \(Ctrl-C\)", started)
+    assert run.output.count("TASK_KILLED    restarts 0 exit 137") == 2, "killed after the grace period"
+
+
+def test_a_third_ctrl_c_gives_up_at_once_and_still_leaves_no_process(spawn, tmp_path):
+    name = "sig-run-thrice"
+    run, _ = _start_run(spawn, tmp_path, name, STUBBORN)
+    started = _descendants(run)
+    sandboxes = run.wait_for(r"sandboxes under (\S+)", 5).group(1)
+    for said in (r"stopped by SIGINT", r"SIGINT again: still stopping"):
+        _killpg(run, signal.SIGINT)
+        run.wait_for(said, 30)
+    _killpg(run, signal.SIGINT)
+    assert run.wait(10) == 130, run.output[-3000:]  # at once: the tasks' grace period is not waited for
+    assert re.search(r"gave up at the third signal: killed \d+ process\(es\) this run started$", run.output, re.M)
+    assert "job sig-run-thrice" not in run.output, "no summary: it gave up"
+    _assert_honest(run.output)
+    _assert_nothing_left(run, name, started)
+    assert not os.path.exists(sandboxes), "the embedded master's directory goes with it"
+
+
+def test_tfmesos_kill_ends_the_job_killed_with_its_own_exit_code(spawn, tmp_path):
+    name = "sig-run-kill"
+    run, api = _start_run(spawn, tmp_path, name)
+    started = _descendants(run)
+    kill = subprocess.run(TFMESOS + ["kill", "--api", api], env=ENV, capture_output=True, text=True, timeout=60)
+    assert kill.returncode == 0, kill.stderr
+    _assert_stopped(run, name, 5, r"stopped on request \(POST /v1/shutdown\)", started)
+
+
+def _start_cluster_script(spawn, mode: str) -> tuple[LineProcess, str]:
+    run = spawn([PYTHON, str(ROOT / "tests" / "e2e" / "signal_cluster.py"), mode])
+    run.wait_for(r"^READY ", 180)
+    return run, f"cluster-{run.proc.pid}-0"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_stop_signal_to_a_cluster_script_closes_the_cluster_with_a_summary(spawn, sig):
+    run, service = _start_cluster_script(spawn, "wait")
+    started = _descendants(run)
+    assert any("local-master" in p.cmdline() for p in started), "the embedded master is a child of the script"
+    _killpg(run, sig)
+    _assert_stopped(run, service, 128 + sig, f"stopped by {sig.name}.*", started)
+    assert "LEFT" not in run.output, "the block was left by the signal"
+
+
+def test_a_cluster_block_left_normally_says_closed_and_nothing_failed(spawn):
+    run, service = _start_cluster_script(spawn, "close")
+    assert run.wait(120) == 0, run.output[-3000:]
+    assert re.search(r"\] cluster closed$", run.output, re.M) and "LEFT cause=cluster closed" in run.output
+    _assert_honest(run.output)
+    assert not wait_gone(service, timeout=30)
+
+
+def test_a_second_and_third_ctrl_c_to_a_cluster_script_say_and_give_up(spawn):
+    run, service = _start_cluster_script(spawn, "stubborn")
+    started = _descendants(run)
+    _killpg(run, signal.SIGINT)
+    run.wait_for(r"stopped by SIGINT", 30)
+    _killpg(run, signal.SIGINT)
+    run.wait_for(r"SIGINT again: still stopping, waiting for 2 task\(s\) to end: worker:0", 30)
+    _killpg(run, signal.SIGINT)
+    assert run.wait(10) == 130, run.output[-3000:]
+    assert "gave up at the third signal" in run.output
+    _assert_honest(run.output)
+    _assert_nothing_left(run, service, started)
+
+
+def test_ctrl_c_to_tfrun_stops_worker_0_and_every_task(spawn):
+    name = "sig-tfrun"
+    run = spawn([PYTHON, "-m", "tfmesos.tfrun", "-v", "-w", "2", "-s", "1", "-n", name,
+                 "-Cw", "0.2", "-Cs", "0.2", "-Mw", "128", "-Ms", "128", "--", "sleep", "300"])
+    run.wait_for(r"ps:0 TASK_RUNNING", 180)
+    run.wait_for(r"worker:1 TASK_RUNNING", 60)
+
+    def worker_0() -> list[psutil.Process]:  # here, as a child of tfrun (a shell running the command)
+        return [p for p in psutil.Process(run.proc.pid).children() if p.environ().get("TFMESOS_TASK_INDEX") == "0"]
+
+    assert len(eventually(worker_0, 60, "worker 0 started here")) == 1
+    started = _descendants(run)
+    _killpg(run, signal.SIGINT)
+    _assert_stopped(run, name, 130, r"stopped by SIGINT \(Ctrl-C\)", started)

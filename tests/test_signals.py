@@ -1,0 +1,114 @@
+"""tfmesos/signals.py in this very process: real signals to the test's own process, handled by
+the StopSignals edge (pymesos' own SIGINT handler must never run). The whole runs with real
+jobs are in tests/e2e/test_signals.py."""
+from __future__ import annotations
+
+import _thread
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from tfmesos.signals import StopSignals, StoppedBeforeStart
+
+
+def _signalled(signum: int) -> None:
+    """Send a signal to this process and let the main thread run its handler."""
+    os.kill(os.getpid(), signum)
+    time.sleep(0)  # a bytecode boundary: Python runs pending handlers here at the latest
+
+
+@pytest.fixture
+def installed():
+    said: list[str] = []
+    stops: list[int] = []
+    stopped = threading.Event()
+
+    def stop(signum: int) -> None:
+        stops.append(signum)
+        stopped.set()
+
+    signals = StopSignals(lambda: "2 task(s) to end", said.append).install()
+    try:
+        yield signals, stop, stops, stopped, said
+    finally:
+        signals.restore()
+
+
+def test_the_first_signal_stops_in_a_thread_and_pymesos_handler_never_runs(installed, monkeypatch):
+    import pymesos.process
+
+    # What pymesos' handler calls when the process started with SIGINT ignored (a background
+    # job): not callable, its TypeError was the "'Handlers' object is not callable" of a Ctrl-C.
+    monkeypatch.setattr(pymesos.process, "_prev_handler", signal.SIG_IGN)
+    signals, stop, stops, stopped, said = installed
+    assert signal.getsignal(signal.SIGINT) == signals._handle, "ours, installed after pymesos' import"
+    signals.arm(stop)
+    _signalled(signal.SIGINT)
+    assert stopped.wait(10) and stops == [signal.SIGINT]
+    assert (signals.exit_code, signals.cause) == (130, "stopped by SIGINT (Ctrl-C)")
+
+
+def test_a_second_signal_says_what_the_stop_waits_for(installed):
+    signals, stop, stops, stopped, said = installed
+    signals.arm(stop)
+    _signalled(signal.SIGTERM)
+    assert stopped.wait(10)
+    _signalled(signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while not said and time.monotonic() < deadline:
+        time.sleep(0.05)  # the line is said from a thread of its own (the console's lock)
+    assert said == ["SIGTERM again: still stopping, waiting for 2 task(s) to end; a third signal gives up at once"]
+    assert stops == [signal.SIGTERM] and signals.exit_code == 143, "the first signal decides the exit code"
+
+
+def test_a_signal_before_there_is_a_job_unwinds_with_its_exit_code(installed):
+    with pytest.raises(StoppedBeforeStart) as stopped:
+        _signalled(signal.SIGHUP)
+    assert stopped.value.code == 129
+
+
+def test_an_error_of_pymesos_io_thread_still_reaches_the_main_thread(installed):
+    """pymesos hands its IO thread's error over with interrupt_main (a SIGINT): raised, not a stop."""
+    import pymesos.process
+
+    signals, stop, stops, stopped, said = installed
+    signals.arm(stop)
+    try:
+        raise RuntimeError("Failed with HTTP 401: Unauthorized")
+    except RuntimeError:
+        import sys
+
+        pymesos.process._exc_info = sys.exc_info()
+    with pytest.raises(RuntimeError, match="HTTP 401"):
+        _thread.interrupt_main()
+        time.sleep(1)
+    assert not stops and signals.signum is None
+
+
+def test_restore_puts_back_the_previous_handlers_but_never_pymesos_own():
+    import pymesos.process
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    signal.signal(signal.SIGINT, pymesos.process._handle_sigint)  # as importing pymesos leaves it
+    try:
+        StopSignals(lambda: "", print).install().restore()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert {sig: signal.getsignal(sig) for sig in before} == before
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def test_an_ignored_sighup_stays_ignored_under_nohup():
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        signals = StopSignals(lambda: "", print).install()
+        try:
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) == signals._handle
+        finally:
+            signals.restore()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
