@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import io
+import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -128,3 +130,29 @@ def test_the_installer_extracts_on_debians_own_python3(tmp_path):
     out = _extract_with(python, good, tmp_path, None)
     assert "refused" not in out, out
     assert (tmp_path / "http-parser-0.9.0" / "setup.py").is_file()
+
+
+def _pythons_to_set_up_with() -> list[str]:
+    """Debian 12's own python3 (3.11.2) always; every Python 3.12+ this machine has besides."""
+    found = [shutil.which("python3", path="/usr/bin")]
+    assert found[0], "/usr/bin/python3 is missing: the set-up's supported system Python"
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite runs with a HOME of its own
+    for root in sorted(home.glob(".pyenv/versions/3.1[2-9]*")) + [Path("/usr/local"), Path("/usr")]:
+        for name in ("python3.12", "python3.13", "python3.14"):
+            if (root / "bin" / name).is_file() and str(root / "bin" / name) not in found:
+                found.append(str(root / "bin" / name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", _pythons_to_set_up_with())
+def test_the_installer_fetches_http_parsers_sdist_on_each_python(tmp_path, python):
+    # pip prepares an sdist's metadata even to download it, running its setup.py, which imports
+    # `imp` (gone in Python 3.12): the installer must get past that on every supported Python.
+    venv = tmp_path / "venv"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=300)
+    script = (f"import sys; from pathlib import Path; sys.path.insert(0, {str(ROOT / 'tools')!r}); "
+              f"import install_pymesos; print(install_pymesos._fetch_sdist(Path({str(tmp_path)!r})))")
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", script], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (Path(out.stdout.strip()) / "http_parser" / "parser.pyx").is_file()

@@ -12,6 +12,7 @@ Usage: python tools/install_pymesos.py   (idempotent; exits 0 when pymesos impor
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -33,8 +34,30 @@ def _pip(*args: str) -> None:
     subprocess.run([*PIP, *args], check=True)
 
 
+# What http-parser's setup.py takes from ``imp``, which Python 3.12 removed.
+LOAD_SOURCE = """import importlib.util as _ilu
+def load_source(name, path):
+    spec = _ilu.spec_from_file_location(name, path)
+    mod = _ilu.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+"""
+
+
 def _fetch_sdist(workdir: Path) -> Path:
-    _pip("download", "--quiet", "--no-deps", "--no-binary", ":all:", HTTP_PARSER, "-d", str(workdir))
+    args = ["download", "--quiet", "--no-deps", "--no-binary", ":all:", HTTP_PARSER, "-d", str(workdir)]
+    if sys.version_info >= (3, 12):
+        # pip runs the sdist's setup.py for its metadata even to download it: give that run an ``imp``
+        # (on PYTHONPATH, so without build isolation, which would replace PYTHONPATH).
+        if not _have("setuptools"):  # no longer in a new venv from 3.12; that run needs it
+            _pip("install", "--quiet", "setuptools")
+        shim = workdir / "imp-shim"
+        shim.mkdir()
+        (shim / "imp.py").write_text(LOAD_SOURCE)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")]))}
+        subprocess.run([*PIP, *args, "--no-build-isolation"], check=True, env=env)
+    else:
+        _pip(*args)
     archive = next(workdir.glob("http-parser-*.tar.gz"))
     extract(archive, workdir)
     return next(p for p in workdir.iterdir() if p.is_dir() and p.name.startswith("http-parser-"))
@@ -67,15 +90,7 @@ def extract(archive: Path, dest: Path, *, use_filter: bool | None = None) -> Non
 def _patch_setup(src: Path) -> None:
     setup_py = src / "setup.py"
     text = setup_py.read_text()
-    text = text.replace(
-        "from imp import load_source",
-        "import importlib.util as _ilu\n"
-        "def load_source(name, path):\n"
-        "    spec = _ilu.spec_from_file_location(name, path)\n"
-        "    mod = _ilu.module_from_spec(spec)\n"
-        "    spec.loader.exec_module(mod)\n"
-        "    return mod",
-    )
+    text = text.replace("from imp import load_source", LOAD_SOURCE)
     setup_py.write_text(text)
 
 
