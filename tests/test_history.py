@@ -99,6 +99,12 @@ def test_a_kept_log_is_read_from_the_sandbox_on_this_disk_once_its_agent_is_gone
     gone = {**attempt, "directory": str(tmp_path / "removed")}
     with pytest.raises(LogError, match=r"the log of t\.chief\.0\.\d+ is gone: agent 127\.0\.0\.1:1 does not answer"):
         kept_log(gone, "F-1", "stdout", None, io.BytesIO())
+    # A local run's sandboxes go with its embedded master: the end kept in the record is read then.
+    kept = io.BytesIO()
+    source = kept_log({**gone, "tail": {"stdout": "a\nb\nc\n", "stderr": None}}, "F-1", "stdout", 2, kept)
+    assert kept.getvalue() == b"b\nc\n" and source.startswith("the job's record")
+    with pytest.raises(LogError, match="is gone"):
+        kept_log({**gone, "tail": {"stdout": "a\n", "stderr": None}}, "F-1", "stderr", None, io.BytesIO())
 
 
 def test_the_command_line_answers_from_the_kept_record_at_once(tmp_path) -> None:

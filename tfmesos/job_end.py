@@ -11,16 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 from .api import ApiServer, Operations
 from .console import Console
-from .logs import sandbox_directories
+from .logs import FILES, AgentFiles, read_tail, sandbox_directories
 from .masking import mask_options
 from .state_format import end_of, record
+from .spec import ROLE_ORDER
 from .state_store import StateStore
 
 if TYPE_CHECKING:
     from .scheduler import JobScheduler
 
 ATTEMPTS_KEPT = 5  # log locations kept per task: its newest attempts
-LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes are
+LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes are (and for tails)
+# The end of the newest attempt's stdout/stderr of the first tasks (chief first) is kept in the
+# record too: a local run's embedded master removes its sandboxes as the run ends, and an agent's
+# garbage collection does later; the record stays small (at most 8 x 2 x 16 KiB).
+TAIL_TASKS, TAIL_BYTES = 8, 16 * 1024
 
 
 def log_locations(sched: JobScheduler, seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
@@ -42,8 +47,19 @@ def log_locations(sched: JobScheduler, seconds: float = LOCATE_SECONDS) -> dict[
     where = {task_id: address for pairs in wanted.values() for task_id, address in pairs if address}
     left = max(0.0, deadline - time.monotonic())
     directories = sandbox_directories(where, sched.framework_id or "", left) if left else {}
-    return {task: [{"task_id": t, "agent": a or None, "directory": directories.get(t)} for t, a in pairs]
-            for task, pairs in wanted.items()}
+    located = {task: [{"task_id": t, "agent": a or None, "directory": directories.get(t)} for t, a in pairs]
+               for task, pairs in wanted.items()}
+    for task in sorted(located, key=_role_order)[:TAIL_TASKS]:
+        newest = located[task][-1]
+        if newest["agent"] and newest["directory"] and time.monotonic() < deadline:
+            newest["tail"] = {name: read_tail(AgentFiles(newest["agent"], 1.0), f"{newest['directory']}/{name}",
+                                              TAIL_BYTES) for name in FILES}
+    return located
+
+
+def _role_order(task: str) -> tuple[int, int]:
+    role, _, index = task.partition(":")
+    return (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), int(index or 0))
 
 
 def final_record(sched: JobScheduler, api: str | None, master: str | None, at: float) -> dict[str, Any]:

@@ -87,6 +87,19 @@ def sandbox_directory(agent_state: dict[str, Any], framework_id: str, executor_i
     return sandbox_index(agent_state, framework_id).get(executor_id)
 
 
+def read_tail(files: AgentFiles, path: str, nbytes: int) -> str | None:
+    """The last ``nbytes`` of a file from its first whole line (None when it cannot be read)."""
+    try:
+        _, size = files.read(path, -1)
+        start = max(0, size - nbytes)
+        data, _ = files.read(path, start, size - start) if size > start else (b"", start)
+    except (LogError, urllib.error.URLError, OSError, ValueError):
+        return None
+    if start > 0:
+        data = data[data.find(b"\n") + 1:]
+    return data.decode("utf-8", "surrogateescape")
+
+
 def sandbox_directories(where: dict[str, str], framework_id: str, seconds: float = 5.0,
                         timeout: float = 2.0) -> dict[str, str]:
     """The sandbox of each task id in ``where`` (task id -> agent address), asking each agent's
@@ -397,6 +410,12 @@ def kept_log(attempt: dict[str, Any], framework_id: str, file: str, tail: int | 
     if directory and os.path.isdir(directory):
         _copy(LocalFiles(), os.path.join(directory, file), tail, out)
         return f"{directory} on this machine"
+    kept = (attempt.get("tail") or {}).get(file)
+    if kept is not None:
+        lines = kept.splitlines(keepends=True)
+        out.write(to_bytes("".join(lines[-tail:] if tail is not None and tail > 0 else lines)))
+        out.flush()
+        return "the job's record (its sandbox is gone: the end of the log kept when the job ended)"
     where = (f"; its sandbox {directory} is not on this machine (the embedded master of a local 'tfmesos run' "
              "removes its sandboxes when the run ends: --keep-serving SECONDS keeps them readable meanwhile)"
              if directory else "")
@@ -459,7 +478,9 @@ def _cmd_kept_logs(args: argparse.Namespace, name: str, task: str, file: str) ->
         print(f"tfmesos logs: {task}: not a task of job {name!r}'s last run: expected one of {known}", file=sys.stderr)
         return 1
     try:
-        kept_log(attempts[-1], rec.get("framework_id") or "", file, args.tail, sys.stdout.buffer)
+        source = kept_log(attempts[-1], rec.get("framework_id") or "", file, args.tail, sys.stdout.buffer)
+        if source.startswith("the job's record"):
+            print(f"tfmesos logs: read from {source}", file=sys.stderr)
     except LogError as exc:
         print(f"tfmesos logs: {exc}", file=sys.stderr)
         return 1

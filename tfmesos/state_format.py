@@ -19,7 +19,8 @@ load, a newer one is refused with a message, never half-read.
 - Format 4: format 3 plus ``end``, null while the job runs and, in the record kept of a job that
   ended (``tfmesos status NAME``, ``tfmesos jobs``), ``{at, progress, logs, api, master}``: when
   it ended, its last reported values, where each attempt's log is (``{"ROLE:INDEX": [{task_id,
-  agent, directory}, ...]}``, newest attempt last), and the addresses of its API and master. The
+  agent, directory}, ...]}``, newest attempt last; the newest attempt of the first tasks also
+  carries ``tail``, ``{stdout, stderr}``: the end of each file), and the addresses of its API and master. The
   job's ``series`` (``[[at, step, loss], ...]``, core/series.py) is kept in ``job`` from this
   format on; older records have none.
 """

@@ -121,6 +121,8 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
     assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", out), out
     sandbox = re.search(r"chief:0 +(\S+) +(/\S+/executors/hist-e2e\.chief\.0\.\d+/runs/\S+)", out)
     assert sandbox and sandbox.group(1).startswith("127.0.0.1:"), out
+    kept = json.loads(tfmesos("status", NAME, "--json", *where)[0].stdout)["end"]["logs"]
+    assert "final test accuracy" in kept["chief:0"][-1]["tail"]["stdout"], "the end of the log is kept too"
     by_api, took = tfmesos("status", "--api", api, *where)  # no name: the record of what served there
     assert by_api.returncode == 0 and f"job {NAME}  SUCCEEDED" in by_api.stdout and took < 10, by_api.stderr
 

@@ -144,6 +144,12 @@ function svgEl(parent, name, attrs, text) {
   return el;
 }
 
+// An axis label that fits the chart's left margin: 3 digits, or an exponent for the very small or large.
+function axisNumber(v) {
+  const a = Math.abs(v);
+  return a !== 0 && (a < 0.01 || a >= 100000) ? v.toExponential(1) : String(Number(v.toPrecision(3)));
+}
+
 // pts: [[seconds since the start, value], ...]; fromZero: the y axis starts at 0 (rates).
 function drawChart(svg, pts, fromZero) {
   const key = JSON.stringify(pts.length ? [pts.length, pts[pts.length - 1]] : []);
@@ -162,8 +168,8 @@ function drawChart(svg, pts, fromZero) {
   let y0 = fromZero ? 0 : Math.min(...ys), y1 = Math.max(...ys);
   if (y1 - y0 < 1e-12) { y1 += Math.abs(y1) * 0.1 || 1; y0 = fromZero ? 0 : y0 - (Math.abs(y0) * 0.1 || 1); }
   const X = (x) => c.left + (x - x0) / (x1 - x0) * iw, Y = (y) => c.top + ih - (y - y0) / (y1 - y0) * ih;
-  svgEl(svg, "text", {x: c.left - 4, y: c.top + 9, "text-anchor": "end"}, number(y1));
-  svgEl(svg, "text", {x: c.left - 4, y: c.top + ih, "text-anchor": "end"}, number(y0));
+  svgEl(svg, "text", {x: c.left - 4, y: c.top + 9, "text-anchor": "end"}, axisNumber(y1));
+  svgEl(svg, "text", {x: c.left - 4, y: c.top + ih, "text-anchor": "end"}, axisNumber(y0));
   svgEl(svg, "text", {x: c.left, y: c.h - 6}, duration(x0));
   svgEl(svg, "text", {x: c.left + iw, y: c.h - 6, "text-anchor": "end"}, duration(x1));
   svgEl(svg, "polyline", {class: "line", points: pts.map((p) => X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join(" ")});
@@ -176,12 +182,12 @@ function renderCharts(snap) {
   if (!series.length) return;
   const t0 = snap.started_at;
   const loss = series.filter((p) => p[2] != null).map((p) => [p[0] - t0, p[2]]);
-  // Steps/s between consecutive kept points: the mean over each stretch; none where the step
-  // went back (a restart from a checkpoint).
+  // Steps/s between consecutive kept points: the mean over each stretch; none where no step was
+  // made (a report after training, e.g. its accuracy) or the step went back (a restart from a checkpoint).
   const rate = [];
   for (let i = 1; i < series.length; i++) {
     const [ta, sa] = series[i - 1], [tb, sb] = series[i];
-    if (tb > ta && sb >= sa) rate.push([tb - t0, (sb - sa) / (tb - ta)]);
+    if (tb > ta && sb > sa) rate.push([tb - t0, (sb - sa) / (tb - ta)]);
   }
   drawChart($("chart-loss"), loss, false);
   drawChart($("chart-rate"), rate, true);
