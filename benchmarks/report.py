@@ -349,6 +349,19 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
                     "the master's own `allocator/mesos/allocation_run_ms` (`/metrics/snapshot`): the round that offered "
                     "every agent, and an idle round with every agent's resources out on offer."]
         out.append("")
+    h = results.get("history")
+    if h:
+        status = _med(h["status_gone_api_s"])
+        v = _verdict(verdicts, "history_status", status, None if status is None else status < h["bar_s"],
+                     f"< {h['bar_s']:g} s")
+        out += ["## A finished job, after its scheduler left (whole commands, Python start-up included)", "",
+                "| command | median s (n) | bar | verdict |", "|---|---|---|---|",
+                f"| `tfmesos status NAME` with TFMESOS_API at the gone scheduler | {_f(status)} "
+                f"(n={_n(h['status_gone_api_s'])}) | < {h['bar_s']:g} s | {v} |",
+                f"| `tfmesos status NAME` | {_f(_med(h['status_s']))} (n={_n(h['status_s'])}) | info | |",
+                f"| `tfmesos jobs` | {_f(_med(h['jobs_s']))} (n={_n(h['jobs_s'])}) | info | |",
+                f"| `tfmesos logs NAME chief:0 --tail 5` (the end kept in the record) | {_f(_med(h['logs_s']))} "
+                f"(n={_n(h['logs_s'])}) | info | |", ""]
     out += ["## GPU", "",
             "Not measured: no GPU machine was lent to this task (issue 12, item 6: the MWMS example with one GPU per "
             "worker through the embedded master's GPU agents, against hand launch). Nothing here depends on one.", ""]

@@ -18,11 +18,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import bringup, master_scale, placement, recovery, scale
+from . import bringup, history, master_scale, placement, recovery, scale
 from .common import environment, log
 from .report import render
 
-PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery")
+PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -40,6 +40,7 @@ FULL = {
     "placement": {"task_sizes": (10, 100, 1000), "agent_sizes": (100, 1000, 10000), "repeats": 3},
     "scale": {"configs": ((1000, 10, 2), (1000, 100, 3), (1000, 1000, 3)), "probes": 3},
     "master": {"sizes": (1000, 10000)},
+    "history": {"samples": 5},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -49,6 +50,7 @@ QUICK = {
     "placement": {"task_sizes": (10, 100), "agent_sizes": (100, 1000), "repeats": 3},
     "scale": {"configs": ((200, 10, 1), (200, 100, 1)), "probes": 1},
     "master": {"sizes": (1000,)},
+    "history": {"samples": 1},
 }
 
 
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
                                                        "makerun": "make run job"}[part])
                 elif part == "recovery":
                     results["recovery"] = recovery.run(tmp, **settings["recovery"])
+                elif part == "history":
+                    results["history"] = history.run(tmp, **settings["history"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]
