@@ -26,3 +26,29 @@ def test_no_offer_explains_the_gpu_rule_only_to_a_cpu_job():
     assert "GPU_RESOURCES" in no_offer_hint(gpus_needed=False)
     assert "GPU" not in no_offer_hint(gpus_needed=True)
     assert no_offer_hint(True).startswith("no offer was received")
+
+
+def _waiting_notes(job):
+    return [e for e in job.events if e.startswith("still waiting after")]
+
+
+def test_a_job_without_any_offer_is_told_why_early_and_once():
+    from tfmesos.core.job import NO_OFFER_NOTE_SECONDS, Job
+
+    from .helpers import offer, spec_of
+
+    job = Job.new(spec_of(worker={"count": 1}), now=0.0)
+    job.start()
+    job.tick(NO_OFFER_NOTE_SECONDS - 1)
+    assert _waiting_notes(job) == []
+    job.tick(NO_OFFER_NOTE_SECONDS)
+    job.tick(NO_OFFER_NOTE_SECONDS + 10)
+    (note,) = _waiting_notes(job)
+    assert "GPU_RESOURCES" in note
+    assert job.phase == "PLACING"  # a note, not an end: the placement timeout still decides
+
+    seen = Job.new(spec_of(worker={"count": 1, "cpus": 100}), now=0.0)
+    seen.start()
+    seen.offers([offer(1)], 1.0)  # an offer too small: the hint about no offer at all does not apply
+    seen.tick(NO_OFFER_NOTE_SECONDS + 1)
+    assert _waiting_notes(seen) == []

@@ -37,6 +37,7 @@ PHASES = (PLACING, RUNNING, FINISHING, *ENDED_PHASES)
 REFUSE_WHILE_PENDING = 2.0
 REFUSE_WHEN_IDLE = 3600.0
 KILL_RETRY_SECONDS = 5.0
+NO_OFFER_NOTE_SECONDS = 15.0  # no offer at all by then: say why that may be, long before the placement timeout
 EVENTS_KEPT = 200  # the newest events a persisted record keeps
 FINISH_GRACE_SECONDS = 30.0
 # How long a partial gang placement may sit on offers before giving them back (with jitter),
@@ -110,6 +111,7 @@ class Job:
     held_since: float = 0.0
     hold_limit: float = HOLD_SECONDS
     largest_seen: Offer | None = None
+    no_offer_noted: bool = False
     last_unplaced: tuple[TaskKey, ...] = ()
     suppressed: bool = False
     declined_in_backoff: bool = False
@@ -598,6 +600,10 @@ class Job:
             return self._finish(FAILED, f"active_deadline_seconds ({pol.active_deadline_seconds:g}s) exceeded", now)
         if self.phase == PLACING and now - self.placing_since >= pol.placement_timeout_seconds:
             return self._finish(FAILED, self.explain_unplaced(), now)
+        if self.phase == PLACING and self.largest_seen is None and not self.no_offer_noted and (
+                now - self.placing_since >= NO_OFFER_NOTE_SECONDS):
+            self.no_offer_noted = True
+            self._note(f"still waiting after {NO_OFFER_NOTE_SECONDS:g} s: " + no_offer_hint(self.spec.gpus_needed))
         if self.held and now - self.held_since >= self.hold_limit:
             # Give a partial gang back so a competing job can complete; try again after a jittered pause.
             actions.append(Decline(tuple(self.held), REFUSE_WHILE_PENDING + self._rng.random() * 3))
