@@ -17,7 +17,7 @@ def test_a_missing_program_or_module_gets_the_python_hint(output):
 
 
 @pytest.mark.parametrize("output", ["", "loss 0.3\nValueError: shapes (2,) and (3,) not aligned",
-                                    "checkpoint not founded", "FileNotFoundError: [Errno 2] No such file"])
+                                    "checkpoint not found, training from scratch\nValueError: x", "FileNotFoundError: [Errno 2] No such file"])
 def test_other_failures_get_no_hint(output):
     assert missing_program_hint(output) == ""
 

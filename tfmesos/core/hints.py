@@ -5,7 +5,7 @@ import re
 
 # What a shell or Python prints when the command's program or module is not where the task runs:
 # `sh: 1: python: not found`, `bash: foo: command not found`, `ModuleNotFoundError: No module named 'x'`.
-_MISSING = re.compile(r"No module named|(^|[:\s])not found\b", re.MULTILINE)
+_MISSING = re.compile(r"No module named|: (command )?not found$", re.MULTILINE)
 
 
 def missing_program_hint(output: str) -> str:
