@@ -112,3 +112,30 @@ def test_an_ignored_sighup_stays_ignored_under_nohup():
             signals.restore()
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_the_console_scripts_start_quiet_on_ctrl_c_before_the_command_runs():
+    """setup.cfg's console scripts go through tfmesos.entry, which quiets Ctrl-C during the imports
+    (tests/e2e/test_signals.py sends one then) and puts the previous handler back before the command."""
+    import configparser
+    import importlib
+    from pathlib import Path
+
+    import tfmesos.entry as entry
+
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parents[1] / "setup.cfg")
+    scripts = dict(line.split(" = ") for line in config["options.entry_points"]["console_scripts"].split("\n") if line)
+    assert scripts == {"tfmesos": "tfmesos.entry:tfmesos", "tfrun": "tfmesos.entry:tfrun"}
+    for target in scripts.values():
+        module, function = target.split(":")
+        assert callable(getattr(importlib.import_module(module), function))
+    before = signal.getsignal(signal.SIGINT)
+    entry.quiet_imports()
+    try:
+        with pytest.raises(SystemExit) as leaving:
+            _signalled(signal.SIGINT)
+        assert leaving.value.code == 130
+    finally:
+        entry.imported()
+    assert signal.getsignal(signal.SIGINT) is before

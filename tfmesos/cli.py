@@ -1,6 +1,11 @@
 """The ``tfmesos`` command line."""
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
+    from tfmesos.entry import quiet_imports
+
+    quiet_imports()
+
 import argparse
 import json
 import logging
@@ -298,4 +303,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from tfmesos.entry import imported
+
+    imported()
     sys.exit(main())

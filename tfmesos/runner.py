@@ -445,6 +445,8 @@ def end_code(end: str, signal_code: int | None) -> int:
 
 def _waiting_for(sched: JobScheduler) -> str:
     """What a stopping run waits for (said at a second Ctrl-C)."""
+    if not sched.subscribed_once and not sched.done.is_set():
+        return "the Mesos master to answer the subscription (at most --connect-timeout)"
     if not sched.done.is_set():
         with sched.cond:
             return sched.job.waiting_for()

@@ -142,8 +142,10 @@ class StopSignals:
                  "a third signal gives up at once")
 
     def _give_up(self) -> None:
-        # No lock, no thread: the main thread may hold the console's lock.
-        logging.disable(logging.CRITICAL)  # pymesos' IO thread would log the master it loses
+        # No lock, no thread: the main thread may hold the console's lock. What other threads
+        # would print about the processes killed here (executors "terminated") goes nowhere.
+        logging.disable(logging.CRITICAL)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         killed = kill_descendants()
         for path in self.scratch:
             shutil.rmtree(path, ignore_errors=True)

@@ -11,6 +11,11 @@ worker 0 is a Mesos task too and the job succeeds when it exits 0).
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
+    from tfmesos.entry import quiet_imports
+
+    quiet_imports()
+
 import argparse
 import json
 import os
@@ -170,4 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from tfmesos.entry import imported
+
+    imported()
     sys.exit(main())

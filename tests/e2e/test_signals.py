@@ -110,6 +110,26 @@ def test_a_stop_signal_to_tfmesos_run_kills_every_task_prints_the_summary_and_ex
     assert len(re.findall(r"  worker:\d +\S+ +TASK_KILLED +restarts 0 exit 143$", run.output, re.M)) == 2
 
 
+def _catches_sigint(pid: int) -> bool:
+    """SIGINT has a handler in that process (SigCgt in /proc: bit N-1 for signal N)."""
+    with open(f"/proc/{pid}/status") as status:
+        caught = next(line for line in status if line.startswith("SigCgt:")).split()[1]
+    return bool(int(caught, 16) & (1 << (signal.SIGINT - 1)))
+
+
+def test_ctrl_c_while_tfmesos_run_starts_exits_130_without_a_traceback(spawn, tmp_path):
+    """From tfmesos' first line on (Python imports tfmesos for about a second), whenever it lands."""
+    name = "sig-run-early"
+    run = spawn(TFMESOS + ["run", str(_options(tmp_path, name, "sleep 300")), "--api-port", "0"])
+    eventually(lambda: _catches_sigint(run.proc.pid), 30, "tfmesos' first line")
+    _killpg(run, signal.SIGINT)
+    assert run.wait(120) == 130, run.output[-3000:]
+    assert re.search(r"interrupted|stopped by SIGINT", run.output), run.output[-3000:]
+    _assert_honest(run.output)
+    assert "KeyboardInterrupt" not in run.output
+    assert not wait_gone(name, timeout=30)
+
+
 def test_a_second_ctrl_c_says_what_the_stop_waits_for_and_the_stop_goes_on(spawn, tmp_path):
     name = "sig-run-twice"
     run, _ = _start_run(spawn, tmp_path, name, STUBBORN)
