@@ -14,7 +14,7 @@ from .console import Console
 from .logs import FILES, AgentFiles, read_tail, sandbox_directories
 from .masking import mask_options
 from .state_format import end_of, record
-from .spec import ROLE_ORDER
+from .spec import ROLE_ORDER, TaskKey
 from .state_store import StateStore
 
 if TYPE_CHECKING:
@@ -28,22 +28,27 @@ LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes 
 TAIL_TASKS, TAIL_BYTES = 8, 16 * 1024
 
 
-def log_locations(sched: JobScheduler, seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
-    """ROLE:INDEX -> its newest attempts' {task_id, agent, directory}, oldest first; the agents'
-    /state is asked once each (an agent that does not answer in time leaves directory None)."""
-    job = sched.job
+def log_locations(sched: JobScheduler, task_ids: dict[str, list[Any]],
+                  seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
+    """ROLE:INDEX -> its newest attempts' {task_id, agent, directory}, oldest first, from the
+    record's ``task_ids`` (task id -> [role, index]); the agents' /state is asked once each (an
+    agent that does not answer in time leaves directory None)."""
     deadline = time.monotonic() + seconds
+    by_task: dict[TaskKey, list[str]] = {}
+    for task_id, (role, index) in task_ids.items():
+        by_task.setdefault(TaskKey(role, index), []).append(task_id)
     wanted: dict[str, list[tuple[str, str]]] = {}
-    for key, rec in job.tasks.items():
+    for key, ids in by_task.items():
+        ids.sort(key=lambda tid: int(tid.rsplit(".", 1)[1]))  # ids end with the launch sequence
+        current = sched.job.tasks.get(key)
         pairs = []
-        for task_id in job.attempts(key)[-ATTEMPTS_KEPT:]:
-            agent_id = sched.attempt_agents.get(task_id, rec.agent_id)
+        for task_id in ids[-ATTEMPTS_KEPT:]:
+            agent_id = sched.attempt_agents.get(task_id, current.agent_id if current else "")
             address = sched.agent_addresses.get(agent_id)
             if address is None and agent_id and time.monotonic() < deadline:
                 address = sched._agent_address(agent_id)  # asks the master about an agent no offer named
             pairs.append((task_id, address or ""))
-        if pairs:
-            wanted[str(key)] = pairs
+        wanted[str(key)] = pairs
     where = {task_id: address for pairs in wanted.values() for task_id, address in pairs if address}
     left = max(0.0, deadline - time.monotonic())
     directories = sandbox_directories(where, sched.framework_id or "", left) if left else {}
@@ -66,9 +71,9 @@ def final_record(sched: JobScheduler, api: str | None, master: str | None, at: f
     """The record kept of a job that ended (state_format 4, ``end`` filled in)."""
     from .scheduler import options_digest
 
-    job = sched.job
-    return record(sched.framework_id, options_digest(sched.options), mask_options(sched.options), job.to_dict(),
-                  finished=True, end=end_of(at, job.progress(), log_locations(sched), api, master))
+    job = sched.job.to_dict()
+    return record(sched.framework_id, options_digest(sched.options), mask_options(sched.options), job,
+                  finished=True, end=end_of(at, sched.job.progress(), log_locations(sched, job["task_ids"]), api, master))
 
 
 def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:

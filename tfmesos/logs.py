@@ -340,6 +340,7 @@ def stream_log(api: str, task: str, file: str, tail: int | None, follow: bool, o
     query: dict[str, Any] = {"file": file}
     query.update({"tail": tail} if tail is not None else {"offset": 0})
     chunk = _first_chunk(api, task, query, follow, stop, err)
+    last = False  # the read after the job's end: what it has is all there will be
     while True:
         data = to_bytes(chunk["data"])
         out.write(data)
@@ -349,7 +350,7 @@ def stream_log(api: str, task: str, file: str, tail: int | None, follow: bool, o
         if chunk["next_offset"] < chunk["size"]:
             chunk = fetch_chunk(api, task, {**base, "offset": chunk["next_offset"]})
             continue
-        if not follow:
+        if not follow or last:
             return written
         if not chunk["latest"]:
             newer = chunk["attempts"][chunk["attempts"].index(chunk["task_id"]) + 1]
@@ -363,15 +364,7 @@ def stream_log(api: str, task: str, file: str, tail: int | None, follow: bool, o
             if over or _job_over(api):
                 return written  # the scheduler left with the job (it lingers for a last read: TaskLogs.linger)
             raise
-        if over:  # one last read (just done): what was written before the end, to its last byte
-            while True:
-                data = to_bytes(chunk["data"])
-                out.write(data)
-                out.flush()
-                written += len(data)
-                if not data or chunk["next_offset"] >= chunk["size"]:
-                    return written
-                chunk = fetch_chunk(api, task, {**base, "offset": chunk["next_offset"]})
+        last = over  # read after the end: written out to its last byte, then done
 
 
 # ---------------------------------------------------------------------- a finished job's logs
