@@ -151,7 +151,11 @@ def _print_live(snap: dict[str, Any], as_json: bool) -> int:
         print(json.dumps(snap, indent=2))
         return 0
     print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
+    from .history import duration, when
     from .status_text import progress_text, task_row
+
+    if snap.get("ended_at"):  # served after its end (--keep-serving)
+        print(f"  ended {when(snap['ended_at'])} after {duration(snap['ended_at'] - snap['started_at'])}: {snap.get('cause')}")
 
     if snap.get("progress"):
         print(f"  progress {progress_text('', snap['progress']).strip()}")

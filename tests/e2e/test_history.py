@@ -94,6 +94,9 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
         assert driver.find_element(By.ID, "elapsed").text == (f"{took // 60}m {took % 60}s" if took >= 60 else f"{took}s"), \
             "an ended job's clock stops at its end"
 
+        served, _ = tfmesos("status", "--api", api)
+        assert served.returncode == 0 and "ended " in served.stdout and "chief:0 finished" in served.stdout, served.stdout
+
         # tfmesos kill ends the serving early; the run's code is still the job's.
         killed, _ = tfmesos("kill", "--api", api)
         assert killed.returncode == 0, killed.stderr
