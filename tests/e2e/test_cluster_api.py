@@ -81,6 +81,8 @@ def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
         run = LineProcess([PYTHON, str(ROOT / "examples" / "douban_plus" / "plus.py"), master.address], env=ENV)
         assert run.wait(300) == 0, run.output[-4000:]
         assert "42" in run.output.splitlines()
+        assert re.search(r"\] cluster closed$", run.output, re.M), "a block left normally says closed"
+        assert not re.search(r"fail|Traceback", run.output, re.I), run.output[-3000:]
         state = master.state()
         assert state["frameworks"] == [] and len(state["completed_frameworks"]) == 1
         assert all(t["state"] == "TASK_KILLED" for t in state["completed_frameworks"][0]["completed_tasks"])

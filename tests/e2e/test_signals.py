@@ -62,9 +62,9 @@ def _status(api: str) -> dict:
         return json.load(resp)
 
 
-def _start_run(spawn, tmp_path: Path, name: str, command: str = "sleep 300") -> tuple[LineProcess, str]:
+def _start_run(spawn, tmp_path: Path, name: str, command: str = "sleep 300", *more: str) -> tuple[LineProcess, str]:
     """`tfmesos run` on the embedded master, returned once both tasks are RUNNING."""
-    run = spawn(TFMESOS + ["run", str(_options(tmp_path, name, command)), "--api-port", "0"])
+    run = spawn(TFMESOS + ["run", str(_options(tmp_path, name, command)), "--api-port", "0", *more])
     api = run.wait_for(r"scheduler API on http://(\S+)/v1/status", 120).group(1)
     eventually(lambda: all(t["state"] == "TASK_RUNNING" for t in _status(api)["tasks"]), 120, "both tasks RUNNING")
     return run, api
@@ -160,13 +160,29 @@ def test_a_third_ctrl_c_gives_up_at_once_and_still_leaves_no_process(spawn, tmp_
     assert not os.path.exists(sandboxes), "the embedded master's directory goes with it"
 
 
-def test_tfmesos_kill_ends_the_job_killed_with_its_own_exit_code(spawn, tmp_path):
-    name = "sig-run-kill"
-    run, api = _start_run(spawn, tmp_path, name)
+def _tfmesos(*args: str) -> str:
+    done = subprocess.run(TFMESOS + list(args), env=ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_tfmesos_kill_ends_the_job_killed_with_its_own_exit_code_and_every_reader_agrees(spawn, tmp_path):
+    name, state = "sig-run-kill", str(tmp_path / "state")
+    run, api = _start_run(spawn, tmp_path, name, "sleep 300", "--state-dir", state, "--keep-serving", "60")
     started = _descendants(run)
-    kill = subprocess.run(TFMESOS + ["kill", "--api", api], env=ENV, capture_output=True, text=True, timeout=60)
-    assert kill.returncode == 0, kill.stderr
+    _tfmesos("kill", "--api", api)
+    run.wait_for(r"job over; its status page stays on", 60)
+    snap = _status(api)  # the ended job, served on (--keep-serving)
+    assert (snap["phase"], snap["cause"]) == ("KILLED", "stopped on request (POST /v1/shutdown)")
+    assert not any("fail" in e.lower() for e in snap["events"]), snap["events"]
+    with urllib.request.urlopen(f"http://{api}/metrics", timeout=5) as resp:
+        phases = dict(re.findall(r'^tfmesos_job_phase\{phase="(\w+)"\} (\S+)$', resp.read().decode(), re.M))
+    assert {p for p, v in phases.items() if float(v)} == {"KILLED"}, phases
+    _tfmesos("kill", "--api", api)  # ends the serving; the exit code is still the job's
     _assert_stopped(run, name, 5, r"stopped on request \(POST /v1/shutdown\)", started)
+    listed = _tfmesos("jobs", "--state-dir", state)  # from the kept record
+    assert re.search(rf"^{name} +KILLED ", listed, re.M) and "fail" not in listed.lower(), listed
+    assert _tfmesos("status", name, "--state-dir", state).startswith(f"job {name}  KILLED: stopped on request")
 
 
 def _start_cluster_script(spawn, mode: str) -> tuple[LineProcess, str]:
