@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -127,6 +128,8 @@ def test_the_command_line_answers_from_the_kept_record_at_once(tmp_path) -> None
     assert cli("jobs").stdout.splitlines()[1].startswith("hist  SUCCEEDED")
     logs = cli("logs", "hist", "chief:0", "--tail", "1")
     assert (logs.returncode, logs.stdout) == (0, "final test accuracy: 0.93\n"), logs.stderr
+    assert re.match(r"tfmesos logs: chief:0 of the run of hist that ended \d{4}-\d\d-\d\d \d\d:\d\d", logs.stderr)
+    assert "on this machine" in logs.stderr, "says where it was read"
 
 
 def test_an_ended_job_is_served_at_the_same_address_with_its_final_status_and_no_operations() -> None:

@@ -461,7 +461,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def _cmd_kept_logs(args: argparse.Namespace, name: str, task: str, file: str) -> int:
-    from .history import log_attempts
+    from .history import log_attempts, when
     from .records import newest_end
 
     rec = newest_end(args, name)
@@ -472,11 +472,12 @@ def _cmd_kept_logs(args: argparse.Namespace, name: str, task: str, file: str) ->
         return 1
     try:
         source = kept_log(attempts[-1], rec.get("framework_id") or "", file, args.tail, sys.stdout.buffer)
-        if source.startswith("the job's record"):
-            print(f"tfmesos logs: read from {source}", file=sys.stderr)
     except LogError as exc:
         print(f"tfmesos logs: {exc}", file=sys.stderr)
         return 1
+    # On stderr: which run this was (a job of that name may be running again: --api reads that one).
+    print(f"tfmesos logs: {task} of the run of {name} that ended {when((rec.get('end') or {}).get('at'))}, "
+          f"read from {source}", file=sys.stderr)
     return 0
 
 

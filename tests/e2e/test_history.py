@@ -138,10 +138,11 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
     # Its logs: through the agent's files API while the agent runs ...
     logs, _ = tfmesos("logs", NAME, "chief:0", "--tail", "2", *where)
     assert logs.returncode == 0 and "final test accuracy" in logs.stdout, logs.stderr
-    assert logs.stdout.count("\n") == 2
+    assert logs.stdout.count("\n") == 2 and "read from agent 127.0.0.1:" in logs.stderr
     # ... and from the sandbox on this disk once the agent is gone (the work dir stays).
     master.stop()
     logs, _ = tfmesos("logs", NAME, "chief:0", *where)
     assert logs.returncode == 0 and "final test accuracy" in logs.stdout, logs.stderr
+    assert f"read from {sandbox.group(2)} on this machine" in logs.stderr
     errors, _ = tfmesos("logs", NAME, "worker:9", *where)
     assert errors.returncode == 1 and "not a task of job 'hist-e2e'" in errors.stderr and "chief:0" in errors.stderr
