@@ -1,4 +1,7 @@
 """The scheduler's persisted state, in a directory and in a real ZooKeeper."""
+import json
+import subprocess
+
 import pytest
 
 from tfmesos.state_format import FORMAT, StateFormatError, encode, end_of, journal_entry, record
@@ -99,3 +102,18 @@ def test_zk_store_keeps_the_last_ends(zk):
         assert store.names() == ["team/job"]
     finally:
         store.close()
+
+
+def test_a_running_job_announces_its_api_and_a_dead_process_marker_is_ignored(tmp_path):
+    store = DirStore(tmp_path, "team/job")
+    assert store.announced() is None
+    store.announce("127.0.0.1:8123")
+    assert store.announced() == "127.0.0.1:8123"
+    store.withdraw()
+    assert store.announced() is None and not store.live.exists()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    store.live.write_text(json.dumps({"api": "127.0.0.1:1", "pid": dead.pid}))  # left by a crash
+    assert store.announced() is None
+    store.withdraw()
+    assert store.live.exists(), "a marker that is not this process' is not removed"

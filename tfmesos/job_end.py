@@ -4,6 +4,7 @@ with ``--keep-serving SECONDS`` keep the API and the status page up on the final
 """
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 import time
@@ -14,8 +15,10 @@ from .console import Console
 from .logs import FILES, AgentFiles, read_tail, sandbox_directories
 from .masking import mask_options
 from .state_format import end_of, record
-from .spec import ROLE_ORDER, TaskKey
-from .state_store import StateStore
+from .spec import ROLE_ORDER, JobSpec, TaskKey
+from .state_store import DEFAULT_STATE_DIR, DirStore, StateStore
+
+log = logging.getLogger("tfmesos.job_end")
 
 if TYPE_CHECKING:
     from .scheduler import JobScheduler
@@ -26,6 +29,17 @@ LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes 
 # record too: a local run's embedded master removes its sandboxes as the run ends, and an agent's
 # garbage collection does later; the record stays small (at most 8 x 2 x 16 KiB).
 TAIL_TASKS, TAIL_BYTES = 8, 16 * 1024
+
+
+def announce(spec: JobSpec, state_dir: str, api: str) -> DirStore:
+    """Say where the job's API is while it runs (state_store's ``live`` marker); ``withdraw()``
+    the store returned when the run ends."""
+    store = DirStore(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR, spec.service.name)
+    try:
+        store.announce(api)
+    except OSError as exc:  # an unwritable directory: only `tfmesos status NAME` without --api misses it
+        log.info("cannot announce the API in %s: %s", store.live, exc)
+    return store
 
 
 def log_locations(sched: JobScheduler, task_ids: dict[str, list[Any]],

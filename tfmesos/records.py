@@ -10,7 +10,7 @@ from typing import Any
 
 from .errors import UsageError
 from .history import newest_first, same_address
-from .state_store import DEFAULT_STATE_DIR, StateStore, ZkStore, dir_names, open_store
+from .state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
 
 QUICK_PROBE_SECONDS = 0.5  # a scheduler on this network answers at once; a gone one is refused at once
 
@@ -101,9 +101,17 @@ def probe_status(api: str, timeout: float) -> dict[str, Any] | None:
     return snap if status == 200 and isinstance(snap, dict) else None
 
 
+def api_of(args: argparse.Namespace, name: str | None) -> str:
+    """--api, TFMESOS_API, or the API a job of that name running from this machine announced."""
+    given = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
+    if given or not name:
+        return given
+    return DirStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR, name).announced() or ""
+
+
 def live_api_of(args: argparse.Namespace, name: str) -> str | None:
-    """--api (or TFMESOS_API) when a scheduler answers there for job ``name``."""
-    api = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
+    """The API of job ``name`` (``api_of``) when a scheduler answers there for that job."""
+    api = api_of(args, name)
     if not api:
         return None
     snap = probe_status(api, QUICK_PROBE_SECONDS)

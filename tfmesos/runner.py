@@ -259,6 +259,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
 
     ops = _operations(spec, logs=sched.logs.read, restart=restart, metrics=sched.metrics.render)
     api: ApiServer = _start_api(spec, settings, sched.snapshot, lambda: sched.job.spec_message(), shutdown, ops=ops)
+    live = job_end.announce(spec, settings.state_dir, api.address)  # tfmesos status NAME finds it
     try:
         console.event(f"scheduler API on http://{api.address}/v1/status")
         console.event(f"status page on http://{api.address}/")
@@ -334,6 +335,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
             store.clear()
         return code
     finally:
+        live.withdraw()
         if api:
             api.stop()
 

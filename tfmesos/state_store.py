@@ -4,6 +4,9 @@ ZooKeeper on a cluster (the scheduler may come back on another machine), a direc
 laptop. Writes are atomic: a crash leaves either the old or the new state, never half. A task's
 end is appended to the record's journal instead of rewriting the record (state_format, format 3).
 
+A directory also holds ``live/<name>.json`` while a job of that name runs from this machine:
+its API's address (``tfmesos status NAME`` needs no --api then).
+
 Beside the running job's record, each store keeps the final records of the last ``ENDS_KEPT``
 jobs of its name (``keep_end``, read back newest first by ``ends``): ``tfmesos status NAME`` and
 ``tfmesos jobs`` answer from them once the scheduler is gone. In a directory they are
@@ -13,6 +16,7 @@ of ``<chroot>/<name>/history``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -83,6 +87,7 @@ class DirStore:
         self.path = Path(directory).expanduser() / (_file_name(name) + ".json")
         self.journal = self.path.with_suffix(".journal")
         self.history = self.path.parent / "history" / _file_name(name)
+        self.live = self.path.parent / "live" / (_file_name(name) + ".json")
 
     @property
     def where(self) -> str:
@@ -123,6 +128,25 @@ class DirStore:
 
     def ends(self) -> list[dict[str, Any]]:
         return _decoded(p.read_bytes() for p in reversed(self._end_files()))
+
+    def announce(self, api: str) -> None:
+        """While a job runs from this machine: where its API is (``tfmesos status NAME`` without
+        --api finds it), with this process' id, so that a marker left by a crash is told apart."""
+        _write_atomically(self.live, json.dumps({"api": api, "pid": os.getpid()}).encode())
+
+    def withdraw(self) -> None:
+        with contextlib.suppress(OSError):
+            if json.loads(self.live.read_bytes()).get("pid") == os.getpid():  # not a newer run's
+                self.live.unlink()
+
+    def announced(self) -> str | None:
+        """The API of a job of this name running from this machine (its process alive), or None."""
+        try:
+            marker = json.loads(self.live.read_bytes())
+            os.kill(int(marker["pid"]), 0)
+            return str(marker["api"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def close(self) -> None:
         pass

@@ -96,6 +96,8 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
 
         served, _ = tfmesos("status", "--api", api)
         assert served.returncode == 0 and "ended " in served.stdout and "chief:0 finished" in served.stdout, served.stdout
+        by_name, _ = tfmesos("status", NAME, "--state-dir", str(state))  # no --api: the run announced it
+        assert f"job {NAME}  phase SUCCEEDED" in by_name.stdout, by_name.stdout + by_name.stderr
 
         # tfmesos kill ends the serving early; the run's code is still the job's.
         killed, _ = tfmesos("kill", "--api", api)
@@ -111,6 +113,7 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
         stop_scheduler(run)
     assert accuracy(run.output) >= 0.9
     assert not wait_gone(NAME)
+    assert not list((state / "live").iterdir()), "the run withdrew where its API was"
 
     # The scheduler is gone. `status` answers from the kept record at once, even pointed at the
     # dead API (which it would otherwise retry for --connect-timeout, 30 s).
