@@ -139,3 +139,18 @@ def test_the_console_scripts_start_quiet_on_ctrl_c_before_the_command_runs():
     finally:
         entry.imported()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_off_the_main_thread_pymesos_handler_raises_a_plain_keyboard_interrupt(monkeypatch):
+    """A cluster() opened from another thread cannot install handlers: pymesos' stays, tamed."""
+    import pymesos.process
+
+    monkeypatch.setattr(pymesos.process, "_prev_handler", signal.SIG_IGN)
+    installed = threading.Event()
+    thread = threading.Thread(target=lambda: (StopSignals(lambda: "", print).install(), installed.set()))
+    thread.start()
+    thread.join(10)
+    assert installed.is_set()
+    assert pymesos.process._prev_handler is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        pymesos.process._handle_sigint(signal.SIGINT, None)  # what Ctrl-C would run there: no TypeError

@@ -86,9 +86,14 @@ class StopSignals:
 
     # ------------------------------------------------------------------ set-up
     def install(self) -> "StopSignals":
+        import pymesos.process  # its import installs pymesos' handler: ours must come after
+
+        if not callable(pymesos.process._prev_handler):
+            # Where ours cannot be installed (not the main thread), pymesos' handler would call
+            # SIG_DFL/SIG_IGN ("'Handlers' object is not callable"): a plain KeyboardInterrupt instead.
+            pymesos.process._prev_handler = signal.default_int_handler
         if threading.current_thread() is not threading.main_thread():
             return self  # signal.signal works in the main thread only: the caller's handlers stay
-        import pymesos.process  # noqa: F401 - its import installs pymesos' handler: ours must come after
 
         for sig in STOP_SIGNALS:
             current = signal.getsignal(sig)
