@@ -27,7 +27,7 @@ def _names(args: argparse.Namespace) -> list[str]:
     zk = getattr(args, "zk", None)
     if not zk:
         return dir_names(getattr(args, "state_dir", None) or "")
-    store = ZkStore(zk, "-")
+    store = ZkStore(zk, "-")  # a connection to list with: names() does not depend on the name
     try:
         return store.names()
     finally:
