@@ -11,6 +11,8 @@ member of its ClusterSpec without being a Mesos task (``JobSpec.external``).
 
 Leaving the block, by any path, kills every task and tears the framework down. SIGINT,
 SIGTERM and SIGHUP do that too, print the summary and exit 128 + the signal (see ``signals``).
+The job's end is then kept as ``tfmesos run``'s is (``tfmesos jobs``, ``tfmesos status NAME``),
+in ``service.state_dir`` (default ~/.tfmesos/state).
 """
 from __future__ import annotations
 
@@ -128,6 +130,7 @@ class Cluster(Mapping[str, str]):
         self._on_event = on_event
         self._console = Console(out or sys.stdout, settings.quiet)
         self._master_proc: Any = None
+        self._master = ""  # the master's address, for the job's record
         self._driver: Any = None
         self._sched: Any = None
         self._thread: threading.Thread | None = None
@@ -223,6 +226,7 @@ class Cluster(Mapping[str, str]):
                 master = self._master_proc.address
             else:
                 master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
+            self._master = master
             self._sched = JobScheduler(
                 Job.new(self.spec, time.time()), self.spec, self.options,
                 ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
@@ -316,10 +320,21 @@ class Cluster(Mapping[str, str]):
                     from .runner import print_summary
 
                     print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
+                self._record_end()
             finally:
                 if self._master_proc is not None:
                     self._master_proc.stop()
                 self._closed.set()
+
+    def _record_end(self) -> None:
+        """Keep the end of a cluster that had a framework (a refused subscription had none),
+        before the embedded master goes with its sandboxes."""
+        sched = self._sched
+        if sched is None or sched.result is None or not sched.framework_id:
+            return
+        from . import job_end
+
+        job_end.record_end(sched, job_end.local_store(self.spec), None, self._master, self._console)
 
     def waiting_for(self) -> str:
         """What closing waits for (said at a second Ctrl-C)."""

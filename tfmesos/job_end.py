@@ -1,6 +1,7 @@
-"""What ``tfmesos run`` does once its job has ended, before it leaves: keep the job's final
-record (``tfmesos status NAME``, ``tfmesos jobs``, ``tfmesos logs NAME ROLE:INDEX`` read it), and
-with ``--keep-serving SECONDS`` keep the API and the status page up on the final status.
+"""What a job's scheduler does once its job has ended, before it leaves: keep the job's final
+record (``tfmesos status NAME``, ``tfmesos jobs``, ``tfmesos logs NAME ROLE:INDEX`` read it), and,
+for ``tfmesos run --keep-serving SECONDS``, keep the API and the status page up on the final status.
+``tfmesos run``, ``tfmesos.cluster()`` and ``tfrun`` (a cluster()) all keep the record with ``record_end``.
 """
 from __future__ import annotations
 
@@ -31,10 +32,16 @@ LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes 
 TAIL_TASKS, TAIL_BYTES = 8, 16 * 1024
 
 
+def local_store(spec: JobSpec, state_dir: str = "") -> DirStore:
+    """The job's store in this machine's state directory (--state-dir, else $.service.state_dir,
+    else the default): where a run that persists nothing while it runs still keeps its end."""
+    return DirStore(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR, spec.service.name)
+
+
 def announce(spec: JobSpec, state_dir: str, api: str) -> DirStore:
     """Say where the job's API is while it runs (state_store's ``live`` marker); ``withdraw()``
     the store returned when the run ends."""
-    store = DirStore(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR, spec.service.name)
+    store = local_store(spec, state_dir)
     try:
         store.announce(api)
     except OSError as exc:  # an unwritable directory: only `tfmesos status NAME` without --api misses it
@@ -100,6 +107,16 @@ def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:
     return True
 
 
+def record_end(sched: JobScheduler, store: StateStore, api: str | None, master: str | None,
+               console: Console) -> float:
+    """Keep the final record of a job that has ended and whose framework is torn down (while the
+    agents, and the embedded master's sandboxes, are still there to say where its logs are);
+    returns when it ended."""
+    at = time.time()
+    keep_end(store, final_record(sched, api, master, at), console)
+    return at
+
+
 def frozen(snapshot: dict[str, Any], at: float) -> dict[str, Any]:
     """The final status as served after the end: it says when the job ended (the page's elapsed
     time stops there)."""
@@ -126,8 +143,7 @@ def after_end(sched: JobScheduler, store: StateStore, api: ApiServer, master: st
     """The job has ended and its framework is torn down: keep its record, then serve its end
     for ``serve_seconds``; without that, give a ``tfmesos logs --follow`` that was reading one
     more poll to read the last lines before the API goes."""
-    at = time.time()
-    keep_end(store, final_record(sched, api.address, master, at), console)
+    at = record_end(sched, store, api.address, master, console)
     if serve_seconds > 0:
         keep_serving(api, frozen(sched.snapshot(), at), ops, serve_seconds, console)
     else:

@@ -321,7 +321,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         print_summary(console, sched, result.end, result.cause)
         code = end_code(result.end, signals.exit_code)
         # Its record is kept (tfmesos status NAME, jobs, logs NAME ...); its page served on if asked.
-        job_end.after_end(sched, store or open_store("", settings.state_dir or spec.service.state_dir, spec.service.name),
+        job_end.after_end(sched, store or job_end.local_store(spec, settings.state_dir),
                           api, master, console, settings.keep_serving,
                           _operations(spec, logs=sched.logs.read, metrics=sched.metrics.render))
         if marathon.keeps_finished(store is not None):  # recorded finished with the Done (JobScheduler.persist)
