@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tfmesos.tfserver: cannot serve {job_name}:{task_index} on {address}: "
               f"{exc.message}", file=sys.stderr)
         return 1
-    print(f"tfmesos.tfserver: {job_name}:{task_index} serving on {address}", flush=True)
+    print(f"tfmesos.tfserver: {job_name}:{task_index} serving on {address} (TensorFlow {tf.__version__})", flush=True)
     signal.sigwait(stop_signals)
     print(f"tfmesos.tfserver: {job_name}:{task_index} stopping", flush=True)
     return 0

@@ -79,7 +79,8 @@ def should_retry(policy: str, ending: Ending) -> tuple[bool, str]:
         return False, "the task is invalid (TASK_ERROR); relaunching the same would fail again"
     if ending.image_unusable:
         return False, (f"$.job.image {ending.image!r}: the agent could not start tfmesos' executor in it; expected "
-                       "an image on the agent's registry with python3 (or job.python) holding tfmesos and TensorFlow")
+                       "an image on the agent's registry with python3 (or job.python) holding tfmesos and TensorFlow "
+                       "(a first pull slower than the agent's --executor_registration_timeout also ends so: raise it)")
     if ending.succeeded:
         return (policy == "Always"), ("restart policy Always" if policy == "Always" else "finished")
     if policy == "Never":
