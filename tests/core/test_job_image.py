@@ -63,3 +63,14 @@ def test_the_executor_python_in_an_image_is_the_images_python3_unless_job_python
                            OfferLedger(offer), settings)
     assert info["executor"]["command"]["value"] == f"exec {expected} -m tfmesos.executor"
     assert decode(info["data"]).python == expected  # $TFMESOS_PYTHON in the task
+
+
+def test_the_embedded_master_refuses_an_image_before_anything_starts():
+    from tfmesos.embedded import local_fit_problems
+    from tfmesos.runner import RunSettings
+
+    spec = spec_of(worker={"count": 1})
+    assert local_fit_problems(spec, RunSettings()) == []
+    [problem] = local_fit_problems(dataclasses.replace(spec, image="x/y:1"), RunSettings())
+    assert problem.startswith("$.job.image: 'x/y:1': the embedded master runs tasks as plain processes, not in images")
+    assert "--master with a Mesos agent that runs Docker images" in problem
