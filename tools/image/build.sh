@@ -24,16 +24,20 @@ IMAGE=${IMAGE:-tfmesos/tfmesos:$TAG}
 # the build and are left out.
 secret_dir=$(mktemp -d "$IMAGE_WORK/secrets.XXXXXX")
 trap 'rm -rf "$secret_dir"' EXIT
-pip_get() { python3 -m pip config get "$1" 2>/dev/null || true; }
-ca=${PIP_CERT:-$(pip_get global.cert)}
-for candidate in "$ca" "${REQUESTS_CA_BUNDLE:-}" "${SSL_CERT_FILE:-}" /etc/ssl/certs/ca-certificates.crt; do
+# The last value pip reports for a setting (its config files, then PIP_* variables).
+pip_setting() { python3 -m pip config list 2>/dev/null | sed -n "s/^[^.]*\.$1='\(.*\)'\$/\1/p" | tail -1; }
+for candidate in "${PIP_CERT:-}" "$(pip_setting cert)" "${REQUESTS_CA_BUNDLE:-}" "${SSL_CERT_FILE:-}" \
+                 /etc/ssl/certs/ca-certificates.crt; do
   if [ -n "$candidate" ] && [ -s "$candidate" ]; then cp "$candidate" "$secret_dir/ca.pem"; break; fi
 done
-index=${PIP_INDEX_URL:-$(pip_get global.index-url)}
+remote() { for url in $1; do case "$url" in http://*|https://*) printf '%s ' "$url" ;; esac; done; }
+index=$(remote "${PIP_INDEX_URL:-$(pip_setting index-url)}")
+extra=$(remote "${PIP_EXTRA_INDEX_URL:-$(pip_setting extra-index-url)}")
 {
   echo "[global]"
   [ -s "$secret_dir/ca.pem" ] && echo "cert = /run/secrets/pipca"
-  case "$index" in http*) echo "index-url = $index" ;; esac
+  [ -n "$index" ] && echo "index-url = ${index%% *}"
+  [ -n "$extra" ] && echo "extra-index-url = $extra"
   echo "timeout = ${PIP_DEFAULT_TIMEOUT:-120}"
 } > "$secret_dir/pip.conf"
 secrets=(--secret "id=pip,src=$secret_dir/pip.conf")
