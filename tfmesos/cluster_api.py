@@ -11,8 +11,10 @@ member of its ClusterSpec without being a Mesos task (``JobSpec.external``).
 
 Leaving the block, by any path, kills every task and tears the framework down. SIGINT,
 SIGTERM and SIGHUP do that too, print the summary and exit 128 + the signal (see ``signals``).
-The job's end is then kept as ``tfmesos run``'s is (``tfmesos jobs``, ``tfmesos status NAME``),
-in ``service.state_dir`` (default ~/.tfmesos/state).
+While it runs, its API and status page listen on 127.0.0.1 (a free port), announced in the state
+directory as ``tfmesos run`` announces its own: ``tfmesos status|logs NAME`` find it. Its end
+is then kept as ``tfmesos run``'s is (``tfmesos jobs``, ``tfmesos status NAME``), in
+``service.state_dir`` (default ~/.tfmesos/state).
 """
 from __future__ import annotations
 
@@ -131,6 +133,8 @@ class Cluster(Mapping[str, str]):
         self._console = Console(out or sys.stdout, settings.quiet)
         self._master_proc: Any = None
         self._master = ""  # the master's address, for the job's record
+        self._api: Any = None  # ApiServer while the cluster runs
+        self._live: Any = None  # its address announced in the state directory (job_end.announce)
         self._driver: Any = None
         self._sched: Any = None
         self._thread: threading.Thread | None = None
@@ -232,9 +236,10 @@ class Cluster(Mapping[str, str]):
                 ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
                 on_output=self._console.output, on_event=self._event,
             )
+            self._start_api()
             secret = os.environ.get("MESOS_SECRET") or None
             self._driver = driver_class(MesosSchedulerDriver)(
-                self._sched, framework_info(self.spec, None, ""), master, use_addict=False,
+                self._sched, framework_info(self.spec, None, f"http://{self._api.address}"), master, use_addict=False,
                 implicit_acknowledgements=True, principal=self.spec.service.principal or None,
                 secret=secret if self.spec.service.principal else None,
             )
@@ -250,6 +255,21 @@ class Cluster(Mapping[str, str]):
             self.close()
             raise
         return self
+
+    def _start_api(self) -> None:
+        """The job's API and page on this machine (no restart: the caller owns the servers), and
+        where they are in the state directory; ``tfmesos kill --api`` ends the cluster as a failure would."""
+        from . import job_end
+        from .api import ApiServer
+        from .runner import _operations
+
+        sched = self._sched
+        self._api = ApiServer(sched.snapshot, lambda: sched.job.spec_message(),
+                              lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), "127.0.0.1", 0,
+                              _operations(self.spec, logs=sched.logs.read, metrics=sched.metrics.render))
+        self._api.start()
+        self._live = job_end.announce(self.spec, "", self._api.address)
+        self._event(f"status page on http://{self._api.address}/")
 
     def _start_child_master(self, run: Any) -> Any:
         """The embedded master as a child that stops every task if this process is killed."""
@@ -322,6 +342,10 @@ class Cluster(Mapping[str, str]):
                     print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
                 self._record_end()
             finally:
+                if self._live is not None:
+                    self._live.withdraw()
+                if self._api is not None:
+                    self._api.stop()
                 if self._master_proc is not None:
                     self._master_proc.stop()
                 self._closed.set()
@@ -334,7 +358,8 @@ class Cluster(Mapping[str, str]):
             return
         from . import job_end
 
-        job_end.record_end(sched, job_end.local_store(self.spec), None, self._master, self._console)
+        job_end.record_end(sched, job_end.local_store(self.spec), self._api and self._api.address, self._master,
+                           self._console)
 
     def waiting_for(self) -> str:
         """What closing waits for (said at a second Ctrl-C)."""

@@ -30,6 +30,7 @@ LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes 
 # record too: a local run's embedded master removes its sandboxes as the run ends, and an agent's
 # garbage collection does later; the record stays small (at most 8 x 2 x 16 KiB).
 TAIL_TASKS, TAIL_BYTES = 8, 16 * 1024
+STOPPED_ON_REQUEST = "stopped on request (POST /v1/shutdown)"  # the cause of a job that tfmesos kill ended
 
 
 def local_store(spec: JobSpec, state_dir: str = "") -> DirStore:

@@ -249,7 +249,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
     )
 
     def shutdown() -> None:
-        sched.request_stop("stopped on request (POST /v1/shutdown)")
+        sched.request_stop(job_end.STOPPED_ON_REQUEST)
 
     def restart(task: str) -> str:
         try:

@@ -1,8 +1,10 @@
-"""Jobs run by tfmesos.cluster() and tfrun are kept as `tfmesos run`'s are: once they have ended,
+"""Jobs run by tfmesos.cluster() and tfrun are kept as `tfmesos run`'s are: while they run,
+`tfmesos status NAME` finds their API by the live marker; once they have ended,
 `tfmesos jobs` lists them and `tfmesos status NAME` / `tfmesos logs NAME ROLE:INDEX` answer from
 the record (the embedded master, and its sandboxes, are gone by then)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -28,7 +30,11 @@ def test_a_cluster_block_left_normally_is_listed_and_answered_from_its_record(tm
     run = LineProcess([PYTHON, str(ROOT / "tests" / "e2e" / "history_cluster.py"), name, str(state)], env=ENV)
     assert run.wait(180) == 0, run.output[-3000:]
     assert "SERVING grpc://127.0.0.1:" in run.output and "LEFT" in run.output
+    live = json.loads(re.search(r"^LIVE (.*)$", run.output, re.M).group(1))
+    assert live["code"] == 0 and f"job {name}  phase RUNNING" in live["out"], live
+    assert re.search(r"worker:0 +127\.0\.0\.1:\d+ +TASK_RUNNING", live["out"]), live
     assert not wait_gone(name, timeout=10)
+    assert not list((state / "live").iterdir()), "the cluster withdrew where its API was"
 
     where = ["--state-dir", str(state)]
     jobs, _ = tfmesos("jobs", *where)
