@@ -320,16 +320,17 @@ class Cluster(Mapping[str, str]):
             self._stop.wait(0.2)  # poll interval for servers that are still importing TensorFlow
         self._event("every server is serving: " + ", ".join(f"{k} {v}" for k, v in sorted(self.targets.items())))
 
-    def close(self, cause: str = "cluster closed") -> None:
+    def close(self, cause: str = "cluster closed", end: str = "KILLED") -> None:
         """Kill every task, tear the framework down, stop the embedded master. Idempotent.
-        The cluster ends KILLED with ``cause`` (unless a task had already failed it)."""
+        The cluster ends ``end`` (KILLED: stopped on request) with ``cause``, unless a task had
+        already ended it."""
         with self._close_lock:
             if self._closed.is_set():
                 return
             try:
                 self._stop.set()  # a start still waiting for servers gives up
                 if self._sched is not None:
-                    self._sched.request_stop(cause)
+                    self._sched.request_stop(cause, end)
                     if self._thread is not None:
                         self._thread.join()
                 if self._driver is not None:

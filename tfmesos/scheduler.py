@@ -17,7 +17,7 @@ import time
 from typing import Any, Callable
 
 from .core import actions as act
-from .core.job import FAILED, FINISHING, LIVE, PLACING, Job, StatusUpdate
+from .core.job import FAILED, FINISHING, KILLED, LIVE, PLACING, Job, StatusUpdate
 from .mesos.offers import parse_offer
 from .masking import mask_options
 from .options import without_defaults
@@ -142,6 +142,7 @@ class JobScheduler:
         self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
         self.released = threading.Event()  # set by the runner before it stops the driver
         self.stop_cause: str | None = None  # why a person asked the job to stop (request_stop)
+        self.stop_end = KILLED  # and the end it asked for
         self._events_seen = len(job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
         self.on_progress = on_progress or (lambda task, progress: None)
@@ -428,7 +429,7 @@ class JobScheduler:
                 now = self.clock()
                 if self.stop_cause is not None and not stopping:
                     stopping = True
-                    self._apply(self.job.stop(self.stop_cause, now))
+                    self._apply(self.job.stop(self.stop_cause, now, self.stop_end))
                     continue
                 if now >= tick_at:
                     if self.connected:
@@ -483,11 +484,12 @@ class JobScheduler:
         self._quota_waiting = shortfall is not None
         self._apply([])
 
-    def request_stop(self, why: str) -> None:
-        """Stop the job (it ends KILLED unless it is ending already); the first reason given stays."""
+    def request_stop(self, why: str, end: str = KILLED) -> None:
+        """Stop the job (it ends ``end``, KILLED by default, unless it is ending already); the first
+        reason given stays."""
         with self.cond:
             if self.stop_cause is None:
-                self.stop_cause = why
+                self.stop_cause, self.stop_end = why, end
             self.cond.notify_all()
 
     def snapshot(self) -> dict[str, Any]:

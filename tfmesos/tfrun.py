@@ -122,7 +122,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     settings = cluster_api.ClusterSettings(master=master, host=host, wait_serving=False, quiet=not args.verbose)
     c = cluster_api.open_cluster(spec, resolved, settings)
     proc: subprocess.Popen | None = None
-    cause = "cluster closed"  # the job's kept end says how worker 0 ended, once it has
+    cause, end = "cluster closed", "KILLED"  # the job's kept end says how worker 0 ended, once it has
     try:
         cluster = c.cluster_spec
         # Worker 0 runs on tfrun's own interpreter: plain `python` and $TFMESOS_PYTHON are that one, as
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace, command: str) -> int:
                 print(f"[tfrun] the cluster ended: {c.cause}; stopping worker 0", file=sys.stderr)
                 return 1
         code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
-        cause = f"worker:0 (run here by tfrun) exited {code}"
+        cause, end = f"worker:0 (run here by tfrun) exited {code}", "SUCCEEDED" if code == 0 else "FAILED"
         return code
     finally:
         if proc is not None and proc.poll() is None:
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace, command: str) -> int:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         try:
-            c.close(cause)
+            c.close(cause, end)
         finally:
             c.restore_handlers()
 

@@ -56,6 +56,21 @@ def test_a_stop_while_the_job_is_ending_keeps_the_end_it_has():
     assert done.end == SUCCEEDED and job.phase == SUCCEEDED and done.cause == "chief:0 finished"
 
 
+@pytest.mark.parametrize("end", [SUCCEEDED, FAILED])
+def test_a_stop_may_carry_the_end_its_caller_knows(end):
+    # tfrun runs worker 0 outside Mesos: the job ends as worker 0 did, not KILLED.
+    job, launched = _running_job()
+    job.stop("worker:0 (run here by tfrun) exited 0", 5.0, end)
+    (done,) = of(act.Done, _end_all(job, launched, "TASK_KILLED", 6.0))
+    assert done.end == end == job.phase and done.succeeded is (end == SUCCEEDED)
+
+
+def test_a_stop_refuses_an_end_that_is_no_end():
+    job, _ = _running_job()
+    with pytest.raises(ValueError, match="not 'RUNNING'"):
+        job.stop("why", 5.0, "RUNNING")
+
+
 def test_a_failure_still_ends_failed_and_says_so():
     job, launched = _running_job()
     job.abort("an executor speaks another protocol", 1.0)

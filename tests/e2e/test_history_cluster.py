@@ -64,8 +64,8 @@ def test_a_tfrun_job_is_kept_with_how_worker_0_ended(tmp_path: Path) -> None:
 
     where = ["--state-dir", str(home / ".tfmesos" / "state")]
     jobs, _ = tfmesos("jobs", *where)
-    assert re.search(rf"^{name} +KILLED +.* 1: 1 killed", jobs.stdout, re.M), jobs.stdout + jobs.stderr
+    assert re.search(rf"^{name} +FAILED +.* 1: 1 killed", jobs.stdout, re.M), jobs.stdout + jobs.stderr  # worker 0 exited 3
     status, _ = tfmesos("status", name, env={"HOME": str(home)})  # the default state directory
     assert status.returncode == 0, status.stderr
-    assert f"job {name}  KILLED: worker:0 (run here by tfrun) exited 3" in status.stdout, status.stdout
+    assert f"job {name}  FAILED: worker:0 (run here by tfrun) exited 3" in status.stdout, status.stdout
     assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", status.stdout), status.stdout

@@ -564,10 +564,13 @@ class Job:
         protocol): kill everything."""
         return self._durable(self._finish(FAILED, why, now), always=True)
 
-    def stop(self, why: str, now: float) -> list[Action]:
+    def stop(self, why: str, now: float, end: str = KILLED) -> list[Action]:
         """Stop the job on request (tfmesos kill, a signal, a closed cluster()): kill everything,
-        end KILLED. A job already ending keeps the end it has."""
-        return self._durable(self._finish(KILLED, why, now), always=True)
+        end KILLED, or the end the caller knows (tfrun: how worker 0, run outside Mesos, ended).
+        A job already ending keeps the end it has."""
+        if end not in ENDED_PHASES:
+            raise ValueError(f"a job ends {', '.join(ENDED_PHASES)}, not {end!r}")
+        return self._durable(self._finish(end, why, now), always=True)
 
     def waiting_for(self) -> str:
         """What a stopping job still waits for, for a person who asks again (a second Ctrl-C)."""
