@@ -248,17 +248,22 @@ class TFExecutor:
         self.start_pending = False
         self._lock = threading.Lock()
         self._have_spec = threading.Event()
+        self._agent_away = False
 
     # -- pymesos callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
         self.driver = driver
 
     def reregistered(self, driver: Any, agent_info: Any) -> None:
+        self._agent_away = False
         log.info("re-subscribed to the agent; the task goes on")
 
     def disconnected(self, driver: Any) -> None:
-        # The driver re-subscribes (and gives up after MESOS_RECOVERY_TIMEOUT, shutting us down).
-        log.warning("the agent is away; re-subscribing")
+        # Called on every failed retry: said once. The driver re-subscribes (and gives up after
+        # MESOS_RECOVERY_TIMEOUT, shutting us down).
+        if not self._agent_away:
+            self._agent_away = True
+            log.warning("the agent is away; re-subscribing")
 
     def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
         self.driver = driver

@@ -3,17 +3,20 @@
 When the agent goes away (a restart with ``--recover=reconnect``), an executor of a checkpointing
 framework must re-subscribe within the agent's ``--executor_reregistration_timeout`` (2 s by
 default), carrying every update the agent has not acknowledged and every task it has not seen an
-update of. pymesos breaks this three ways: it backs off 2 s doubling to 15 s between connects
-(ignoring ``MESOS_SUBSCRIPTION_BACKOFF_MAX``), it retries a closed stream (the recovering agent's
-503) at once and without end, and it never remembers an update, so one sent while the agent is
-down is lost (``sendStatusUpdate`` raises). Here: each retry waits a random time up to
-``MESOS_SUBSCRIPTION_BACKOFF_MAX``, as Mesos' own executor library does; updates are kept until the
-agent acknowledges them and go with the next SUBSCRIBE; after ``MESOS_RECOVERY_TIMEOUT`` without an
+update of. pymesos breaks this in five ways: it backs off 2 s doubling to 15 s between connects
+(ignoring ``MESOS_SUBSCRIPTION_BACKOFF_MAX``); it retries a closed stream (the recovering agent's
+503) at once and without end; it aborts on the 404 a starting agent answers; it holds the driver's
+lock through each call, so a call hanging on the restarting agent stalls the re-subscription; and
+it never remembers an update, so one sent while the agent is down is lost. Here: each retry waits
+a random time up to ``MESOS_SUBSCRIPTION_BACKOFF_MAX``, as Mesos' own executor library does; any
+refusal of SUBSCRIBE is retried; calls take a lock of their own; updates are kept until the agent
+acknowledges them and go with the next SUBSCRIBE; after ``MESOS_RECOVERY_TIMEOUT`` without an
 agent the executor is shut down.
 """
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import random
@@ -23,11 +26,30 @@ import time
 import uuid
 from typing import Any
 
-from pymesos import MesosExecutorDriver
+from pymesos import MesosExecutorDriver, process
 
 from .calls_http import CallConnection
 
 log = logging.getLogger("tfmesos.executor")
+
+
+class _SubscribeConnection(process.Connection):  # type: ignore[misc]
+    """pymesos' event-stream connection. For a driver that sets ``retry_refused``, an answer other
+    than 200 to SUBSCRIBE ends the stream like a 503 (retried after the backoff) instead of
+    aborting the driver: an agent that is starting answers 404 before its executor endpoint is
+    installed (seen on Mesos 1.12), 503 while it recovers. Other drivers see no change."""
+
+    def read(self) -> bool:
+        try:
+            return bool(super().read())
+        except RuntimeError as exc:
+            if getattr(self._callback, "retry_refused", False) and str(exc).startswith("Failed with HTTP"):
+                log.warning("the agent refused SUBSCRIBE for now (%s); retrying", exc)
+                return False
+            raise
+
+
+process.Connection = _SubscribeConnection  # pymesos' loop looks the class up in its module
 
 # stout's Duration units (what Mesos writes in MESOS_* variables: "2secs", "15mins", "100ms").
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "secs": 1.0, "mins": 60.0, "hrs": 3600.0, "days": 86400.0,
@@ -51,12 +73,15 @@ def _uuid_key(value: str) -> bytes:
 
 
 class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
+    retry_refused = True  # see _SubscribeConnection
+
     def __init__(self, executor: Any) -> None:
         super().__init__(executor, use_addict=False)  # reads the MESOS_* variables of os.environ
         env = os.environ
         self.backoff_max = parse_duration(env.get("MESOS_SUBSCRIPTION_BACKOFF_MAX", ""), DEFAULT_BACKOFF_MAX)
         self.recovery_timeout = parse_duration(env.get("MESOS_RECOVERY_TIMEOUT", ""), DEFAULT_RECOVERY_TIMEOUT)
         self._acknowledged = threading.Condition(self._lock)
+        self._call_lock = threading.Lock()
         self._recovery_timer: threading.Timer | None = None
 
     # -- status updates: kept until the agent acknowledges them
@@ -123,3 +148,26 @@ class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
 
     def _get_conn(self) -> CallConnection | None:  # its calls on a light connection (calls_http.py)
         return CallConnection.for_driver(self, self._http_timeout)
+
+    def _send(self, body: dict[str, Any], path: str = "/api/v1/executor", method: str = "POST",
+              headers: dict[str, str] | None = None) -> dict[str, Any]:
+        """A call (UPDATE, MESSAGE). pymesos holds the driver's lock for the whole call, so a call
+        hanging on a restarting agent (up to the HTTP timeout) stalls the event thread, which needs
+        that lock to re-subscribe: past the agent's 2 s. Calls take a lock of their own."""
+        with self._call_lock:
+            conn = self._get_conn()
+            if conn is None:
+                raise RuntimeError("Not connected yet")
+            try:
+                conn.request(method, path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+            except Exception:
+                conn.close()
+                with self._lock:
+                    if self._conn is conn:
+                        self._conn = None
+                raise
+            if not 200 <= resp.status < 300:
+                raise RuntimeError(f"the agent refused the call: HTTP {resp.status}: {resp.read()!r}")
+            resp.read()
+            return {}
