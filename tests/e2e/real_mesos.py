@@ -44,6 +44,12 @@ class RealMesos:
             self.stop()
             raise
 
+    def __enter__(self) -> "RealMesos":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def agent_port(self, index: int) -> int:
         return self.port + 1 + index
 
@@ -71,6 +77,14 @@ class RealMesos:
 
     def sandboxes(self) -> Path:
         return self.home / "run"
+
+    def sandbox_of(self, proc: psutil.Process, index: int) -> bool:
+        """Whether ``proc`` runs in a sandbox of agent ``index``."""
+        try:
+            sandbox = proc.environ().get("MESOS_SANDBOX", "")
+        except (psutil.Error, OSError):
+            return False
+        return sandbox.startswith(str(self.sandboxes() / f"agent-{self.agent_port(index)}-work") + "/")
 
     def _script(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
         done = subprocess.run(["bash", str(TOOLS / name), *args],

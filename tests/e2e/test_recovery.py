@@ -20,9 +20,17 @@ def kill_task(service: str, role: str, index: int, executor: bool = False) -> in
     return proc.pid
 
 
-def test_killed_worker_is_relaunched_and_the_job_succeeds(tmp_path):
+def _run(tmp_path, master, opts):
+    return run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
+
+
+# The scenarios below run against any master (``address``, ``state()``): the embedded one here, a
+# real Apache Mesos in test_recovery_real_mesos.py.
+
+def run_killed_worker(tmp_path, master) -> None:
+    """kill -9 of a worker's process: it alone is relaunched, and the job succeeds."""
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-worker"}, job=LONG)
-    run = run_scheduler(opts)
+    run = _run(tmp_path, master, opts)
     try:
         run.wait_for(r"chief:0 \| step 200 ", 180)
         kill_task("kill-worker", "worker", 1)
@@ -34,12 +42,16 @@ def test_killed_worker_is_relaunched_and_the_job_succeeds(tmp_path):
     assert re.search(r"worker:1 TASK_FAILED.*exit code 137|worker:1 TASK_FAILED", out)
     assert "worker:1 TASK_FAILED" in out and "relaunch #1" in out
     assert re.search(r"worker:1 +127\.0\.0\.1:\d+ +TASK_KILLED +restarts 1", out), "the summary shows the relaunch"
+    ids = task_ids(master.state(), "kill-worker")
+    assert len(ids) == len(set(ids)) == 5, ids
     assert not wait_gone("kill-worker")
 
 
-def test_killed_parameter_server_restarts_the_job_from_its_checkpoint(tmp_path):
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-ps"}, job=LONG)
-    run = run_scheduler(opts)
+def run_killed_ps(tmp_path, master) -> None:
+    """kill -9 of the parameter server: the whole job restarts from its checkpoint and succeeds."""
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-ps"},
+                         job={**LONG, "checkpoint_dir": str(tmp_path / "checkpoints")})  # the agents share this disk
+    run = _run(tmp_path, master, opts)
     try:
         run.wait_for(r"chief:0 \| step 300 ", 180)
         kill_task("kill-ps", "ps", 0)
@@ -51,7 +63,24 @@ def test_killed_parameter_server_restarts_the_job_from_its_checkpoint(tmp_path):
     m = re.search(r"chief:0 \| resumed from step (\d+)", out)
     assert m and int(m.group(1)) >= 300, "training resumed where the checkpoint was, not from zero"
     assert accuracy(out) >= 0.9
+    ids = task_ids(master.state(), "kill-ps")
+    assert len(ids) == len(set(ids)), ids
     assert not wait_gone("kill-ps")
+
+
+@pytest.fixture
+def master(tmp_path):
+    m = LocalMaster(tmp_path / "master")
+    yield m
+    m.stop()
+
+
+def test_killed_worker_is_relaunched_and_the_job_succeeds(tmp_path, master):
+    run_killed_worker(tmp_path, master)
+
+
+def test_killed_parameter_server_restarts_the_job_from_its_checkpoint(tmp_path, master):
+    run_killed_ps(tmp_path, master)
 
 
 def test_killed_executor_takes_its_task_down_and_the_task_is_relaunched(tmp_path):
@@ -75,14 +104,8 @@ def test_killed_executor_takes_its_task_down_and_the_task_is_relaunched(tmp_path
     assert not wait_gone("kill-exec")
 
 
-@pytest.fixture
-def master(tmp_path):
-    m = LocalMaster(tmp_path / "master")
-    yield m
-    m.stop()
-
-
-def test_scheduler_killed_and_restarted_finishes_the_job_without_relaunching(tmp_path, master):
+def run_scheduler_killed(tmp_path, master) -> None:
+    """kill -9 of `tfmesos run`: a second one adopts the running tasks and finishes the job."""
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "failover"}, job=LONG)
     args = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
     first = run_scheduler(opts, *args)
@@ -104,13 +127,14 @@ def test_scheduler_killed_and_restarted_finishes_the_job_without_relaunching(tmp
     fid = re.search(r"registered as framework (\S+)", first.output).group(1)
     assert f"resuming job 'failover' as framework {fid}" in second.output
     assert "final test accuracy" in second.output or "chief:0 TASK_FINISHED" in second.output
-    state = master.state()
-    tasks = [t for f in state.get("frameworks", []) + state.get("completed_frameworks", []) for t in
-             f.get("tasks", []) + f.get("completed_tasks", [])]
-    ids = [t["id"] for t in tasks]
+    ids = task_ids(master.state(), "failover")
     assert len(ids) == len(set(ids)) == 4, "no task id launched twice"
     assert not wait_gone("failover")
     assert not (tmp_path / "state" / "failover.json").exists(), "the finished job's state is cleared"
+
+
+def test_scheduler_killed_and_restarted_finishes_the_job_without_relaunching(tmp_path, master):
+    run_scheduler_killed(tmp_path, master)
 
 
 def test_two_jobs_competing_for_a_cluster_that_fits_one_do_not_deadlock(tmp_path):
