@@ -1,6 +1,6 @@
 """The scenarios of test_scenarios.py against a real Apache Mesos (see real_mesos.py): same jobs,
-same assertions as on the embedded master. And the status page's links into the master's web UI,
-which only a real master has."""
+same assertions as on the embedded master. And the status page's task link into the real
+master's web UI, on to the task's sandbox (test_master_links.py follows it on the embedded one)."""
 from __future__ import annotations
 
 import pytest
