@@ -42,24 +42,30 @@ def kill_descendants() -> int:
     import psutil
 
     own_group = os.getpgrp()
-    found = psutil.Process().children(recursive=True)
-    groups = set()
-    for process in found:
-        try:
-            groups.add(os.getpgid(process.pid))
-        except OSError:
-            pass
-    for group in groups - {own_group}:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except OSError:
-            pass
-    for process in found:
-        try:
-            process.kill()  # psutil checks the pid is still that process
-        except psutil.Error:
-            pass
-    return len(found)
+    killed: set[psutil.Process] = set()
+    # Twice: a process forked while the first round was sent (the zygote starting an executor) is
+    # found by the second. Each round waits for its dead, so nothing still writes afterwards.
+    for _ in range(2):
+        found = [p for p in psutil.Process().children(recursive=True) if p not in killed]
+        groups = set()
+        for process in found:
+            try:
+                groups.add(os.getpgid(process.pid))
+            except OSError:
+                pass
+        for group in groups - {own_group}:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
+        for process in found:
+            try:
+                process.kill()  # psutil checks the pid is still that process
+            except psutil.Error:
+                pass
+        psutil.wait_procs(found, timeout=2)
+        killed.update(found)
+    return len(killed)
 
 
 class StopSignals:
@@ -153,7 +159,10 @@ class StopSignals:
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         killed = kill_descendants()
         for path in self.scratch:
-            shutil.rmtree(path, ignore_errors=True)
+            for _ in range(3):  # a file written while the tree was removed keeps its folder: again
+                shutil.rmtree(path, ignore_errors=True)
+                if not os.path.exists(path):
+                    break
         line = (f"[tfmesos] gave up at the third signal: killed {killed} process(es) this run started"
                 + (f"; {self.give_up_note}" if self.give_up_note else "") + "\n")
         os.write(2, line.encode())
