@@ -3,7 +3,7 @@ same four processes started by hand (``benchmarks.handlaunch``), in interleaved 
 
 One run of each arm gives:
   * servers_up_s  launch start -> the last of ps:0, worker:0, worker:1 printing
-                  ``tfmesos.tfserver: ... serving on ...`` (tfmesos: the mtime of the line in the
+                  ``tfmesos.task.tfserver: ... serving on ...`` (tfmesos: the mtime of the line in the
                   task's sandbox stdout; by hand: when the launcher read it from the pipe)
   * first_step_s  launch start -> the chief's first training step done (``first step at <unix
                   time>``, printed by train.py when FIRST_STEP_MARK=1, in both arms)
@@ -19,9 +19,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import (PYTHON, BenchError, CpuMonitor, StampedRun, ensure_gone, job_options, launched, log, pinned,
-                     rss_mib, sandbox_root, summary, wait_sandbox_line)
-from .handlaunch import HandJob
+from benchmarks.common import (
+    PYTHON,
+    BenchError,
+    CpuMonitor,
+    StampedRun,
+    ensure_gone,
+    job_options,
+    launched,
+    log,
+    pinned,
+    rss_mib,
+    sandbox_root,
+    summary,
+    wait_sandbox_line,
+)
+from benchmarks.handlaunch import HandJob
 from tests.e2e.harness import find_task_process
 
 SERVERS = ("ps:0", "worker:0", "worker:1")
@@ -231,4 +244,4 @@ def _summarise(results: dict[str, list[dict[str, Any]]], imports: list[float], f
 
 def _tfmesos_own(cmdline: str) -> bool:
     """An executor, or the embedded agent's fork server (the warm interpreter executors are forked from)."""
-    return "tfmesos.executor" in cmdline or "localmaster/zygote.py" in cmdline
+    return "tfmesos.executor" in cmdline or "localmesos/agent/zygote.py" in cmdline

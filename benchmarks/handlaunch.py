@@ -1,6 +1,6 @@
 """The physical limit for bring-up and training: the job's processes started by hand.
 
-Same processes as under tfmesos (``python -m tfmesos.tfserver`` for the parameter server and the
+Same processes as under tfmesos (``python -m tfmesos.task.tfserver`` for the parameter server and the
 workers, ``/bin/sh -c "$TFMESOS_PYTHON train.py"`` for the chief), same ports (those the
 scheduler picked), same working directory, same environment: the environment is built by the
 executor's own code (``TFExecutor._environment`` on top of the embedded agent's
@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from tfmesos.cli import load_job
+from tfmesos.client.cli import load_job
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.clusterspec import cluster_spec, substitute_placeholders
-from tfmesos.executor import TFExecutor, _die_with_parent, command_argv
-from tfmesos.localmaster.sandbox import executor_environment
+from tfmesos.executor.executor import TFExecutor, _die_with_parent, command_argv
+from localmesos.agent.sandbox import executor_environment
 from tfmesos.mesos.taskinfo import task_payload
-from tfmesos.spec import TaskKey
+from tfmesos.core.spec import TaskKey
 
-from .common import PYTHON, BenchError
+from benchmarks.common import PYTHON, BenchError
 
 
 class HandTask:
@@ -106,7 +106,7 @@ class HandJob:
 
     def __init__(self, options_path: Path, ports: dict[str, int], work_dir: Path, own_sessions: bool = False):
         _, spec = load_job(argparse.Namespace(options=str(options_path), options_from_env=False))
-        if not spec.checkpoint_dir:  # as tfmesos.runner does on the embedded master
+        if not spec.checkpoint_dir:  # as tfmesos.scheduler.runner does on the embedded master
             spec = dataclasses.replace(spec, checkpoint_dir=str(work_dir / "checkpoints" / spec.service.name))
         keys = spec.task_keys()
         missing = [str(k) for k in keys if str(k) not in ports]
@@ -136,7 +136,7 @@ class HandJob:
             with mock.patch.dict(os.environ, base, clear=True):
                 env = executor._environment(key, cluster, str(sandbox))
             if payload.command is None:
-                argv = [payload.python, "-m", "tfmesos.tfserver"]
+                argv = [payload.python, "-m", "tfmesos.task.tfserver"]
             else:  # as the executor runs it: sh -c, or the words where the shell would only exec them
                 argv = command_argv(substitute_placeholders(payload.command, cluster, key))
             prepared.append((key, argv, env, payload.workdir or str(sandbox), sandbox))
@@ -149,7 +149,7 @@ class HandJob:
 
 
 def probe_tfserver(work_dir: Path, timeout: float = 300.0) -> float:
-    """Seconds for one ``python -m tfmesos.tfserver`` started by hand to print ``serving on``.
+    """Seconds for one ``python -m tfmesos.task.tfserver`` started by hand to print ``serving on``.
 
     Run while a job trains, this is the physical limit for a relaunched server under the same
     CPU contention: one TensorFlow process starting next to a busy job on the same cores.
@@ -165,7 +165,7 @@ def probe_tfserver(work_dir: Path, timeout: float = 300.0) -> float:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
            "TMPDIR": str(sandbox), "TF_CONFIG": json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}"]},
                                                             "task": {"type": "worker", "index": 0}})}
-    task = HandTask(TaskKey("worker", 0), [PYTHON, "-m", "tfmesos.tfserver"], env, str(sandbox), sandbox)
+    task = HandTask(TaskKey("worker", 0), [PYTHON, "-m", "tfmesos.task.tfserver"], env, str(sandbox), sandbox)
     t0 = time.time()
     try:
         return task.find(r"serving on", timeout)[0] - t0

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import ROOT, BenchError, log, summary
+from benchmarks.common import ROOT, BenchError, log, summary
 
 STATUS_BAR_S = 2.0
 NAME = "bench-history"
@@ -24,7 +24,7 @@ NAME = "bench-history"
 
 def _timed(args: list[str], env: dict[str, str]) -> float:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "tfmesos.cli", *args], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", *args], capture_output=True, text=True,
                           timeout=120, cwd=ROOT, env=env)
     took = time.monotonic() - started
     if done.returncode != 0:
@@ -40,7 +40,7 @@ def run(tmp: Path, samples: int = 5) -> dict[str, Any]:
                                    "roles": {"chief": {"count": 1, "cpus": 0.1, "mem": 64}}}))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log("history: one small job, then status/jobs/logs from its kept record")
-    ran = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(options), "--state-dir", str(state)],
+    ran = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(options), "--state-dir", str(state)],
                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     api = re.search(r"status page on http://(\S+)/", ran.stdout)
     if ran.returncode != 0 or not api:

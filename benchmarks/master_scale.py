@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 from tests.e2e.harness import LocalMaster
 
-from .common import log, rss_mib
+from benchmarks.common import log, rss_mib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "localmaster"))
 from localmaster_client import RawScheduler  # noqa: E402  (the protocol tests' raw v1 HTTP scheduler)

@@ -16,8 +16,9 @@ from typing import Any
 from tfmesos.core.job import Job
 from tfmesos.core.offers import Offer
 from tfmesos.mesos.offers import parse_offer
-from tfmesos.options import resolve_options
-from tfmesos.spec import JobSpec, job_spec_from_options
+from tfmesos.options.load import resolve_options
+from tfmesos.core.spec import JobSpec
+from tfmesos.options.jobspec import job_spec_from_options
 
 
 def synthetic_raw_offer(i: int, rng: random.Random) -> dict[str, Any]:

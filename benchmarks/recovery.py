@@ -5,7 +5,7 @@ Each run trains the main example with TRAIN_STEPS large enough not to end on its
      stamped console and the new sandbox): TASK_FAILED seen by the scheduler, the relaunch
      (``launch worker:1 as ...``), TASK_RUNNING (the executor has the ClusterSpec and has started
      the process), and the new server's ``serving on`` line.
-     Then, while the job trains on, one ``python -m tfmesos.tfserver`` is started by hand (no
+     Then, while the job trains on, one ``python -m tfmesos.task.tfserver`` is started by hand (no
      Mesos) and timed to ``serving on``: the physical limit for that replacement, which imports
      TensorFlow on the same 2 cores as the running job.
   2. once the chief has reported another step: kill -9 of ps:0, which restarts the whole job from
@@ -22,9 +22,18 @@ from typing import Any
 
 from tests.e2e.harness import find_task_process
 
-from .common import (BenchError, StampedRun, ensure_gone, job_options, launched, log, sandbox_root, summary,
-                     wait_sandbox_line)
-from .handlaunch import probe_tfserver
+from benchmarks.common import (
+    BenchError,
+    StampedRun,
+    ensure_gone,
+    job_options,
+    launched,
+    log,
+    sandbox_root,
+    summary,
+    wait_sandbox_line,
+)
+from benchmarks.handlaunch import probe_tfserver
 
 SERVERS = ("ps:0", "worker:0", "worker:1")
 

@@ -18,9 +18,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import bringup, history, master_scale, placement, recovery, scale
-from .common import environment, log
-from .report import render
+from benchmarks import bringup, history, master_scale, placement, recovery, scale
+from benchmarks.common import environment, log
+from benchmarks.report import render
 
 PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history")
 DEFAULT_PARTS = PARTS

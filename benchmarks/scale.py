@@ -22,7 +22,17 @@ import psutil
 
 from tests.e2e.harness import LocalMaster
 
-from .common import BenchError, CpuMonitor, process_start_wall, StampedRun, ensure_gone, log, rss_mib, summary, write_options
+from benchmarks.common import (
+    BenchError,
+    CpuMonitor,
+    process_start_wall,
+    StampedRun,
+    ensure_gone,
+    log,
+    rss_mib,
+    summary,
+    write_options,
+)
 
 # A few offered ports per agent from a fixed block: the tasks here bind no port, so the block need
 # not be free (a free block of a thousand agents' ports is often not to be had on a busy machine).
@@ -144,10 +154,10 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     from tfmesos.core.job import Job
     from tfmesos.mesos.offers import parse_offer
     from tfmesos.mesos.taskinfo import ExecutorSettings
-    from tfmesos.scheduler import JobScheduler
-    from tfmesos.state_store import DirStore
+    from tfmesos.scheduler.job_scheduler import JobScheduler
+    from tfmesos.store.state_store import DirStore
 
-    from .placement import job_of, synthetic_raw_offer
+    from benchmarks.placement import job_of, synthetic_raw_offer
 
     out: dict[str, Any] = {"tasks": tasks}
     spec = job_of(tasks)

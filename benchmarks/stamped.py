@@ -1,4 +1,4 @@
-"""``python -m benchmarks.stamped ARGS...``: the real ``tfmesos`` command line (``tfmesos.cli.main``)
+"""``python -m benchmarks.stamped ARGS...``: the real ``tfmesos`` command line (``tfmesos.client.cli.main``)
 with every line it writes to stdout prefixed by the wall-clock time of the write.
 
 The scheduler's console stamps its lines with a 0.1 s resolution relative to its own start
@@ -57,11 +57,11 @@ class StampedStdout:
 
 
 def main(argv: list[str]) -> int:
-    # Before tfmesos is imported: tfmesos.runner binds sys.stdout as a default argument.
+    # Before tfmesos is imported: tfmesos.scheduler.runner binds sys.stdout as a default argument.
     sys.stdout = StampedStdout(sys.__stdout__)
     first_port = os.environ.get("BENCH_FIRST_PORT")
     if first_port:
-        from tfmesos.localmaster import local_master
+        from localmesos import local_master
 
         original = local_master.LocalMaster.__init__
 
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
             original(self, *args, **kwargs)
 
         local_master.LocalMaster.__init__ = init  # type: ignore[method-assign]
-    from tfmesos.cli import main as cli_main
+    from tfmesos.client.cli import main as cli_main
 
     try:
         return cli_main(argv)

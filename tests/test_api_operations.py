@@ -8,13 +8,13 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tfmesos.api import ApiServer, Operations, Refused
+from tfmesos.scheduler.http_api import ApiServer, Operations, Refused
 from tfmesos.core.job import Job, StatusUpdate
-from tfmesos.logs import LogError
-from tfmesos.metrics import JobMetrics
+from tfmesos.client.logs import LogError
+from tfmesos.scheduler.metrics import JobMetrics
 
-from .core.helpers import offer, spec_of
-from .core.test_job import PSS, launch_all, run_all
+from tests.core.helpers import offer, spec_of
+from tests.core.test_job import PSS, launch_all, run_all
 
 
 def call(api: ApiServer, method: str, path: str, token: str | None = None) -> tuple[int, str, bytes]:

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from tfmesos import cluster_api, douban, tfrun
+from tfmesos.client import cluster as cluster_api, douban, tfrun
 from tfmesos.core.job import Job
-from tfmesos.options import OptionsError
-from tfmesos.spec import TaskKey, Volume, parse_volume
+from tfmesos.options.load import OptionsError
+from tfmesos.core.spec import TaskKey, Volume
+from tfmesos.options.jobspec import parse_volume
 
 
 
@@ -79,13 +80,13 @@ def test_extra_config_wraps_commands_and_servers():
         "mkdir -p d && python t.py; rc=$?; rm -r d; exit $rc")
     doc, _ = douban.jobs_def_options([{"name": "ps", "num": 1}], extra_config={"initializer": "echo hi"})
     assert doc["roles"]["ps"]["server"] is False
-    assert doc["roles"]["ps"]["command"] == 'echo hi && "$TFMESOS_PYTHON" -m tfmesos.tfserver'
+    assert doc["roles"]["ps"]["command"] == 'echo hi && "$TFMESOS_PYTHON" -m tfmesos.task.tfserver'
 
 
 def test_volumes_parse_and_reach_the_executor_container():
     from tfmesos.core.actions import TaskLaunch
     from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
-    from tfmesos.spec import Resources
+    from tfmesos.core.spec import Resources
 
     assert parse_volume("/a:/b:ro") == Volume("/b", "/a", "RO")
     with pytest.raises(OptionsError, match=r"\$\.job\.volumes: '/a' is invalid"):
@@ -119,14 +120,14 @@ def test_tfrun_flags_errors_and_entry_point(capsys):
     assert "the command to run is missing" in capsys.readouterr().err
     cfg = configparser.ConfigParser()
     cfg.read(cluster_api.__file__.rsplit("/tfmesos/", 1)[0] + "/setup.cfg")
-    assert "tfrun = tfmesos.entry:tfrun" in cfg["options.entry_points"]["console_scripts"]  # tfmesos.tfrun.main, quiet on an early Ctrl-C
+    assert "tfrun = tfmesos.client.entry:tfrun" in cfg["options.entry_points"]["console_scripts"]  # tfmesos.client.tfrun.main, quiet on an early Ctrl-C
 
 
 def test_import_tfmesos_stays_light():
     import subprocess
     import sys
 
-    heavy = "('tfmesos.cluster_api', 'tfmesos.scheduler', 'tfmesos.localmaster', 'pymesos', 'tensorflow')"
+    heavy = "('tfmesos.client.cluster', 'tfmesos.scheduler.job_scheduler', 'localmesos', 'pymesos', 'tensorflow')"
     code = f"import sys, tfmesos; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from tfmesos.cli import build_parser
-from tfmesos.localmaster.cli import _parser as local_master_parser
-from tfmesos.localmaster.config import MasterConfig
-from tfmesos.runner import RunSettings
+from tfmesos.client.cli import build_parser
+from localmesos.cli import _parser as local_master_parser
+from localmesos.config import MasterConfig
+from tfmesos.scheduler.runner import RunSettings
 
 SIZE = ["--agents", "3", "--agent-cpus", "2.5", "--agent-mem", "1024", "--agent-disk", "500", "--gpus-per-agent", "1"]
 SHORT = ["--agents", "3", "--cpus", "2.5", "--mem", "1024", "--disk", "500", "--gpus-per-agent", "1"]

@@ -1,7 +1,7 @@
 """Runs the ParameterServerStrategy example by hand, without the scheduler.
 
 The processes are started the way tfmesos starts them: the parameter server and the
-workers run the built-in server (``python -m tfmesos.tfserver``), the chief runs the
+workers run the built-in server (``python -m tfmesos.task.tfserver``), the chief runs the
 command of ``examples/pss_digits/options.json`` through ``/bin/sh -c``, each with its
 own TF_CONFIG, TFMESOS_* variables and TMPDIR, on free ports of 127.0.0.1.
 """
@@ -99,7 +99,7 @@ def test_pss_digits_example_trains_with_builtin_servers() -> None:
             procs.append(proc)
             return proc, log
 
-        server_argv = [sys.executable, "-m", "tfmesos.tfserver"]
+        server_argv = [sys.executable, "-m", "tfmesos.task.tfserver"]
         try:
             servers = [launch(job, i, server_argv)[0]
                        for job in ("ps", "worker") for i in range(counts[job])]

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.unit
 # stdout and stderr are what the test gives it. It prints what it found as JSON on fd 3.
 _PROBE = r"""
 import json, os
-from tfmesos.executor import TaskProcess
+from tfmesos.executor.executor import TaskProcess
 task = "for i in $(seq 1 30); do echo out$i; done; echo err1 >&2; echo err2 >&2; exit 3"
 p = TaskProcess(["/bin/sh", "-c", task], dict(os.environ), os.getcwd(), None)
 threads = len(p._pumps)
@@ -70,14 +70,14 @@ def test_with_pipes_the_output_is_pumped_and_the_tail_kept_as_it_arrives(tmp_pat
     ("first\nsecond", None), ("x > y", None), ("~/bin/run", None), ("exec", None),
 ])
 def test_plain_commands_skip_the_shell_and_anything_else_goes_through_it(command: str, argv: list[str] | None) -> None:
-    from tfmesos.executor import command_argv
+    from tfmesos.executor.executor import command_argv
 
     assert command_argv(command) == (argv or ["/bin/sh", "-c", command])
 
 
 def test_a_plain_command_that_is_not_found_fails_as_the_shell_reports_it(tmp_path: Path, monkeypatch) -> None:
     """The direct exec falls back to sh -c: exit 127 and the shell's message, as before."""
-    from tfmesos.executor import TFExecutor
+    from tfmesos.executor.executor import TFExecutor
     from tfmesos.mesos import messages as m
 
     class Driver:
@@ -102,7 +102,7 @@ def test_a_plain_command_that_is_not_found_fails_as_the_shell_reports_it(tmp_pat
 
 _ORPHAN_PROBE = r"""
 import os, sys
-import tfmesos.executor as ex
+import tfmesos.executor.executor as ex
 if sys.argv[1] == "preexec":
     ex._pdeathsig_shim = lambda: None  # no setpriv: a preexec_fn sets the parent-death signal
 p = ex.TaskProcess(["sleep", "60"], dict(os.environ), os.getcwd(), None)

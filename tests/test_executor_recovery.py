@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfmesos import executor
+from tfmesos.executor import executor
 from tfmesos.mesos.executor_driver import RecoveringExecutorDriver
 
 pytestmark = pytest.mark.unit

@@ -1,7 +1,7 @@
 """Bad inputs through the real ``tfmesos`` command: every one ends fast, non-zero, with a plain
 message naming the field, flag or file, no traceback, and nothing left running or behind.
 
-Each case runs ``python -m tfmesos.cli`` in its own session with its own TMPDIR: afterwards no
+Each case runs ``python -m tfmesos.client.cli`` in its own session with its own TMPDIR: afterwards no
 process of that session may be alive and the TMPDIR must be empty (the embedded master's work
 directory, temporary state files). Unreachable parties use ports nobody listens on and a small
 ``--connect-timeout``.
@@ -122,7 +122,7 @@ def _run_case(case: Case, tmp: Path, extra_args: list[str] = ()) -> tuple[subpro
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch), "HOME": str(tmp), **case.env}
     env.pop("MESOS_SECRET", None) if "MESOS_SECRET" not in case.env else None
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "tfmesos.cli", *args], cwd=tmp, env=env, start_new_session=True,
+    proc = subprocess.Popen([sys.executable, "-m", "tfmesos.client.cli", *args], cwd=tmp, env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = proc.communicate(timeout=case.within + 30)
@@ -200,7 +200,7 @@ def test_dry_run_hides_env_values_and_yaml_gives_the_same_json(tmp_path: Path):
                 "    env: ['PW=hunter2']\nservice:\n  failover_timeout: 1e5\n"
     (tmp_path / "job.yaml").write_text(yaml_text)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = [sys.executable, "-m", "tfmesos.cli", "run", "--dry-run"]
+    run = [sys.executable, "-m", "tfmesos.client.cli", "run", "--dry-run"]
     text = subprocess.run(run + [str(tmp_path / "job.yaml")], env=env, capture_output=True, text=True, check=True).stdout
     assert "TOKEN=<hidden>" in text and "PW=<hidden>" in text and "hunter2" not in text
     shown = subprocess.run(run + [str(tmp_path / "job.yaml"), "--output", "json", "--show-env-values"], env=env,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from tfmesos.core.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
-from tfmesos.options import resolve_options
-from tfmesos.scheduler import LOST_MASTER_NOTE_EVERY, JobScheduler
-from tfmesos.spec import job_spec_from_options
+from tfmesos.options.load import resolve_options
+from tfmesos.scheduler.job_scheduler import LOST_MASTER_NOTE_EVERY, JobScheduler
+from tfmesos.options.jobspec import job_spec_from_options
 
 
 class Clock:
@@ -57,7 +57,7 @@ def test_master_back_in_time_is_reported_and_resets_the_wait():
 def test_console_collapses_a_repeated_line():
     import io
 
-    from tfmesos.runner import Console
+    from tfmesos.scheduler.runner import Console
 
     out = io.StringIO()
     console = Console(out)

@@ -83,7 +83,7 @@ def _run_against(master: ReplayMaster, tmp: Path, connect_timeout: float, servic
                                             "service": service or {}}))
     t0 = time.monotonic()
     try:
-        proc = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(tmp / "o.json"), "--master",
+        proc = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(tmp / "o.json"), "--master",
                                master.address, "--state-dir", str(tmp / "state"), "--connect-timeout", str(connect_timeout)],
                               env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
                               capture_output=True, text=True, timeout=60)
@@ -125,7 +125,7 @@ def test_a_stream_that_keeps_dropping_is_retried_with_backoff(tmp_path: Path):
     master = ReplayMaster(_recorded_subscribed())
     (tmp_path / "o.json").write_text(json.dumps({"job": {"command": "true"}, "roles": {"worker": {"count": 1}}}))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "tfmesos.cli", "run", str(tmp_path / "o.json"), "--master",
+    proc = subprocess.Popen([sys.executable, "-m", "tfmesos.client.cli", "run", str(tmp_path / "o.json"), "--master",
                              master.address, "--state-dir", str(tmp_path / "state")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -168,6 +168,6 @@ def test_a_master_without_a_leader_is_retried_with_backoff_until_the_connect_tim
     ("Framework has been removed", "start the job again"),
 ])
 def test_each_refusal_names_the_option_behind_it(message: str, option: str):
-    from tfmesos.runner import refusal_hint
+    from tfmesos.scheduler.runner import refusal_hint
 
     assert option in refusal_hint(message)

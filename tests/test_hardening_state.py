@@ -9,10 +9,10 @@ import pytest
 from tfmesos.core.job import Job
 from tfmesos.mesos.offers import parse_offer
 from tfmesos.mesos.taskinfo import ExecutorSettings
-from tfmesos.options import resolve_options
-from tfmesos.scheduler import JobScheduler
-from tfmesos.spec import job_spec_from_options
-from tfmesos.state_store import DirStore
+from tfmesos.options.load import resolve_options
+from tfmesos.scheduler.job_scheduler import JobScheduler
+from tfmesos.options.jobspec import job_spec_from_options
+from tfmesos.store.state_store import DirStore
 
 
 class RecordingDriver:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_zk_path_without_a_master_is_named_within_the_timeout(zk, tmp_path: Path):
     (tmp_path / "o.json").write_text('{"job": {"command": "true"}, "roles": {"worker": {"count": 1}}}')
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(tmp_path / "o.json"), "--master",
+    proc = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(tmp_path / "o.json"), "--master",
                            f"zk://{zk.hosts}/no-master-here", "--state-dir", str(tmp_path / "state"),
                            "--connect-timeout", "2"],
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.api import ApiServer, Operations
+from tfmesos.scheduler.http_api import ApiServer, Operations
 from tfmesos.core.job import Job, StatusUpdate
-from tfmesos.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
-from tfmesos.logs import LogError, TaskLogs, kept_log
-from tfmesos.state_format import end_of, record
-from tfmesos.state_store import DirStore
+from tfmesos.client.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
+from tfmesos.client.logs import LogError, TaskLogs, kept_log
+from tfmesos.store.format import end_of, record
+from tfmesos.store.state_store import DirStore
 
-from .core.helpers import spec_of
-from .core.test_job import PSS, launch_all, run_all
+from tests.core.helpers import spec_of
+from tests.core.test_job import PSS, launch_all, run_all
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,7 +115,7 @@ def test_the_command_line_answers_from_the_kept_record_at_once(tmp_path) -> None
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TFMESOS_API": "127.0.0.1:1"}  # nobody answers there
 
     def cli(*args: str, without_api: bool = False) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "tfmesos.cli", *args, "--state-dir", str(state)],
+        return subprocess.run([sys.executable, "-m", "tfmesos.client.cli", *args, "--state-dir", str(state)],
                               capture_output=True, text=True, timeout=60, cwd=ROOT,
                               env={k: v for k, v in env.items() if not (without_api and k == "TFMESOS_API")})
 
@@ -190,7 +190,7 @@ def test_logs_early_in_a_run_say_why_nothing_is_printed_and_follow_waits_for_the
     api = ApiServer(snap, lambda: None, lambda: None, ops=Operations(logs=read))
     api.start()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TFMESOS_API": api.address}
-    run = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.cli", "logs", "chief:0", *args],
+    run = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "logs", "chief:0", *args],
                                        capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
     try:
         early = run()
@@ -201,7 +201,7 @@ def test_logs_early_in_a_run_say_why_nothing_is_printed_and_follow_waits_for_the
         assert (empty.returncode, empty.stdout) == (0, "")
         assert "chief:0's stdout is empty so far (task TASK_RUNNING); --follow waits for what it writes" in empty.stderr
         state.update(launched=False, task="TASK_STAGING")
-        follower = subprocess.Popen([sys.executable, "-m", "tfmesos.cli", "logs", "chief:0", "--follow"], env=env,
+        follower = subprocess.Popen([sys.executable, "-m", "tfmesos.client.cli", "logs", "chief:0", "--follow"], env=env,
                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert follower.stderr.readline() == "tfmesos logs: waiting for chief:0 to start (job RUNNING, task TASK_STAGING)\n"
@@ -215,7 +215,7 @@ def test_logs_early_in_a_run_say_why_nothing_is_printed_and_follow_waits_for_the
 
 
 def test_with_zk_the_ends_are_kept_and_listed_from_zookeeper(tmp_path, zk) -> None:
-    from tfmesos.state_store import ZkStore
+    from tfmesos.store.state_store import ZkStore
 
     url = f"zk://{zk.hosts}/tfmesos-history"
     store = ZkStore(url, "team/hist")
@@ -224,7 +224,7 @@ def test_with_zk_the_ends_are_kept_and_listed_from_zookeeper(tmp_path, zk) -> No
     finally:
         store.close()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cli = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.cli", *args, "--zk", url], capture_output=True,
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.client.cli", *args, "--zk", url], capture_output=True,
                                        text=True, timeout=60, env=env, cwd=ROOT)
     jobs = cli("jobs")
     assert jobs.returncode == 0 and jobs.stdout.splitlines()[1].startswith("team/hist  SUCCEEDED"), jobs.stderr

@@ -35,7 +35,7 @@ def test_core_imports_no_io_clock_thread_or_logging(module: Path) -> None:
 def test_localmaster_imports_nothing_else_of_tfmesos(module: Path) -> None:
     outside = [("." * level) + name for level, name in _imports(module)
                if (level == 0 and name.split(".")[0] == "tfmesos") or level >= 2]
-    assert not outside, f"tfmesos/localmaster/{module.name} imports {outside}: it must stay a separate program"
+    assert not outside, f"localmesos/{module.name} imports {outside}: it must stay a separate program"
 
 
 @pytest.mark.parametrize("module", sorted((PACKAGE / "core").glob("*.py")), ids=lambda p: p.name)

@@ -1,4 +1,4 @@
-"""The Marathon lifecycle (tfmesos/marathon_lifecycle.py): a finished job is served, over a real
+"""The Marathon lifecycle (tfmesos/scheduler/marathon_app.py): a finished job is served, over a real
 HTTP API, until the app is removed; SIGTERM while a job runs stops it locally and leaves it to the
 next scheduler on a real cluster."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from tfmesos import marathon_lifecycle as marathon
-from tfmesos.api import ApiServer, Operations
-from tfmesos.console import Console
+from tfmesos.scheduler import marathon_app as marathon
+from tfmesos.scheduler.http_api import ApiServer, Operations
+from tfmesos.scheduler.console import Console
 
 FINAL = {"name": "done-job", "phase": "SUCCEEDED", "tasks": []}
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tfmesos.executor import TFExecutor
+from tfmesos.executor.executor import TFExecutor
 from tfmesos.mesos import messages as m
 from tfmesos.mesos.messages import PROTOCOL, ProtocolMismatch, decode, encode
 
@@ -79,8 +79,8 @@ def test_an_executor_given_another_protocol_fails_its_task_naming_both_versions(
 
 
 def test_a_terminal_update_carries_a_task_result() -> None:
-    from tfmesos.executor import _status
-    from tfmesos.scheduler import parse_status
+    from tfmesos.executor.executor import _status
+    from tfmesos.scheduler.job_scheduler import parse_status
 
     status = _status("digits.worker.1.1", "TASK_FAILED", "exited", {"exit_code": 3, "log_tail": "boom"})
     parsed = parse_status(status)
@@ -113,9 +113,9 @@ class _SchedulerDriver:
 def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_naming_both() -> None:
     from tfmesos.core.job import Job
     from tfmesos.mesos.taskinfo import ExecutorSettings
-    from tfmesos.options import resolve_options
-    from tfmesos.scheduler import JobScheduler
-    from tfmesos.spec import job_spec_from_options
+    from tfmesos.options.load import resolve_options
+    from tfmesos.scheduler.job_scheduler import JobScheduler
+    from tfmesos.options.jobspec import job_spec_from_options
 
     options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"},
                                "roles": {"worker": {"count": 1}}})

@@ -5,8 +5,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tfmesos.options import OptionsError, deep_merge, load_options_file, resolve_options
-from tfmesos.spec import job_spec_from_options
+from tfmesos.options.load import OptionsError, deep_merge, load_options_file, resolve_options
+from tfmesos.options.jobspec import job_spec_from_options
 
 ROOT = Path(__file__).resolve().parents[1]
 META = ROOT / "tests" / "data" / "dcos" / "config-schema.json"

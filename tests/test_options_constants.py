@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.options import OptionsError
-from tfmesos.options_file import read_document
+from tfmesos.options.load import OptionsError
+from tfmesos.options.files import read_document
 
 pytestmark = pytest.mark.unit
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tfmesos.options import OptionsError, load_schema, resolve_options
-from tfmesos.options_file import read_document
-from tfmesos.preflight import option_problems
-from tfmesos.spec import job_spec_from_options
+from tfmesos.options.load import OptionsError, load_schema, resolve_options
+from tfmesos.options.files import read_document
+from tfmesos.scheduler.preflight import option_problems
+from tfmesos.options.jobspec import job_spec_from_options
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30)
 ANY_JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),

@@ -42,7 +42,7 @@ def test_every_relative_import_in_tfmesos_names_a_module_that_exists():
 
 def test_tfmesos_report_is_the_progress_function():
     import tfmesos
-    from tfmesos.progress import report
+    from tfmesos.task.report import report
 
     assert tfmesos.report is report
 
@@ -63,7 +63,7 @@ def test_the_wheel_builds_without_setuptools_warnings_and_carries_the_data_folde
     log = out.stdout + out.stderr
     assert "absent from the `packages` configuration" not in log, log[-3000:]
     names = zipfile.ZipFile(next((tmp_path / "dist").glob("tfmesos-*.whl"))).namelist()
-    for needed in ("tfmesos/web/index.html", "tfmesos/web/app.js", "tfmesos/config-schema.json",
+    for needed in ("tfmesos/scheduler/web/index.html", "tfmesos/scheduler/web/app.js", "tfmesos/config-schema.json",
                    "tfmesos/package/universe/config.json", "tfmesos/package/universe/marathon.json.mustache"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n]

@@ -8,9 +8,9 @@ import importlib
 import threading
 
 import tfmesos
-from tfmesos.progress import REPORT_ENV, ReportPipe
+from tfmesos.executor.report_pipe import REPORT_ENV, ReportPipe
 
-report_module = importlib.import_module("tfmesos.progress")
+report_module = importlib.import_module("tfmesos.task.report")
 
 
 def test_report_outside_tfmesos_does_nothing(monkeypatch):

@@ -8,12 +8,12 @@ from typing import Any
 
 from tfmesos.core.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
-from tfmesos.options import resolve_options
-from tfmesos.runner import stop_driver
-from tfmesos.scheduler import JobScheduler
-from tfmesos.spec import job_spec_from_options
-from tfmesos.state_format import record
-from tfmesos.state_store import DirStore
+from tfmesos.options.load import resolve_options
+from tfmesos.scheduler.runner import stop_driver
+from tfmesos.scheduler.job_scheduler import JobScheduler
+from tfmesos.options.jobspec import job_spec_from_options
+from tfmesos.store.format import record
+from tfmesos.store.state_store import DirStore
 
 OPTIONS = resolve_options({"service": {"name": "shell"}, "job": {"command": "python train.py"},
                            "roles": {"ps": {"count": 1, "cpus": 0.5, "mem": 256},
@@ -97,9 +97,9 @@ def test_a_restarted_scheduler_reconciles_adopts_and_launches_nothing_again(tmp_
 
 def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(tmp_path: Path) -> None:
     from tfmesos.core.actions import TaskLaunch
-    from tfmesos.executor import TFExecutor
+    from tfmesos.executor.executor import TFExecutor
     from tfmesos.mesos.taskinfo import task_payload
-    from tfmesos.spec import TaskKey
+    from tfmesos.core.spec import TaskKey
 
     key = TaskKey("worker", 1)
     role = SPEC.role("worker")

@@ -1,4 +1,4 @@
-"""tfmesos/signals.py in this very process: real signals to the test's own process, handled by
+"""tfmesos/scheduler/signals.py in this very process: real signals to the test's own process, handled by
 the StopSignals edge (pymesos' own SIGINT handler must never run). The whole runs with real
 jobs are in tests/e2e/test_signals.py."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tfmesos.signals import StopSignals, StoppedBeforeStart
+from tfmesos.scheduler.signals import StopSignals, StoppedBeforeStart
 
 
 def _signalled(signum: int) -> None:
@@ -115,18 +115,18 @@ def test_an_ignored_sighup_stays_ignored_under_nohup():
 
 
 def test_the_console_scripts_start_quiet_on_ctrl_c_before_the_command_runs():
-    """setup.cfg's console scripts go through tfmesos.entry, which quiets Ctrl-C during the imports
+    """setup.cfg's console scripts go through tfmesos.client.entry, which quiets Ctrl-C during the imports
     (tests/e2e/test_signals.py sends one then) and puts the previous handler back before the command."""
     import configparser
     import importlib
     from pathlib import Path
 
-    import tfmesos.entry as entry
+    import tfmesos.client.entry as entry
 
     config = configparser.ConfigParser()
     config.read(Path(__file__).resolve().parents[1] / "setup.cfg")
     scripts = dict(line.split(" = ") for line in config["options.entry_points"]["console_scripts"].split("\n") if line)
-    assert scripts == {"tfmesos": "tfmesos.entry:tfmesos", "tfrun": "tfmesos.entry:tfrun"}
+    assert scripts == {"tfmesos": "tfmesos.client.entry:tfmesos", "tfrun": "tfmesos.client.entry:tfrun"}
     for target in scripts.values():
         module, function = target.split(":")
         assert callable(getattr(importlib.import_module(module), function))

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from tfmesos.core.job import Job
-from tfmesos.options import load_options_file
-from tfmesos.scheduler import options_digest, resumable_with
-from tfmesos.spec import job_spec_from_options
-from tfmesos.state_format import FORMAT, StateFormatError, decode, record
-from tfmesos.state_store import DirStore
+from tfmesos.options.load import load_options_file
+from tfmesos.scheduler.job_scheduler import options_digest, resumable_with
+from tfmesos.options.jobspec import job_spec_from_options
+from tfmesos.store.format import FORMAT, StateFormatError, decode, record
+from tfmesos.store.state_store import DirStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "state"
@@ -104,7 +104,7 @@ def test_tfmesos_run_refuses_a_newer_record_before_anything_runs(tmp_path: Path)
     shutil.copy(DATA / "fixture-options.json", options)
     (tmp_path / "state").mkdir()
     shutil.copy(DATA / "format99-newer.json", tmp_path / "state" / "fixture-job.json")
-    run = subprocess.run([sys.executable, "-m", "tfmesos.cli", "run", str(options), "--state-dir", str(tmp_path / "state")],
+    run = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(options), "--state-dir", str(tmp_path / "state")],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert run.returncode == 2, run.stderr
     assert f"format 99, newer than this tfmesos reads (format {FORMAT})" in run.stderr

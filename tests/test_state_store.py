@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from tfmesos.state_format import FORMAT, StateFormatError, encode, end_of, journal_entry, record
-from tfmesos.state_store import ENDS_KEPT, DirStore, ZkStore, dir_names
+from tfmesos.store.format import FORMAT, StateFormatError, encode, end_of, journal_entry, record
+from tfmesos.store.state_store import ENDS_KEPT, DirStore, ZkStore, dir_names
 
 
 def roundtrip(store, stored_bytes):

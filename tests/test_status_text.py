@@ -1,7 +1,7 @@
 """The task table and progress line shared by `tfmesos run` and `tfmesos status`."""
 from __future__ import annotations
 
-from tfmesos.status_text import progress_text, task_row
+from tfmesos.api.status_text import progress_text, task_row
 
 
 def _task(**over):

@@ -11,11 +11,11 @@ def __getattr__(name: str) -> Any:
     # ``tfmesos.report`` loads only its small module;
     # ``tfmesos.cluster`` and ``from tfmesos import cluster`` load the scheduler side only when asked for.
     if name == "report":  # tfmesos.report(step=..., loss=...): progress for the scheduler
-        from .progress import report
+        from .task.report import report
 
         return report
     if name in ("cluster", "ClusterError"):
-        from . import cluster_api as module
+        from .client import cluster as module
 
         return getattr(module, name)
     raise AttributeError(f"module 'tfmesos' has no attribute {name!r}")

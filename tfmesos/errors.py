@@ -1,6 +1,6 @@
 """Errors a user can act on: one plain line each, naming what failed, where, and what to check.
 
-``tfmesos.cli`` prints ``tfmesos: <message>`` for these and exits non-zero; anything else is a
+``tfmesos.client.cli`` prints ``tfmesos: <message>`` for these and exits non-zero; anything else is a
 bug and gets the generic one-liner (the traceback only with ``-v``).
 """
 from __future__ import annotations

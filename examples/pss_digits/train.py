@@ -2,7 +2,7 @@
 
 This script is the chief (coordinator) of a ParameterServerStrategy job. The
 parameter servers and workers only run TensorFlow servers (``python -m
-tfmesos.tfserver``); the chief builds the model on the parameter servers, ships
+tfmesos.task.tfserver``); the chief builds the model on the parameter servers, ships
 training steps to the workers with a ClusterCoordinator and evaluates at the end.
 
 Environment (set by tfmesos):

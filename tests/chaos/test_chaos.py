@@ -1,7 +1,7 @@
 """A few chaos seeds in every test run; `make chaos SEEDS=N` runs many more."""
 import pytest
 
-from .harness import plan, run_seed
+from tests.chaos.harness import plan, run_seed
 
 # Seeds picked so that these three cover every kind of fault between them (see plan()).
 SEEDS = [1, 2, 3]

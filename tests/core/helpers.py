@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from tfmesos.core.offers import Offer
-from tfmesos.options import resolve_options
-from tfmesos.spec import JobSpec, job_spec_from_options
+from tfmesos.options.load import resolve_options
+from tfmesos.core.spec import JobSpec
+from tfmesos.options.jobspec import job_spec_from_options
 
 
 def spec_of(**roles: dict) -> JobSpec:

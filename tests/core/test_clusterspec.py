@@ -3,7 +3,7 @@ import json
 import pytest
 
 from tfmesos.core.clusterspec import cluster_spec, substitute_placeholders, tf_config
-from tfmesos.spec import TaskKey
+from tfmesos.core.spec import TaskKey
 
 EP = {
     TaskKey("ps", 0): "h:1", TaskKey("worker", 1): "h:3", TaskKey("worker", 0): "h:2",

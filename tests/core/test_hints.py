@@ -35,7 +35,7 @@ def _waiting_notes(job):
 def test_a_job_without_any_offer_is_told_why_early_and_once():
     from tfmesos.core.job import NO_OFFER_NOTE_SECONDS, Job
 
-    from .helpers import offer, spec_of
+    from tests.core.helpers import offer, spec_of
 
     job = Job.new(spec_of(worker={"count": 1}), now=0.0)
     job.start()

@@ -1,9 +1,9 @@
 """The job lifecycle, driven by plain events (no Mesos, no processes)."""
 from tfmesos.core import actions as act
 from tfmesos.core.job import FAILED, PLACING, RUNNING, SUCCEEDED, Job, StatusUpdate
-from tfmesos.spec import TaskKey
+from tfmesos.core.spec import TaskKey
 
-from .helpers import offer, spec_of
+from tests.core.helpers import offer, spec_of
 
 PSS = dict(
     ps={"count": 1},
@@ -257,8 +257,8 @@ def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():
 
 
 def test_all_workers_success_waits_for_every_worker_through_a_whole_job_restart():
-    from tfmesos.options import resolve_options
-    from tfmesos.spec import job_spec_from_options
+    from tfmesos.options.load import resolve_options
+    from tfmesos.options.jobspec import job_spec_from_options
 
     spec = job_spec_from_options(resolve_options({
         "service": {"name": "t"}, "job": {"command": "python train.py"}, "policies": {"success": "all_workers"},

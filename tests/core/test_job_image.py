@@ -7,10 +7,10 @@ import pytest
 from tfmesos.core import actions as act
 from tfmesos.core import restart
 from tfmesos.core.job import Job, StatusUpdate
-from tfmesos.spec import TaskKey
+from tfmesos.core.spec import TaskKey
 
-from .helpers import spec_of
-from .test_job import launch_all, of, run_all
+from tests.core.helpers import spec_of
+from tests.core.test_job import launch_all, of, run_all
 
 pytestmark = pytest.mark.unit
 MISSING = "Failed to launch container: Failed to find archive for image 'x/y:1' at '/reg/x/y:1.tar'"
@@ -51,7 +51,7 @@ def test_the_executor_python_in_an_image_is_the_images_python3_unless_job_python
     from tfmesos.core.actions import TaskLaunch
     from tfmesos.mesos.messages import decode
     from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
-    from tfmesos.spec import Resources
+    from tfmesos.core.spec import Resources
 
     spec = dataclasses.replace(spec_of(worker={"count": 1}), image=image, python=python)
     offer = {"resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
@@ -66,8 +66,8 @@ def test_the_executor_python_in_an_image_is_the_images_python3_unless_job_python
 
 
 def test_the_embedded_master_refuses_an_image_before_anything_starts():
-    from tfmesos.embedded import local_fit_problems
-    from tfmesos.runner import RunSettings
+    from tfmesos.scheduler.embedded import local_fit_problems
+    from tfmesos.scheduler.runner import RunSettings
 
     spec = spec_of(worker={"count": 1})
     assert local_fit_problems(spec, RunSettings()) == []

@@ -3,10 +3,10 @@ import pytest
 
 from tfmesos.core import actions as act
 from tfmesos.core.job import PLACING, RUNNING, Job, StatusUpdate
-from tfmesos.spec import TaskKey
+from tfmesos.core.spec import TaskKey
 
-from .helpers import offer, spec_of
-from .test_job import PSS, launch_all, of, run_all
+from tests.core.helpers import offer, spec_of
+from tests.core.test_job import PSS, launch_all, of, run_all
 
 W1 = TaskKey("worker", 1)
 
@@ -72,8 +72,8 @@ def test_progress_comes_from_the_task_that_decides_success_and_only_its_current_
 
 
 def tensorboard_job():
-    from tfmesos.options import resolve_options
-    from tfmesos.spec import job_spec_from_options
+    from tfmesos.options.load import resolve_options
+    from tfmesos.options.jobspec import job_spec_from_options
 
     options = {"service": {"name": "t"}, "job": {"command": "python train.py"}, "roles": PSS,
                "tensorboard": {"enabled": True}}

@@ -9,13 +9,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from tfmesos.core import actions as act
 from tfmesos.core import stopping
 from tfmesos.core.job import ENDED_PHASES, FAILED, FINISHING, KILLED, PHASES, SUCCEEDED, Job, StatusUpdate
-from tfmesos.metrics import JobMetrics
-from tfmesos.runner import STOPPED_EXIT, end_code
-from tfmesos.spec import TaskKey
-from tfmesos.status_text import task_row
+from tfmesos.scheduler.metrics import JobMetrics
+from tfmesos.scheduler.runner import STOPPED_EXIT, end_code
+from tfmesos.core.spec import TaskKey
+from tfmesos.api.status_text import task_row
 
-from .helpers import offer, spec_of
-from .test_job import PSS, launch_all, of, run_all
+from tests.core.helpers import offer, spec_of
+from tests.core.test_job import PSS, launch_all, of, run_all
 
 
 def _running_job() -> tuple[Job, dict]:
@@ -129,7 +129,7 @@ def test_a_stopping_job_says_what_it_still_waits_for():
 
 def test_every_phase_reader_knows_killed():
     assert ENDED_PHASES == (SUCCEEDED, FAILED, KILLED) and KILLED in PHASES
-    from tfmesos.logs import ENDED_PHASES as read_by_logs
+    from tfmesos.client.logs import ENDED_PHASES as read_by_logs
     from tfmesos.package.deploy import DONE_PHASES
 
     assert read_by_logs == DONE_PHASES == ENDED_PHASES

@@ -1,8 +1,8 @@
 from tfmesos.mesos.offers import parse_offer
 from tfmesos.core.placement import Demand, place
-from tfmesos.spec import Resources, TaskKey
+from tfmesos.core.spec import Resources, TaskKey
 
-from .helpers import offer
+from tests.core.helpers import offer
 
 R = Resources(1, 1024)
 

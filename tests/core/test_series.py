@@ -41,10 +41,10 @@ def test_a_series_survives_its_json_form_and_ignores_malformed_entries() -> None
 
 def test_the_job_keeps_the_series_of_the_task_that_decides_success_across_its_record() -> None:
     from tfmesos.core.job import Job
-    from tfmesos.spec import TaskKey
+    from tfmesos.core.spec import TaskKey
 
-    from .helpers import spec_of
-    from .test_job import PSS, launch_all, run_all
+    from tests.core.helpers import spec_of
+    from tests.core.test_job import PSS, launch_all, run_all
 
     spec = spec_of(**PSS)
     job = Job.new(spec, 0.0)

@@ -7,12 +7,12 @@ from tfmesos.core.actions import TaskLaunch
 from tfmesos.mesos.offers import parse_offer
 from tfmesos.core.placement import Demand, place
 from tfmesos.core.quota import quota_shortfall
-from tfmesos.live_jobs import refuse_duplicate
+from tfmesos.scheduler.live_jobs import refuse_duplicate
 from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
-from tfmesos.options import OptionsError
-from tfmesos.spec import Resources, TaskKey
+from tfmesos.options.load import OptionsError
+from tfmesos.core.spec import Resources, TaskKey
 
-from .helpers import offer, spec_of
+from tests.core.helpers import offer, spec_of
 
 ROLE = {"allocation_info": {"role": "team-a"}}
 STATIC = {"reservations": [{"type": "STATIC", "role": "team-a"}]}

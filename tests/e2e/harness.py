@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 
 ROOT = Path(__file__).resolve().parents[2]
-TFMESOS = [sys.executable, "-m", "tfmesos.cli"]
+TFMESOS = [sys.executable, "-m", "tfmesos.client.cli"]
 
 
 class LineProcess:
@@ -120,7 +120,7 @@ def run_scheduler(options: Path, *args: str, env: dict[str, str] | None = None) 
 
 def write_options(path: Path, base: Path | None = None, **overrides: Any) -> Path:
     """An options file: an example's (with its workdir made absolute) plus overrides, deep-merged."""
-    from tfmesos.options import deep_merge
+    from tfmesos.options.load import deep_merge
 
     options: dict[str, Any] = {}
     if base is not None:

@@ -17,7 +17,7 @@ LISTEN = ("import os, socket, time; s = socket.socket(); "
 roles = {"worker": {"count": 1, "cpus": 0.2, "mem": 128, "command": f'"$TFMESOS_PYTHON" -c "{LISTEN}"'}}
 with tfmesos.cluster(roles, name=name, options={"service": {"state_dir": state_dir}}, coordinator=False) as c:
     print("SERVING " + ",".join(c.targets.values()), flush=True)
-    live = subprocess.run([sys.executable, "-m", "tfmesos.cli", "status", name, "--state-dir", state_dir],
+    live = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "status", name, "--state-dir", state_dir],
                           capture_output=True, text=True, timeout=60)
     print("LIVE " + json.dumps({"code": live.returncode, "out": live.stdout + live.stderr}), flush=True)
 print("LEFT", flush=True)

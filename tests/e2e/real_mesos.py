@@ -17,7 +17,7 @@ from typing import Any
 
 import psutil
 
-from .harness import eventually
+from tests.e2e.harness import eventually
 
 TOOLS = Path(os.environ.get("TFMESOS_REAL_MESOS", "")).resolve()
 BASE_PORT = int(os.environ.get("TFMESOS_REAL_MESOS_PORT", "5050"))

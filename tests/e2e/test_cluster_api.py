@@ -10,7 +10,7 @@ import sys
 
 import psutil
 
-from .harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
+from tests.e2e.harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -93,7 +93,7 @@ def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
 
 def test_tfrun_runs_a_between_graph_script_with_worker_0_here():
     run = LineProcess(
-        [PYTHON, "-m", "tfmesos.tfrun", "-w", "2", "-s", "1", "-n", "tfrun-e2e", "-Cw", "0.5", "-Cs", "0.3",
+        [PYTHON, "-m", "tfmesos.client.tfrun", "-w", "2", "-s", "1", "-n", "tfrun-e2e", "-Cw", "0.5", "-Cs", "0.3",
          "-Ms", "768", "--worker-logs", "1", "--", "python", "train.py", "--ps_hosts", "{ps_hosts}",
          "--worker_hosts", "{worker_hosts}", "--job_name", "{job_name}", "--task_index", "{task_index}"],
         env=dict(ENV, TRAIN_STEPS="200"), cwd=ROOT / "examples" / "tfrun_between_graph")

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from .harness import LocalMaster, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import LocalMaster, run_scheduler, wait_gone, write_options
 
 
 def test_gpu_tasks_get_their_gpus_and_cpu_tasks_none(tmp_path):

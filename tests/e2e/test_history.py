@@ -17,10 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from .harness import (ROOT, TFMESOS, LineProcess, LocalMaster, accuracy, run_scheduler, stop_scheduler, wait_gone,
-                      write_options)
-from .test_jobs import PSS
-from .test_operating import CHROMEDRIVER, CHROMIUM, browser
+from tests.e2e.harness import (
+    ROOT,
+    TFMESOS,
+    LineProcess,
+    LocalMaster,
+    accuracy,
+    run_scheduler,
+    stop_scheduler,
+    wait_gone,
+    write_options,
+)
+from tests.e2e.test_jobs import PSS
+from tests.e2e.test_operating import CHROMEDRIVER, CHROMIUM, browser
 
 pytestmark = pytest.mark.slow
 NAME = "hist-e2e"

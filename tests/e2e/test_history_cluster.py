@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from .harness import ROOT, TFMESOS, LineProcess, wait_gone
+from tests.e2e.harness import ROOT, TFMESOS, LineProcess, wait_gone
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -56,7 +56,7 @@ def test_a_tfrun_job_is_kept_with_how_worker_0_ended(tmp_path: Path) -> None:
     home.mkdir()
     name = "hist-tfrun"
     run = LineProcess(
-        [PYTHON, "-m", "tfmesos.tfrun", "-w", "1", "-s", "1", "-n", name, "-Cs", "0.2", "-Ms", "128",
+        [PYTHON, "-m", "tfmesos.client.tfrun", "-w", "1", "-s", "1", "-n", name, "-Cs", "0.2", "-Ms", "128",
          "--", "test", "{job_name}", "=", "worker", "&&", "exit", "3;", "sleep", "600"],
         env=dict(ENV, HOME=str(home)))
     assert run.wait(180) == 3, run.output[-3000:]  # worker 0's own exit code

@@ -28,11 +28,11 @@ import pytest
 
 import tfmesos
 
-from .. import zookeeper
-from ..package.helpers import app_definition_problems
-from .harness import ROOT, LineProcess, accuracy, run_scheduler, stop_scheduler, wait_gone, write_options
-from .real_mesos import RealMesos
-from .test_marathon_app import api_on_loopback, get, poll, render_package
+from tests import zookeeper
+from tests.package.helpers import app_definition_problems
+from tests.e2e.harness import ROOT, LineProcess, accuracy, run_scheduler, stop_scheduler, wait_gone, write_options
+from tests.e2e.real_mesos import RealMesos
+from tests.e2e.test_marathon_app import api_on_loopback, get, poll, render_package
 
 pytestmark = pytest.mark.slow
 REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite runs with a HOME of its own

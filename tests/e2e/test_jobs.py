@@ -5,7 +5,7 @@ import json
 import re
 import subprocess
 
-from .harness import ROOT, TFMESOS, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import ROOT, TFMESOS, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
 
 PSS = ROOT / "examples" / "pss_digits" / "options.json"
 MWMS = ROOT / "examples" / "mwms_digits" / "options.json"

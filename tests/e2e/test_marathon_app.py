@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from .. import zookeeper
-from ..package.helpers import app_definition_problems
-from .harness import ROOT, TFMESOS, LineProcess, LocalMaster, accuracy, wait_gone, write_options
-from .test_jobs import PSS
+from tests import zookeeper
+from tests.package.helpers import app_definition_problems
+from tests.e2e.harness import ROOT, TFMESOS, LineProcess, LocalMaster, accuracy, wait_gone, write_options
+from tests.e2e.test_jobs import PSS
 
 SERVICE = "marathon-digits"
 VENV_BIN = Path(TFMESOS[0]).parent  # the venv's python, and its `tfmesos` console script beside it

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from .harness import run_scheduler
-from .test_operating import CHROMEDRIVER, CHROMIUM, browser
+from tests.e2e.harness import run_scheduler
+from tests.e2e.test_operating import CHROMEDRIVER, CHROMIUM, browser
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,18 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .harness import (ROOT, TFMESOS, LineProcess, accuracy, eventually, run_scheduler, stop_scheduler, wait_gone,
-                      write_options)
-from .test_jobs import PSS
+from tests.e2e.harness import (
+    ROOT,
+    TFMESOS,
+    LineProcess,
+    accuracy,
+    eventually,
+    run_scheduler,
+    stop_scheduler,
+    wait_gone,
+    write_options,
+)
+from tests.e2e.test_jobs import PSS
 
 pytestmark = pytest.mark.slow
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from .harness import run_scheduler
+from tests.e2e.harness import run_scheduler
 
 pytestmark = pytest.mark.e2e
 

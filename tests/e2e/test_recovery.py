@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from .harness import LocalMaster, accuracy, find_task_process, run_scheduler, wait_gone, write_options
-from .test_jobs import PSS
+from tests.e2e.harness import LocalMaster, accuracy, find_task_process, run_scheduler, wait_gone, write_options
+from tests.e2e.test_jobs import PSS
 
 LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
 

@@ -7,12 +7,18 @@ import signal
 import psutil
 import pytest
 
-from .harness import accuracy, eventually, run_scheduler, task_processes, wait_gone, write_options
-from .real_mesos import RealMesos
-from .test_jobs import PSS
-from .test_recovery import (LONG, run_agent_restart_keeps_the_job, run_killed_ps, run_killed_worker,
-                            run_scheduler_killed, task_ids)
-from .test_scenarios import scenario_id
+from tests.e2e.harness import accuracy, eventually, run_scheduler, task_processes, wait_gone, write_options
+from tests.e2e.real_mesos import RealMesos
+from tests.e2e.test_jobs import PSS
+from tests.e2e.test_recovery import (
+    LONG,
+    run_agent_restart_keeps_the_job,
+    run_killed_ps,
+    run_killed_worker,
+    run_scheduler_killed,
+    task_ids,
+)
+from tests.e2e.test_scenarios import scenario_id
 
 pytestmark = pytest.mark.slow
 

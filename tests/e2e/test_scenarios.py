@@ -11,9 +11,18 @@ import re
 
 import pytest
 
-from .harness import (ROOT, TFMESOS, LineProcess, LocalMaster, accuracy, eventually, run_scheduler, wait_gone,
-                      write_options)
-from .test_recovery import task_ids
+from tests.e2e.harness import (
+    ROOT,
+    TFMESOS,
+    LineProcess,
+    LocalMaster,
+    accuracy,
+    eventually,
+    run_scheduler,
+    wait_gone,
+    write_options,
+)
+from tests.e2e.test_recovery import task_ids
 
 PSS = ROOT / "examples" / "pss_digits" / "options.json"
 MWMS = ROOT / "examples" / "mwms_digits" / "options.json"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import run_scheduler, write_options
-from .real_mesos import RealMesos
-from .test_scenarios import SCENARIOS, run_gang, scenario_id
+from tests.e2e.harness import run_scheduler, write_options
+from tests.e2e.real_mesos import RealMesos
+from tests.e2e.test_scenarios import SCENARIOS, run_gang, scenario_id
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def test_status_page_links_to_the_tasks_sandbox_in_the_real_web_ui(tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from .test_operating import browser
+    from tests.e2e.test_operating import browser
 
     gate = tmp_path / "go"
     opts = write_options(tmp_path / "o.json", service={"name": "webui-links"},

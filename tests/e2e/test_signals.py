@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .harness import ROOT, TFMESOS, LineProcess, LocalMaster, eventually, task_processes, wait_gone
+from tests.e2e.harness import ROOT, TFMESOS, LineProcess, LocalMaster, eventually, task_processes, wait_gone
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -115,7 +115,7 @@ def test_ctrl_c_while_tfmesos_run_starts_exits_130_without_a_traceback(spawn, tm
     name = "sig-run-early"
     run = spawn([PYTHON, "-X", "importtime"] + TFMESOS[1:] + ["run", str(_options(tmp_path, name, "sleep 300")),
                                                             "--api-port", "0"])
-    run.wait_for(r"^import time: .*\| +tfmesos\.errors$", 60)  # imported by tfmesos.cli after its first line
+    run.wait_for(r"^import time: .*\| +tfmesos\.errors$", 60)  # imported by tfmesos.client.cli after its first line
     _killpg(run, signal.SIGINT)
     assert run.wait(120) == 130, run.output[-3000:]
     said = "\n".join(line for line in run.lines if not line.startswith("import time:"))
@@ -220,7 +220,7 @@ def test_a_second_and_third_ctrl_c_to_a_cluster_script_say_and_give_up(spawn):
 
 def test_ctrl_c_to_tfrun_stops_worker_0_and_every_task(spawn):
     name = "sig-tfrun"
-    run = spawn([PYTHON, "-m", "tfmesos.tfrun", "-v", "-w", "2", "-s", "1", "-n", name,
+    run = spawn([PYTHON, "-m", "tfmesos.client.tfrun", "-v", "-w", "2", "-s", "1", "-n", name,
                  "-Cw", "0.2", "-Cs", "0.2", "-Mw", "128", "-Ms", "128", "--", "sleep", "300"])
     run.wait_for(r"ps:0 TASK_RUNNING", 180)
     run.wait_for(r"worker:1 TASK_RUNNING", 60)

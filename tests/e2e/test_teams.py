@@ -8,7 +8,7 @@ import re
 import signal
 import urllib.request
 
-from .harness import ROOT, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import ROOT, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
 
 SECRETS = {"a": "secret-a", "b": "secret-b", "c": "secret-c"}
 ACLS = {"register_frameworks": [

@@ -15,9 +15,15 @@ import json
 
 import pytest
 
-from .real_mesos import RealMesos
-from .test_teams import (ACLS, SECRETS, run_main_example_in_role, run_quota_and_one_job_per_name, run_two_roles_job,
-                         run_two_teams)
+from tests.e2e.real_mesos import RealMesos
+from tests.e2e.test_teams import (
+    ACLS,
+    SECRETS,
+    run_main_example_in_role,
+    run_quota_and_one_job_per_name,
+    run_two_roles_job,
+    run_two_teams,
+)
 
 pytestmark = pytest.mark.slow
 

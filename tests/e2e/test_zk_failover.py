@@ -14,8 +14,8 @@ import signal
 import pytest
 from kazoo.client import KazooClient
 
-from .harness import LocalMaster, find_task_process, run_scheduler, task_processes, wait_gone, write_options
-from .test_jobs import PSS
+from tests.e2e.harness import LocalMaster, find_task_process, run_scheduler, task_processes, wait_gone, write_options
+from tests.e2e.test_jobs import PSS
 
 SERVICE = "zk-failover"
 # Long enough that the chief is still training when the second scheduler takes over.

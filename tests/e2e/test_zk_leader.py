@@ -8,8 +8,8 @@ import signal
 from kazoo.client import KazooClient
 
 
-from .harness import LocalMaster, run_scheduler, task_processes, wait_gone, write_options
-from .test_jobs import PSS
+from tests.e2e.harness import LocalMaster, run_scheduler, task_processes, wait_gone, write_options
+from tests.e2e.test_jobs import PSS
 
 
 

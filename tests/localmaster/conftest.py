@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from localmaster_procs import assert_no_processes  # noqa: E402
 
-from tfmesos.localmaster import LocalMaster, Tuning  # noqa: E402
+from localmesos import LocalMaster, Tuning
 
 
 @pytest.fixture

@@ -42,6 +42,6 @@ class EchoExecutor(Executor):
 
 if __name__ == "__main__":
     if "--recovering" in sys.argv:  # the v1 recovery rules (tfmesos' driver): back within the agent's 2 s
-        from tfmesos.mesos.executor_driver import RecoveringExecutorDriver as MesosExecutorDriver  # noqa: F811
+        from tfmesos.mesos.executor_driver import RecoveringExecutorDriver as MesosExecutorDriver
     driver = MesosExecutorDriver(EchoExecutor())
     sys.exit(0 if driver.run() is None else 1)

@@ -5,7 +5,7 @@ import time
 
 from localmaster_client import RawScheduler, command_task, framework_info, launch, scalar, wait_until
 
-from tfmesos.localmaster import LocalMaster
+from localmesos import LocalMaster
 
 
 def offer_resources(offer: dict) -> dict:

@@ -1,4 +1,4 @@
-"""``python -m tfmesos.localmaster``: readiness line, serving, clean SIGTERM exit."""
+"""``python -m localmesos``: readiness line, serving, clean SIGTERM exit."""
 from __future__ import annotations
 
 import base64
@@ -16,7 +16,7 @@ import pytest
 from localmaster_procs import assert_no_processes, processes_under
 from localmaster_client import RawScheduler, command_task, framework_info, http_call, launch, wait_until
 
-from tfmesos.localmaster import main
+from localmesos import main
 
 
 def read_line(process: subprocess.Popen, timeout: float) -> str:
@@ -36,7 +36,7 @@ def cli(tmp_path):
     credentials = tmp_path / "credentials"
     credentials.write_text(json.dumps({"credentials": [{"principal": "alice", "secret": "s3cret"}]}))
     process = subprocess.Popen(
-        [sys.executable, "-m", "tfmesos.localmaster", "--port", "0", "--agents", "2", "--cpus", "1",
+        [sys.executable, "-m", "localmesos", "--port", "0", "--agents", "2", "--cpus", "1",
          "--mem", "512", "--disk", "100", "--gpus-per-agent", "1", "--work-dir", str(work_dir),
          "--first-port", "40000", "--ports-per-agent", "10",
          "--credentials", str(credentials)],

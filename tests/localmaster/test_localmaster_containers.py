@@ -67,7 +67,7 @@ def test_strays_of_a_container_killed_with_sigkill_die_with_it(make_master):
 
 
 def test_the_recovery_record_is_the_json_of_the_container_and_its_live_tasks(tmp_path):
-    from tfmesos.localmaster.containers import AgentTask, Executor
+    from localmesos.agent.containers import AgentTask, Executor
 
     executor = Executor("f", "e", "c", {"executor_id": {"value": "e"}}, tmp_path, True, False, 1.0)
     running = AgentTask({"task_id": {"value": "a"}, "data": "eyJ4IjogMX0="}, state="TASK_RUNNING")

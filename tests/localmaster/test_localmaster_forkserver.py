@@ -14,12 +14,13 @@ import pytest
 
 from localmaster_client import RawScheduler, framework_info, wait_until
 
-from tfmesos.localmaster import Tuning
-from tfmesos.localmaster.forkserver import module_command
+from localmesos import Tuning
+from localmesos.agent.forkserver import module_command
 from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from tfmesos.core.actions import TaskLaunch
-from tfmesos.options import resolve_options
-from tfmesos.spec import Resources, TaskKey, job_spec_from_options
+from tfmesos.options.load import resolve_options
+from tfmesos.core.spec import Resources, TaskKey
+from tfmesos.options.jobspec import job_spec_from_options
 
 SPEC = job_spec_from_options(resolve_options({
     "service": {"name": "fs"}, "job": {"command": "exec sleep 60"},
@@ -172,7 +173,7 @@ def test_the_zygote_runs_a_module_as_python_dash_m_would_and_reports_its_exit(tm
     import socket
     import subprocess
 
-    from tfmesos.localmaster import zygote
+    from localmesos.agent import zygote
 
     ours, theirs = socket.socketpair()
     proc = subprocess.Popen([sys.executable, zygote.__file__, str(theirs.fileno()), "", "json.tool"],

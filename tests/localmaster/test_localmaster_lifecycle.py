@@ -14,7 +14,7 @@ from localmaster_procs import assert_no_processes, processes_under
 from localmaster_client import (JSON_HEADERS, RawScheduler, command_task, framework_info, http_call, launch,
                                 scalar, wait_until)
 
-from tfmesos.localmaster import LocalMaster, Tuning
+from localmesos import LocalMaster, Tuning
 
 
 def running_task(master: LocalMaster, scheduler: RawScheduler, task_id: str = "sleeper",

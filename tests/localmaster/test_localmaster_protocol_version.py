@@ -12,8 +12,9 @@ from localmaster_client import RawScheduler, framework_info
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.mesos import messages
 from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
-from tfmesos.options import resolve_options
-from tfmesos.spec import Resources, TaskKey, job_spec_from_options
+from tfmesos.options.load import resolve_options
+from tfmesos.core.spec import Resources, TaskKey
+from tfmesos.options.jobspec import job_spec_from_options
 
 
 def test_an_executor_of_another_protocol_fails_the_task_naming_both_versions(make_master):

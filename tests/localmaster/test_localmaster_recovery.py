@@ -27,7 +27,7 @@ def free_port() -> int:
 class Cli:
     def __init__(self, port: int, work_dir, *extra: str) -> None:  # type: ignore[no-untyped-def]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tfmesos.localmaster", "--port", str(port), "--agents", "1",
+            [sys.executable, "-m", "localmesos", "--port", str(port), "--agents", "1",
              "--work-dir", str(work_dir), *extra],
             stdout=subprocess.PIPE, text=True, start_new_session=True)
         line = self.process.stdout.readline()  # type: ignore[union-attr]

@@ -7,10 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.localmaster.containers import AgentTask, Executor, ExecutorState
-from tfmesos.localmaster.procs import ManagedProcess, spawn
-from tfmesos.localmaster.recovery import (container_path, load_containers, record_container, recover_containers,
-                                          reregistration_termination)
+from localmesos.agent.containers import AgentTask, Executor, ExecutorState
+from localmesos.agent.procs import ManagedProcess, spawn
+from localmesos.agent.recovery import (
+    container_path,
+    load_containers,
+    record_container,
+    recover_containers,
+    reregistration_termination,
+)
 
 AGENT = "agent-S0"
 FRAMEWORK = {"id": {"value": "fw-1"}, "name": "f", "checkpoint": True}

@@ -5,7 +5,7 @@ import time
 
 from localmaster_client import RawScheduler, command_task, framework_info, launch
 
-from tfmesos.localmaster import Tuning
+from localmesos import Tuning
 
 
 def test_update_is_retried_with_backoff_until_acknowledged(make_master):

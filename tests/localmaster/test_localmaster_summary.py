@@ -1,7 +1,7 @@
 """What `tfmesos local-master` says about itself at start, from its /state agents (pure)."""
 from __future__ import annotations
 
-from tfmesos.localmaster.cli import describe
+from localmesos.cli import describe
 
 
 def _agent(gpus: float, ports: str, reserved: dict | None = None) -> dict:
@@ -34,10 +34,10 @@ def test_no_gpu_note_without_gpus():
 
 
 def test_a_cpu_job_on_embedded_gpu_agents_is_refused_naming_the_flag():
-    from tfmesos.embedded import local_fit_problems
-    from tfmesos.options import resolve_options
-    from tfmesos.runner import RunSettings
-    from tfmesos.spec import job_spec_from_options
+    from tfmesos.scheduler.embedded import local_fit_problems
+    from tfmesos.options.load import resolve_options
+    from tfmesos.scheduler.runner import RunSettings
+    from tfmesos.options.jobspec import job_spec_from_options
 
     def spec(gpus: int):
         return job_spec_from_options(resolve_options(

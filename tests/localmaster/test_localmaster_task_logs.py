@@ -6,8 +6,8 @@ import threading
 
 from localmaster_client import RawScheduler, command_task, framework_info, launch, wait_until
 
-from tfmesos.api import ApiServer, Operations
-from tfmesos.logs import Attempt, LogError, TaskLogs, stream_log
+from tfmesos.scheduler.http_api import ApiServer, Operations
+from tfmesos.client.logs import Attempt, LogError, TaskLogs, stream_log
 
 import pytest
 

@@ -11,8 +11,8 @@ import pytest
 from localmaster_client import RawScheduler, http_call, open_stream, wait_until
 from localmaster_traces import load
 
-from tfmesos.localmaster.cli import team_settings
-from tfmesos.localmaster.config import QuotaConfig
+from localmesos.cli import team_settings
+from localmesos.config import QuotaConfig
 
 TRACE_RESOURCES = ("cpus(team-a):2;mem(team-a):1024;cpus:2;mem:1024;disk:1000;"
                    "ports(team-a):[31000-31005];ports:[31006-31010]")
@@ -259,7 +259,7 @@ def test_unmet_guarantees_are_held_back_as_headroom_from_other_roles(make_master
 
 
 def test_credentials_are_read_in_mesos_json_form_and_the_old_lines_refused_in_its_words(tmp_path):
-    from tfmesos.localmaster.auth import load_credentials
+    from localmesos.http.auth import load_credentials
 
     good = tmp_path / "credentials.json"
     good.write_text(json.dumps({"credentials": [{"principal": "a", "secret": "secret-a"}]}))

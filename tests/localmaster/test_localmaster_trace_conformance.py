@@ -20,7 +20,7 @@ from localmaster_procs import HERE, assert_no_processes
 from localmaster_client import (EventStreamClient, RawScheduler, http_call, open_stream, wait_until)
 from localmaster_traces import Bindings, call_with_note, calls, events, load, load_json, raw_frame, update
 
-from tfmesos.localmaster import LocalMaster
+from localmesos import LocalMaster
 
 # Keys the embedded master leaves out of /state: no --log_dir and no git build info.
 STATE_KEYS_NOT_EMULATED = {"log_dir", "git_sha", "git_branch"}

@@ -1,7 +1,7 @@
 """The embedded master's page and sandbox browser: what they serve, and nothing outside a sandbox."""
 from __future__ import annotations
 
-from tfmesos.localmaster.web_ui import index_page, sandbox_response
+from localmesos.master.web_ui import index_page, sandbox_response
 
 
 def _sandbox(tmp_path):

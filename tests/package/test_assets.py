@@ -10,7 +10,7 @@ import pytest
 import tfmesos
 from tfmesos.package.checks import check_package
 
-from .helpers import PACKAGE_DIR, REFERENCE, ROOT, render
+from tests.package.helpers import PACKAGE_DIR, REFERENCE, ROOT, render
 
 pytestmark = pytest.mark.unit
 RESOURCE = json.loads((PACKAGE_DIR / "resource.json").read_text())
@@ -60,7 +60,7 @@ def test_package_render_shows_the_image(tmp_path):
     options = tmp_path / "o.json"
     options.write_text(json.dumps({"service": {"name": "x"}, "job": {"command": "python3 t.py"},
                                    "roles": {"worker": {"count": 1}}}))
-    done = subprocess.run([sys.executable, "-m", "tfmesos.cli", "package", "render", str(options)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "package", "render", str(options)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     image = f"tfmesos/tfmesos:{VERSION}"

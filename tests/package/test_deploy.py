@@ -7,9 +7,9 @@ import pytest
 from tfmesos.package.cli import add_subcommands
 from tfmesos.package.deploy import DeployError, Undeploy, deploy
 
-from .fixtures import FULL_OPTIONS
-from .helpers import render
-from .standins import Marathon, Scheduler
+from tests.package.fixtures import FULL_OPTIONS
+from tests.package.helpers import render
+from tests.package.standins import Marathon, Scheduler
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 """The TFMESOS_OPT_* contract: names, typing by the schema, errors that name variable and path."""
 import pytest
 
-from tfmesos.options import OptionsError, load_schema, resolve_options
-from tfmesos.options_env import env_name, leaf_paths, options_from_env, options_to_env
+from tfmesos.options.load import OptionsError, load_schema, resolve_options
+from tfmesos.options.env import env_name, leaf_paths, options_from_env, options_to_env
 
-from .fixtures import FULL_OPTIONS
+from tests.package.fixtures import FULL_OPTIONS
 
 
 def test_names_follow_the_json_path():

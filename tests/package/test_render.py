@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from tfmesos.options import OptionsError, load_schema, resolve_options, schema_defaults
-from tfmesos.options_env import PREFIX, env_name, leaf_paths, options_from_env
+from tfmesos.options.load import OptionsError, load_schema, resolve_options, schema_defaults
+from tfmesos.options.env import PREFIX, env_name, leaf_paths, options_from_env
 from tfmesos.package.cli import add_subcommands
 from tfmesos.package.files import load_package
 from tfmesos.package.render import RenderError, cosmos_context, java_double, parse_app, render_template
 
-from .fixtures import FULL_OPTIONS
-from .helpers import app_definition_problems, example_options_files, render
+from tests.package.fixtures import FULL_OPTIONS
+from tests.package.helpers import app_definition_problems, example_options_files, render
 
 SMALL_OPTIONS = {"service": {"name": "digits"}, "job": {"command": "python3 train.py"}, "roles": {"worker": {"count": 2}}}
 
@@ -132,7 +132,7 @@ def test_scalars_are_in_env_and_arrays_in_args():
 
 def test_scheduler_command_line_is_accepted_by_tfmesos_run(tmp_path):
     """The exec line must parse with the real 'tfmesos run' (needs its --api-host flag)."""
-    from tfmesos.cli import build_parser
+    from tfmesos.client.cli import build_parser
 
     seen = run_scheduler_command(render(SMALL_OPTIONS), tmp_path)
     args = build_parser().parse_args(seen["argv"])

@@ -11,7 +11,7 @@ from tfmesos.package.checks import check_package
 from tfmesos.package.cli import add_subcommands
 from tfmesos.package.repo import CONTENT_TYPE
 
-from .helpers import PACKAGE_DIR, REFERENCE, reference
+from tests.package.helpers import PACKAGE_DIR, REFERENCE, reference
 
 
 def v4_repo_validator() -> jsonschema.Draft4Validator:

@@ -5,7 +5,7 @@ import pytest
 
 from tfmesos.package.checks import check_package
 
-from .helpers import PACKAGE_DIR, REFERENCE, ROOT
+from tests.package.helpers import PACKAGE_DIR, REFERENCE, ROOT
 
 
 def test_committed_package_passes_the_universe_checks():

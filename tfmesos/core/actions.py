@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..spec import Resources, TaskKey
+from .spec import Resources, TaskKey
 
 
 @dataclass(frozen=True)

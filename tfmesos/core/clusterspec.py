@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from ..spec import ROLE_ORDER, TaskKey
+from .spec import ROLE_ORDER, TaskKey
 
 ClusterDict = dict[str, list[str]]
 IN_CLUSTER = tuple(r for r in ROLE_ORDER if r != "evaluator")

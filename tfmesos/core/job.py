@@ -15,9 +15,21 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
+from .spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
 from . import restart
-from .actions import Action, Decline, Done, Kill, Launch, Persist, Reconcile, Revive, SendClusterSpec, Suppress, TaskLaunch
+from .actions import (
+    Action,
+    Decline,
+    Done,
+    Kill,
+    Launch,
+    Persist,
+    Reconcile,
+    Revive,
+    SendClusterSpec,
+    Suppress,
+    TaskLaunch,
+)
 from .clusterspec import cluster_spec
 from .hints import no_offer_hint
 from .offers import Offer

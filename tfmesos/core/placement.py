@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..spec import Resources, TaskKey
+from .spec import Resources, TaskKey
 from .offers import Offer
 
 _EPS = 1e-6

@@ -1,5 +1,5 @@
 """What a stop signal (SIGINT, SIGTERM, SIGHUP) means, as plain data: the shell's handlers
-(tfmesos/signals.py) only count them and carry out the step decided here.
+(tfmesos/scheduler/signals.py) only count them and carry out the step decided here.
 
 The first signal stops the job: every task is killed, the framework torn down, the summary
 printed, and the process exits 128 + that signal's number (130 for Ctrl-C, 143 for SIGTERM,

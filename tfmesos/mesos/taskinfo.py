@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.actions import TaskLaunch
 from .offers import is_reserved, usable
-from ..spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
+from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
 from .messages import TaskPayload, encode
 
 _KEEP = ("role", "reservation", "reservations", "allocation_info")

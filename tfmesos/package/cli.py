@@ -11,7 +11,7 @@ import logging
 import sys
 from typing import Any
 
-from ..options import OptionsError, read_options_file
+from ..options.load import OptionsError, read_options_file
 from .deploy import DeployError, deploy, undeploy
 from .files import load_package
 from .render import RenderError, render_app

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Mapping
 import chevron
 from chevron.tokenizer import ChevronError, tokenize
 
-from ..options import resolve_options
+from ..options.load import resolve_options
 from .files import PackageFiles
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1

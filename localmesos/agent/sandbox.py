@@ -1,0 +1,112 @@
+"""Sandbox layout and the environment an agent gives its executors.
+
+Layout: ``<work_dir>/agents/<agent_id>/frameworks/<framework_id>/executors/
+<executor_id>/runs/<container_id>/`` with ``runs/latest`` pointing at the
+newest run (as Mesos does under ``slaves/``), holding ``stdout``/``stderr``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..durations import format_duration
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+RECOVERY_TIMEOUT = 15 * 60.0  # agent --recovery_timeout
+EXECUTOR_REREGISTRATION_TIMEOUT = 2.0  # agent --executor_reregistration_timeout
+
+
+def sandbox_path(work_dir: Path, agent_id: str, framework_id: str, executor_id: str, container_id: str) -> Path:
+    return (work_dir / "agents" / agent_id / "frameworks" / framework_id / "executors" / executor_id
+            / "runs" / container_id)
+
+
+def create_sandbox(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "stdout").touch()
+    (path / "stderr").touch()
+    latest = path.parent / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(path.name)
+    except OSError:
+        pass  # the symlink is a convenience only
+
+
+def executor_base_environment() -> dict[str, str]:
+    """What every executor inherits from the agent's own environment: only PATH, with the folder
+    of the interpreter the agent runs on first, so that a task's plain ``python`` (and ``tfmesos``,
+    ``tfrun``) is that interpreter's, as ``$TFMESOS_PYTHON`` is, even outside an activated venv."""
+    return {"PATH": task_path(sys.executable, os.environ.get("PATH") or DEFAULT_PATH)}
+
+
+def task_path(python: str, path: str) -> str:
+    """``path`` with ``python``'s folder first (once)."""
+    folder = os.path.dirname(python)
+    if not folder:
+        return path
+    return os.pathsep.join([folder, *(p for p in path.split(os.pathsep) if p and p != folder)])
+
+
+def executor_environment(
+    *,
+    agent_endpoint: str,
+    agent_id: str,
+    agent_pid: str,
+    framework_id: str,
+    executor_id: str,
+    directory: Path,
+    checkpoint: bool,
+    shutdown_grace_period: float,
+    gpus: list[int] | None,
+    command: dict[str, Any] | None,
+    extra: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Slave's executorEnvironment() plus what the Mesos containerizer adds.
+
+    The agent's own environment is not inherited (real executors see no HOME,
+    USER, ...) except PATH, which the embedded agent passes through so that
+    interpreters from the caller's environment keep working.
+    """
+    env: dict[str, str] = {
+        "LIBPROCESS_IP": agent_endpoint.rsplit(":", 1)[0],
+        "LIBPROCESS_PORT": "0",
+        "MESOS_FRAMEWORK_ID": framework_id,
+        "MESOS_EXECUTOR_ID": executor_id,
+        "MESOS_DIRECTORY": str(directory),
+        "MESOS_SANDBOX": str(directory),
+        "MESOS_SLAVE_ID": agent_id,
+        "MESOS_SLAVE_PID": agent_pid,
+        "MESOS_AGENT_ENDPOINT": agent_endpoint,
+        "MESOS_CHECKPOINT": "1" if checkpoint else "0",
+        "MESOS_HTTP_COMMAND_EXECUTOR": "0",
+        "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD": format_duration(shutdown_grace_period),
+        **executor_base_environment(),
+    }
+    if checkpoint:
+        env["MESOS_RECOVERY_TIMEOUT"] = format_duration(RECOVERY_TIMEOUT)
+        env["MESOS_SUBSCRIPTION_BACKOFF_MAX"] = format_duration(EXECUTOR_REREGISTRATION_TIMEOUT)
+    if gpus is not None:
+        # Isolation emulation on GPU agents: no device cgroup here, so tell CUDA
+        # which devices were allocated ("" for none).  Real Mesos sets neither.
+        visible = ",".join(str(index) for index in gpus)
+        env["CUDA_VISIBLE_DEVICES"] = visible
+        env["NVIDIA_VISIBLE_DEVICES"] = visible
+    env.update(extra or {})
+    for variable in ((command or {}).get("environment") or {}).get("variables", []):
+        if variable.get("type", "VALUE") == "SECRET":
+            continue  # secrets need a secret resolver, which the embedded agent lacks
+        env[variable["name"]] = variable.get("value", "")
+    return env
+
+
+def command_argv(command: dict[str, Any]) -> tuple[list[str], str | None]:
+    """(argv, executable) for a CommandInfo, like the Mesos launcher."""
+    if command.get("shell", True):
+        return ["/bin/sh", "-c", command.get("value", "")], None
+    value = command.get("value", "")
+    arguments = list(command.get("arguments", []))
+    return (arguments or [value]), value

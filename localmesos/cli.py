@@ -1,0 +1,223 @@
+"""``python -m localmesos`` / ``tfmesos local-master``."""
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from typing import Any
+
+from .http.auth import load_acls, load_credentials
+from .config import MasterConfig, QuotaConfig
+from .resources import parse_resources_text
+from .roles import validate_role
+
+
+def add_agent_flags(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """The embedded cluster's size: one definition, the same flags and defaults for
+    `tfmesos local-master` and `tfmesos run` (the short names are kept as aliases)."""
+    d = MasterConfig()
+    parser.add_argument("--agents", type=int, default=d.agents, help=f"{what}number of logical agents (default {d.agents})")
+    parser.add_argument("--agent-cpus", "--cpus", dest="agent_cpus", type=float, default=d.agent_cpus,
+                        help=f"{what}cpus per agent (default {d.agent_cpus:g})")
+    parser.add_argument("--agent-mem", "--mem", dest="agent_mem", type=float, default=d.agent_mem,
+                        help=f"{what}memory per agent in MB (default {d.agent_mem:g})")
+    parser.add_argument("--agent-disk", "--disk", dest="agent_disk", type=float, default=d.agent_disk,
+                        help=f"{what}disk per agent in MB (default {d.agent_disk:g})")
+    parser.add_argument("--gpus-per-agent", type=int, default=d.gpus_per_agent,
+                        help=f"{what}emulated GPUs per agent (default {d.gpus_per_agent})")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tfmesos local-master",
+        description="Run an embedded single-node Mesos master (v1 HTTP API) with logical agents.")
+    d = MasterConfig()
+    parser.add_argument("--port", type=int, default=d.port, help=f"master port on 127.0.0.1 (default {d.port})")
+    add_agent_flags(parser)
+    parser.add_argument("--first-port", type=int, default=d.first_port,
+                        help=f"first port offered to tasks (default {d.first_port}); agent i offers "
+                             "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir)")
+    parser.add_argument("--ports-per-agent", type=int, default=d.ports_per_agent,
+                        help=f"ports offered per agent (default {d.ports_per_agent})")
+    parser.add_argument("--work-dir", type=Path, default=None,
+                        help="sandbox root (default: a temporary directory removed on exit)")
+    parser.add_argument("--credentials", type=Path, default=None,
+                        help='Mesos\' credentials file ({"credentials": [{"principal": P, "secret": S}]}): '
+                             'enables HTTP Basic authentication')
+    parser.add_argument("--reserve", "--agent-resources", action="append", default=[], metavar="INDEX=RESOURCES",
+                        help="agent INDEX's resources in Mesos --resources syntax, e.g. "
+                             "'0=cpus(team-a):2;mem(team-a):4096;cpus:2' (static reservations) or '2=gpus:1'; "
+                             "names left out keep the defaults; a bare role ('0=team-a') reserves the whole "
+                             "agent to it, as the agent's --default_role does (repeatable)")
+    parser.add_argument("--quota", action="append", default=[], metavar="ROLE=RESOURCES",
+                        help="quota of ROLE, e.g. 'team-a=cpus:4;mem:8192' (guarantee and limit; "
+                             "'team-a=cpus:2/cpus:4' gives guarantee/limit apart; repeatable)")
+    parser.add_argument("--weights", default="", metavar="ROLE=W,...",
+                        help="role weights as Mesos takes them, e.g. 'team-a=2,team-b=1'")
+    parser.add_argument("--acls", default=None, metavar="JSON|PATH",
+                        help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
+    parser.add_argument("--zk", default=None,
+                        help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
+    parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
+    return parser
+
+
+def team_settings(reserve: list[str], quota: list[str], weights: str, acls: str | None) -> dict[str, Any]:
+    """The multi-team flags as LocalMaster keyword arguments; ValueError names the bad flag."""
+    agent_resources: dict[int, str] = {}
+    for item in reserve:
+        index, sep, text = item.partition("=")
+        if not sep or not index.strip().isdigit():
+            raise ValueError(f"--reserve {item!r}: expected INDEX=RESOURCES, e.g. 0=cpus(team-a):2;mem(team-a):4096")
+        try:
+            if ":" in text:
+                parse_resources_text(text)
+            elif validate_role(text.strip()) or text.strip() == "*":
+                raise ValueError(validate_role(text.strip()) or "expected a role other than '*'")
+        except ValueError as exc:
+            raise ValueError(f"--reserve {item!r}: {exc}") from None
+        agent_resources[int(index)] = text
+    quotas: dict[str, QuotaConfig] = {}
+    for item in quota:
+        role, sep, text = item.partition("=")
+        guarantee, _, limit = text.partition("/")
+        try:
+            if not sep or validate_role(role.strip()) or role.strip() == "*":
+                raise ValueError("expected ROLE=RESOURCES with a role other than '*'")
+            guarantees = parse_resources_text(guarantee).scalars()
+            limits = parse_resources_text(limit).scalars() if limit else dict(guarantees)
+        except ValueError as exc:
+            raise ValueError(f"--quota {item!r}: {exc}") from None
+        quotas[role.strip()] = QuotaConfig(guarantees, limits)
+    parsed_weights: dict[str, float] = {}
+    for item in filter(None, (w.strip() for w in weights.split(","))):
+        role, sep, value = item.partition("=")
+        try:
+            parsed_weights[role.strip()] = float(value)
+            if not sep or not parsed_weights[role.strip()] > 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"--weights {item!r}: expected ROLE=WEIGHT with a weight > 0") from None
+    return {"agent_resources": agent_resources, "quotas": quotas, "weights": parsed_weights,
+            "acls": load_acls(acls) if acls else None}
+
+
+def _chosen_first_port(work_dir: Path | None, size: int) -> int:
+    """A free block of ports; a restarted master with the same work dir reuses its block, since
+    its running tasks hold ports from it."""
+    from .ports import free_port_block
+
+    record = work_dir / "meta" / "first_port" if work_dir else None
+    if record is not None and record.is_file():
+        return int(record.read_text())
+    first = free_port_block(size)
+    if record is not None:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(str(first))
+    return first
+
+
+def _amounts(resources: dict[str, Any], nonzero: bool = False) -> str:
+    parts = [f"{name} {resources.get(name, 0):g}{unit}" for name, unit in
+             (("cpus", ""), ("mem", " MB"), ("disk", " MB"), ("gpus", "")) if resources.get(name, 0) or not nonzero]
+    return ", ".join(parts)
+
+
+def _indices(numbers: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2, 5'."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def describe(slaves: list[dict[str, Any]], work_dir: str, address: str) -> list[str]:
+    """What a person starting the master needs to know, from its /state agents: the agents and
+    their resources (alike ones on one line), where sandboxes go, which agents only GPU jobs are
+    offered, and how to point a job at it."""
+    groups: dict[str, list[int]] = {}
+    for index, agent in enumerate(slaves):
+        text = _amounts(agent["resources"])
+        reserved = agent.get("reserved_resources") or {}
+        if reserved:
+            text += "; reserved: " + "; ".join(f"{role} {_amounts(r, nonzero=True)}" for role, r in sorted(reserved.items()))
+        groups.setdefault(text, []).append(index)
+    lines = [f"  agent{'s' if len(ix) > 1 else ''} {_indices(ix)}: {text}" for text, ix in groups.items()]
+    ports = [a["resources"].get("ports", "") for a in slaves]
+    if ports and ports[0]:
+        lines.append(f"  task ports: {ports[0].strip('[]').split('-')[0]}-{ports[-1].strip('[]').split('-')[-1]}"
+                     f" ({ports[0]} on agent 0)")
+    lines.append(f"  work dir (sandboxes): {work_dir}")
+    gpu_agents = [i for i, a in enumerate(slaves) if a["resources"].get("gpus", 0) > 0]
+    if gpu_agents:
+        which = "every agent has" if len(gpu_agents) == len(slaves) else f"agent(s) {_indices(gpu_agents)} have"
+        lines.append(f"  note: {which} GPUs, and Mesos offers an agent with GPUs only to a job that asks for "
+                     "GPUs (a role with \"gpus\" > 0 makes the framework ask for GPU_RESOURCES): a CPU job "
+                     + ("gets no offer here" if len(gpu_agents) == len(slaves) else "runs on the other agents"))
+    lines.append(f"  run a job on it: tfmesos run options.json --master {address}   (its state: http://{address}/state)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .local_master import LocalMaster
+
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    credentials = load_credentials(args.credentials) if args.credentials else None
+    try:
+        teams = team_settings(args.reserve, args.quota, args.weights, args.acls)
+    except ValueError as exc:
+        print(f"tfmesos local-master: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
+    try:
+        master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
+                             agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
+                             ports_per_agent=args.ports_per_agent, first_port=first_port,
+                             work_dir=args.work_dir, credentials=credentials, **teams)
+    except ValueError as exc:
+        print(f"tfmesos local-master: {exc}", file=sys.stderr)
+        return 2
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    contender = None
+    try:
+        master.start()
+        # Agents and their records live as long as the process: keep them out of the cyclic
+        # collector's full scans, which otherwise run inside allocation rounds (40% of a round
+        # that offers 10,000 agents).
+        gc.collect()
+        gc.freeze()
+        if args.zk:
+            from .master.zk_contender import ZkContender
+
+            contender = ZkContender(args.zk, master.master_info())
+            contender.start()
+        print(f"tfmesos local-master listening on {master.address}", flush=True)
+        where = f"{master.work_dir}" + (" (removed on exit)" if args.work_dir is None else "")
+        print("\n".join(describe(master.state()["slaves"], where, master.address)), flush=True)
+        while not stop.wait(3600):
+            pass
+    finally:
+        if contender is not None:
+            contender.stop()
+        master.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""The ``tfmesos`` command line."""
+from __future__ import annotations
+
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
+    from .entry import quiet_imports
+
+    quiet_imports()
+
+import argparse
+import json
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..core.job import ENDED_PHASES
+from ..errors import TfmesosError, UsageError, cut, mute_library_logs
+from .history import status_lines
+from localmesos.cli import add_agent_flags
+from ..masking import mask_options
+from ..options.load import OptionsError, load_options_file, resolve_options
+from ..scheduler.preflight import environment_problems, option_problems
+from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
+from ..core.spec import JobSpec
+from ..options.jobspec import job_spec_from_options
+
+
+def _absolute_paths(options: dict[str, Any], base: Path) -> None:
+    """Relative job paths are taken from the options file's folder, wherever tfmesos runs."""
+    job = options["job"]
+    for field in ("workdir", "checkpoint_dir"):
+        if job[field] and not os.path.isabs(job[field]):
+            job[field] = str((base / job[field]).resolve())
+
+
+def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
+    if getattr(args, "options_from_env", False):
+        from ..options.env import options_from_env
+
+        options = resolve_options(options_from_env(os.environ))
+        base = Path.cwd()
+    else:
+        if not args.options:
+            raise OptionsError(["no options: expected OPTIONS.json or --options-from-env"])
+        options = load_options_file(args.options)
+        base = Path(args.options).resolve().parent
+    _absolute_paths(options, base)
+    spec = job_spec_from_options(options)
+    problems = option_problems(spec)
+    if problems:
+        raise OptionsError(problems)
+    return options, spec
+
+
+def _plan_lines(spec: JobSpec) -> list[str]:
+    lines = [f"{'task':<14} {'cpus':>5} {'mem':>7} {'disk':>6} {'gpus':>4}  runs"]
+    for role in spec.roles:
+        r = role.resources
+        what = "built-in TensorFlow server" if role.command is None else role.command
+        for i in range(role.count):
+            lines.append(f"{role.name + ':' + str(i):<14} {r.cpus:>5g} {r.mem:>7g} {r.disk:>6g} {r.gpus:>4}  {what}")
+    lines.append(f"success when: {', '.join(str(k) for k in spec.success_keys)} finished with exit 0")
+    return lines
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..scheduler.runner import RunSettings, run_job
+
+    options, spec = load_job(args)
+    master = None if args.master in (None, "", "local") else args.master
+    problems, warnings = environment_problems(spec, os.environ, embedded=master is None)
+    for warning in warnings:
+        print(f"tfmesos: warning: {warning}", file=sys.stderr)
+    if problems:
+        raise OptionsError(problems)
+    if args.dry_run:
+        shown = options if args.show_env_values else mask_options(options)
+        if args.output == "json":  # what `dcos package install --options` takes
+            print(json.dumps(shown, indent=2))
+            return 0
+        print(json.dumps(shown, indent=2))
+        print("\n".join(_plan_lines(spec)))
+        return 0
+    settings = RunSettings(
+        master=master,
+        zk=args.zk or "",
+        state_dir=args.state_dir or "",
+        api_port=args.api_port,
+        api_host=args.api_host,
+        agents=args.agents,
+        agent_cpus=args.agent_cpus,
+        agent_mem=args.agent_mem,
+        agent_disk=args.agent_disk,
+        gpus_per_agent=args.gpus_per_agent,
+        quiet=args.quiet,
+        connect_timeout=args.connect_timeout,
+        keep_serving=args.keep_serving,
+    )
+    return run_job(spec, options, settings)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """The live status from the scheduler's API; once the job has ended (or with NAME and no
+    API), from the record kept of it, at once: no waiting for a scheduler that is gone."""
+    from ..store import records
+
+    api = records.api_of(args, args.name)
+    if not api and not args.name:
+        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run'), "
+                            "or NAME for a job's kept record"])
+    if api:
+        snap = records.probe_status(api, records.QUICK_PROBE_SECONDS)
+        if snap is not None and (not args.name or snap.get("name") == args.name):
+            return _print_live(snap, args.json)
+    kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
+    if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
+        if args.json:
+            print(json.dumps(kept, indent=2))
+        else:
+            print("\n".join(status_lines(kept, args.name or "")))
+        return 0
+    if not api:
+        from ..errors import UsageError
+
+        raise UsageError(f"job {args.name!r}", f"no record of it in {records.where(args)}",
+                         "check the name and --state-dir/--zk (what 'tfmesos run' was given), or pass --api HOST:PORT")
+    return _print_live(_live_status(api, args.connect_timeout), args.json)
+
+
+def _live_status(api: str, timeout: float) -> dict[str, Any]:
+    """/v1/status, waiting up to ``timeout`` for a scheduler that may be starting."""
+    from ..api.token import token_header
+    from ..scheduler.reach import parse_host_port, probe_http
+
+    where = parse_host_port(api, "--api")
+    check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
+    status, body = probe_http(where, "/v1/status", timeout, "the scheduler API", check, token_header())
+    try:
+        snap = json.loads(body)
+        if status != 200 or not isinstance(snap, dict):
+            raise ValueError(f"HTTP {status}")
+    except ValueError:
+        raise UsageError(f"{where} is not a tfmesos scheduler API",
+                         f"GET /v1/status answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
+    return snap
+
+
+def _print_live(snap: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(snap, indent=2))
+        return 0
+    print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
+    from .history import duration, when
+    from ..api.status_text import progress_text, task_row
+
+    if snap.get("ended_at"):  # served after its end (--keep-serving)
+        print(f"  ended {when(snap['ended_at'])} after {duration(snap['ended_at'] - snap['started_at'])}: {snap.get('cause')}")
+
+    if snap.get("progress"):
+        print(f"  progress {progress_text('', snap['progress']).strip()}")
+    for t in snap["tasks"]:
+        print("  " + task_row(t))
+    if snap.get("tensorboard"):
+        print(f"  tensorboard  http://{snap['tensorboard']}/")
+    for e in snap.get("events", [])[-10:]:
+        print(f"  event: {e}")
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """Recent jobs that ended, newest first, from the records kept of them."""
+    from ..store import records
+    from .history import jobs_lines
+
+    ends = records.all_ends(args, args.name)
+    if args.json:
+        print(json.dumps(ends, indent=2))
+    elif not ends:
+        print(f"no ended job is kept in {records.where(args)}", file=sys.stderr)
+    else:
+        print("\n".join(jobs_lines(ends)))
+    return 0
+
+
+def _timeout_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 86400:  # also false for NaN
+        raise argparse.ArgumentTypeError(f"{cut(text)!r}: expected seconds, a number > 0 and <= 86400")
+    return value
+
+
+def _serve_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 7 * 86400:  # also false for NaN
+        raise argparse.ArgumentTypeError(f"{cut(text)!r}: expected seconds, a number >= 0 and <= 604800 (a week)")
+    return value
+
+
+def _connect_timeout_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--connect-timeout", type=_timeout_seconds, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
+        help=f"how long to try reaching the master, ZooKeeper or the API before giving up (default {DEFAULT_CONNECT_TIMEOUT:g})",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a job described by an options JSON and wait for its end")
+    run.add_argument("options", nargs="?", help="options file, JSON or .yaml/.yml (see config-schema.json)")
+    run.add_argument("--options-from-env", action="store_true", help="read the options from TFMESOS_OPT_* variables (DC/OS package)")
+    run.add_argument("--master", help="local (default: an embedded master), HOST:PORT, or zk://HOST:PORT/mesos")
+    run.add_argument("--zk", help="zk://HOST:PORT/PATH to persist the scheduler's state (failover)")
+    run.add_argument("--state-dir", help="directory to persist the scheduler's state when there is no ZooKeeper")
+    run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
+    run.add_argument("--api-host", default="127.0.0.1", help="address the scheduler's HTTP API listens on (0.0.0.0 under Marathon)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the resolved options (env values hidden) and the task plan, launch nothing")
+    run.add_argument("--output", choices=("text", "json"), default="text",
+                     help="with --dry-run: json prints only the resolved options, as JSON (e.g. from a YAML file)")
+    run.add_argument("--show-env-values", action="store_true", help="with --dry-run: print env values instead of hiding them")
+    add_agent_flags(run, "embedded master: ")
+    _connect_timeout_flag(run)
+    run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
+    run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
+                     help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
+    run.set_defaults(func=cmd_run)
+
+    # Listed for --help; main() hands its arguments to the embedded master's own parser.
+    sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
+
+    from . import logs, operate
+
+    st = sub.add_parser("status", help="show a job: live from its scheduler's HTTP API, or from its kept record once it ended")
+    st.add_argument("name", nargs="?", metavar="NAME", help="the job's service.name (its kept record when it is not running)")
+    st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    st.add_argument("--json", action="store_true")
+    logs.add_record_flags(st)
+    _connect_timeout_flag(st)
+    st.set_defaults(func=cmd_status)
+
+    jobs = sub.add_parser("jobs", help="list recent jobs that ended: end, when, duration, tasks, where their logs are")
+    jobs.add_argument("name", nargs="?", metavar="NAME", help="only this job's runs")
+    jobs.add_argument("--json", action="store_true", help="the kept records as JSON")
+    logs.add_record_flags(jobs)
+    jobs.set_defaults(func=cmd_jobs)
+
+    logs.add_subcommand(sub)
+    operate.add_subcommands(sub)
+
+    try:
+        from ..package.cli import add_subcommands
+    except ImportError:  # the package subcommands are optional at import time
+        pass
+    else:
+        add_subcommands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["local-master"]:
+        # Its flags belong to the embedded master's own parser (argparse cannot forward them).
+        from localmesos import main as local_master_main
+
+        return local_master_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    mute_library_logs()
+    try:
+        return args.func(args)
+    except OptionsError as exc:
+        print(f"tfmesos: {exc}", file=sys.stderr)
+        return 2
+    except TfmesosError as exc:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"tfmesos: {exc.line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tfmesos: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `tfmesos run --dry-run ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:  # noqa: BLE001 - the one place where a bug becomes a plain line
+        if args.verbose:
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        what = f"{args.command} failed" + (f" in {Path(where.filename).name}:{where.lineno}" if where else "")
+        print(f"tfmesos: {what}: {type(exc).__name__}: {cut(str(exc), 300)}"
+              + ("" if args.verbose else " (run with -v for the details)"), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    from .entry import imported
+
+    imported()
+    sys.exit(main())

@@ -1,0 +1,483 @@
+"""``tfmesos.cluster()``: TensorFlow servers on Mesos for the life of a ``with`` block.
+
+The caller (a notebook, a driver script) drives the servers itself: as the coordinator of a
+ParameterServerStrategy (``c.resolver()``), or as an in-graph TF1 client (``c.targets``). The
+servers are an ordinary tfmesos job, run by the same core and scheduler as ``tfmesos run``,
+with two differences: it never ends on its own (success policy ``never``), and the caller is a
+member of its ClusterSpec without being a Mesos task (``JobSpec.external``).
+
+    with tfmesos.cluster({"ps": 1, "worker": 2}) as c:
+        strategy = tf.distribute.experimental.ParameterServerStrategy(c.resolver())
+
+Leaving the block, by any path, kills every task and tears the framework down. SIGINT,
+SIGTERM and SIGHUP do that too, print the summary and exit 128 + the signal (see ``signals``).
+While it runs, its API and status page listen on 127.0.0.1 (a free port), announced in the state
+directory as ``tfmesos run`` announces its own: ``tfmesos status|logs NAME`` find it. Its end
+is then kept as ``tfmesos run``'s is (``tfmesos jobs``, ``tfmesos status NAME``), in
+``service.state_dir`` (default ~/.tfmesos/state).
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import itertools
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TextIO
+
+from ..options.load import OptionsError, deep_merge, resolve_options
+from ..core.spec import JobSpec, TaskKey
+from ..options.jobspec import job_spec_from_options
+
+DEFAULT_START_TIMEOUT = 300.0
+# A real master removes the framework (and kills its tasks) this long after the caller's
+# connection is gone, e.g. when the process was killed with SIGKILL.
+DEFAULT_FAILOVER_TIMEOUT = 30.0
+_names = itertools.count()
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be started (or failed); nothing it started is left running."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterSettings:
+    """How to reach Mesos and how long to wait; the servers themselves are in the JobSpec."""
+    master: str | None = None  # None: MESOS_MASTER, else an embedded master
+    host: str = ""  # the caller's address as the servers reach it; empty: worked out
+    start_timeout: float = DEFAULT_START_TIMEOUT
+    connect_timeout: float = 30.0  # reaching and subscribing to the master
+    wait_serving: bool = True  # wait until every task accepts connections on its port
+    quiet: bool = True
+    agents: int = 2
+    agent_cpus: float = 4.0
+    agent_mem: float = 8192.0
+    gpus_per_agent: int = 0
+
+
+def free_port(host: str) -> int:
+    """A port free now on ``host`` (TensorFlow binds it later; a race we accept)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def reachable_host(master: str | None) -> str:
+    """This machine's address on the route to the master (127.0.0.1 for the embedded one)."""
+    if not master:
+        return "127.0.0.1"
+    target = master.removeprefix("zk://").split("/", 1)[0].split(",")[0].rsplit("@", 1)[-1]
+    host = target.rsplit(":", 1)[0] if ":" in target else target
+    if host in ("127.0.0.1", "localhost"):
+        return "127.0.0.1"
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((host, 9))  # no packet is sent: this only picks the route
+            return s.getsockname()[0]
+    except OSError:
+        return socket.gethostbyname(socket.gethostname())
+
+
+def roles_options(roles: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"ps": 1, "worker": {"count": 2, "cpus": 0.5}}`` -> the options' ``roles`` section.
+
+    Roles are TensorFlow servers that relaunch on failure unless told otherwise.
+    """
+    out: dict[str, Any] = {}
+    for name, value in roles.items():
+        if isinstance(value, bool) or not isinstance(value, (int, dict)):
+            raise OptionsError([f"$.roles.{name}: {value!r} is invalid: expected a task count or an object of role options"])
+        role = {"count": value} if isinstance(value, int) else dict(value)
+        role.setdefault("server", not role.get("command"))
+        role.setdefault("restart_policy", "OnFailure" if role["server"] else "Never")
+        out[name] = role
+    return out
+
+
+def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]) -> tuple[JobSpec, dict[str, Any]]:
+    """Validate the options like an options file and build a job that runs until stopped."""
+    resolved = resolve_options(dict(options))
+    for key in external:
+        if key.role == "chief" and resolved["roles"]["chief"]["count"]:
+            raise OptionsError(["$.roles.chief.count: the calling process is the chief (coordinator): expected 0"])
+    # job_spec_from_options insists on a chief or worker to run the training; here the caller
+    # trains, so parameter servers alone are fine: stand a worker in for the check only.
+    stand_in = not (resolved["roles"]["worker"]["count"] or resolved["roles"]["chief"]["count"])
+    checked = deep_merge(resolved, {"roles": {"worker": {"count": 1, "server": True}}}) if stand_in else resolved
+    spec = job_spec_from_options(checked)
+    spec = dataclasses.replace(
+        spec,
+        roles=tuple(r for r in spec.roles if r.count and not (stand_in and r.name == "worker")),
+        external=tuple(external.items()),
+        policies=dataclasses.replace(spec.policies, success="never"),
+        streamed=(),
+    )
+    if not spec.task_keys():
+        raise OptionsError(["$.roles: no task to launch: expected a count >= 1 for some role"])
+    return spec, resolved
+
+
+class Cluster(Mapping[str, str]):
+    """The running servers. Also a mapping over ``targets``, as douban/tfmesos yielded it."""
+
+    def __init__(self, spec: JobSpec, options: dict[str, Any], settings: ClusterSettings,
+                 on_event: Callable[[str], None] | None = None, out: TextIO | None = None):
+        from ..scheduler.console import Console
+
+        self.spec, self.options, self.settings = spec, options, settings
+        self.events: list[str] = []
+        self._on_event = on_event
+        self._console = Console(out or sys.stdout, settings.quiet)
+        self._master_proc: Any = None
+        self._master = ""  # the master's address, for the job's record
+        self._api: Any = None  # ApiServer while the cluster runs
+        self._live: Any = None  # its address announced in the state directory (job_end.announce)
+        self._driver: Any = None
+        self._sched: Any = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._closed = threading.Event()
+        self._close_lock = threading.Lock()
+        self._signals: Any = None  # StopSignals while the block runs (main thread only)
+
+    # ------------------------------------------------------------------ what the caller uses
+    @property
+    def targets(self) -> dict[str, str]:
+        """``{"/job:ps/task:0": "grpc://host:port", ...}`` for every task launched on Mesos."""
+        snap = self._sched.snapshot()
+        return {TaskKey(t["role"], t["index"]).name: f"grpc://{t['endpoint']}" for t in snap["tasks"] if t["endpoint"]}
+
+    @property
+    def cluster_spec(self) -> dict[str, list[str]]:
+        """The whole cluster (the caller's own entry included), for ``tf.train.ClusterSpec``."""
+        with self._sched.cond:
+            cluster = self._sched.job.cluster()
+        if cluster is None:
+            raise ClusterError("the cluster is not (or no longer) complete")
+        return cluster
+
+    @property
+    def coordinator_address(self) -> str | None:
+        return next((addr for key, addr in self.spec.external if key.role == "chief"), None)
+
+    def resolver(self) -> Any:
+        """A ClusterResolver in which this process is the chief (coordinator)."""
+        if self.coordinator_address is None:
+            raise ClusterError("this cluster was opened with coordinator=False: the calling process has no chief address")
+        import tensorflow as tf
+
+        return tf.distribute.cluster_resolver.SimpleClusterResolver(
+            tf.train.ClusterSpec(self.cluster_spec), task_type="chief", task_id=0, rpc_layer="grpc")
+
+    def snapshot(self) -> dict[str, Any]:
+        return self._sched.snapshot()
+
+    def finished(self) -> bool:
+        """True once the cluster has ended (a task failed for good, or it was closed)."""
+        return self._sched is not None and self._sched.done.is_set()
+
+    def wait_finished(self, timeout: float | None = None) -> bool:
+        """Block until the cluster has ended (or ``timeout``); True if it has."""
+        return self._sched.done.wait(timeout)
+
+    @property
+    def cause(self) -> str:
+        """Why the cluster ended ("" while it runs)."""
+        return self._sched.result.cause if self._sched.result else ""
+
+    def __getitem__(self, key: str) -> str:
+        return self.targets[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.targets)
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    # ------------------------------------------------------------------ life cycle
+    def _event(self, text: str) -> None:
+        self.events.append(text)
+        self._console.event(text)
+        if self._on_event is not None:
+            try:
+                self._on_event(text)
+            except Exception:  # noqa: BLE001 - the caller's callback must not stop the scheduler
+                pass
+
+    def start(self) -> "Cluster":
+        from pymesos import MesosSchedulerDriver
+
+        from ..core.job import Job
+        from ..mesos.taskinfo import ExecutorSettings
+        from ..scheduler.reach import check_master
+        from ..scheduler.embedded import start_embedded_master
+        from ..scheduler.runner import RunSettings, await_subscription, driver_class, framework_info
+        from ..scheduler.job_scheduler import JobScheduler
+
+        s = self.settings
+        master = s.master or os.environ.get("MESOS_MASTER") or None
+        try:
+            if master is None:
+                run = RunSettings(agents=s.agents, agent_cpus=s.agent_cpus, agent_mem=s.agent_mem,
+                                  gpus_per_agent=s.gpus_per_agent, connect_timeout=s.connect_timeout)
+                if threading.current_thread() is threading.main_thread():
+                    self._master_proc = self._start_child_master(run)
+                else:  # a child would get SIGTERM when this thread ends: keep it in-process
+                    self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
+                master = self._master_proc.address
+            else:
+                master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
+            self._master = master
+            self._sched = JobScheduler(
+                Job.new(self.spec, time.time()), self.spec, self.options,
+                ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
+                on_output=self._console.output, on_event=self._event,
+            )
+            self._start_api()
+            secret = os.environ.get("MESOS_SECRET") or None
+            self._driver = driver_class(MesosSchedulerDriver)(
+                self._sched, framework_info(self.spec, None, f"http://{self._api.address}"), master, use_addict=False,
+                implicit_acknowledgements=True, principal=self.spec.service.principal or None,
+                secret=secret if self.spec.service.principal else None,
+            )
+            self._sched.driver = self._driver
+            self._driver.start()
+            driver, self._driver = self._driver, None  # await_subscription stops it if it fails
+            await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
+            self._driver = driver
+            self._thread = threading.Thread(target=self._sched.run_until_done, name="tfmesos-cluster", daemon=True)
+            self._thread.start()
+            self._wait_ready(time.monotonic() + s.start_timeout)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _start_api(self) -> None:
+        """The job's API and page on this machine (no restart: the caller owns the servers), and
+        where they are in the state directory; ``tfmesos kill --api`` ends the cluster as a failure would."""
+        from ..scheduler import job_end
+        from ..scheduler.http_api import ApiServer
+        from ..scheduler.runner import _operations
+
+        sched = self._sched
+        self._api = ApiServer(sched.snapshot, lambda: sched.job.spec_message(),
+                              lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), "127.0.0.1", 0,
+                              _operations(self.spec, logs=sched.logs.read, metrics=sched.metrics.render))
+        self._api.start()
+        self._live = job_end.announce(self.spec, "", self._api.address)
+        self._event(f"status page on http://{self._api.address}/")
+
+    def _start_child_master(self, run: Any) -> Any:
+        """The embedded master as a child that stops every task if this process is killed."""
+        from ..scheduler.child_master import ChildMaster
+        from ..scheduler.embedded import local_fit_problems
+
+        problems = local_fit_problems(self.spec, run)
+        if problems:
+            raise OptionsError(problems)
+        master = ChildMaster(run.agents, run.agent_cpus, run.agent_mem, run.agent_disk, run.gpus_per_agent).start()
+        if self._signals is not None:
+            self._signals.scratch.append(str(master.work_dir))
+        self._console.event(f"embedded Mesos master (child process {master.proc.pid}) on {master.address} "
+                            f"with {run.agents} agent(s); sandboxes under {master.work_dir}")
+        if not self.spec.checkpoint_dir:
+            self.spec = dataclasses.replace(
+                self.spec, checkpoint_dir=str(master.work_dir / "checkpoints" / self.spec.service.name))
+        return master
+
+    def _wait_ready(self, deadline: float) -> None:
+        sched = self._sched
+        with sched.cond:
+            while not sched.done.is_set() and not all(
+                    r.state == "TASK_RUNNING" for r in sched.job.tasks.values()):
+                if time.monotonic() >= deadline:
+                    raise ClusterError(f"tasks not all RUNNING after {self.settings.start_timeout:g}s: "
+                                       + ", ".join(f"{t['role']}:{t['index']} {t['state']}" for t in sched.job.snapshot()["tasks"]))
+                sched.cond.wait(timeout=min(1.0, deadline - time.monotonic()))
+        if sched.done.is_set():
+            raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")
+        if not self.settings.wait_serving:
+            return
+        waiting = {name: url.removeprefix("grpc://") for name, url in self.targets.items()}
+        while waiting:
+            for name, addr in list(waiting.items()):
+                host, port = addr.rsplit(":", 1)
+                try:
+                    socket.create_connection((host, int(port)), timeout=0.5).close()
+                    del waiting[name]
+                except OSError:
+                    pass
+            if not waiting:
+                break
+            if sched.done.is_set():
+                raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")
+            if time.monotonic() >= deadline:
+                raise ClusterError(f"not serving after {self.settings.start_timeout:g}s: {', '.join(sorted(waiting))}")
+            self._stop.wait(0.2)  # poll interval for servers that are still importing TensorFlow
+        self._event("every server is serving: " + ", ".join(f"{k} {v}" for k, v in sorted(self.targets.items())))
+
+    def close(self, cause: str = "cluster closed", end: str = "KILLED") -> None:
+        """Kill every task, tear the framework down, stop the embedded master. Idempotent.
+        The cluster ends ``end`` (KILLED: stopped on request) with ``cause``, unless a task had
+        already ended it."""
+        with self._close_lock:
+            if self._closed.is_set():
+                return
+            try:
+                self._stop.set()  # a start still waiting for servers gives up
+                if self._sched is not None:
+                    self._sched.request_stop(cause, end)
+                    if self._thread is not None:
+                        self._thread.join()
+                if self._driver is not None:
+                    from ..scheduler.runner import stop_driver
+
+                    stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
+                if self._signals is not None and self._signals.signum is not None and self._sched.result:
+                    from ..scheduler.runner import print_summary
+
+                    print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
+                self._record_end()
+            finally:
+                if self._live is not None:
+                    self._live.withdraw()
+                if self._api is not None:
+                    self._api.stop()
+                if self._master_proc is not None:
+                    self._master_proc.stop()
+                self._closed.set()
+
+    def _record_end(self) -> None:
+        """Keep the end of a cluster that had a framework (a refused subscription had none),
+        before the embedded master goes with its sandboxes."""
+        sched = self._sched
+        if sched is None or sched.result is None or not sched.framework_id:
+            return
+        from ..scheduler import job_end
+
+        job_end.record_end(sched, job_end.local_store(self.spec), self._api and self._api.address, self._master,
+                           self._console)
+
+    def waiting_for(self) -> str:
+        """What closing waits for (said at a second Ctrl-C)."""
+        sched = self._sched
+        if sched is not None and not sched.done.is_set():
+            with sched.cond:
+                return sched.job.waiting_for()
+        return "the framework's teardown" + (" and the embedded master to stop" if self._master_proc else "")
+
+    # ------------------------------------------------------------------ signals
+    def install_handlers(self) -> None:
+        """SIGINT/SIGTERM/SIGHUP: close on another thread at once (even if the main thread is
+        stuck in TensorFlow), print the summary, and unwind the main thread with SystemExit(128 +
+        signal) so that the with block's exit runs (and waits for the close). Main thread only."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        from ..scheduler.signals import StopSignals
+
+        self._signals = StopSignals(self.waiting_for, self._console.line, unwind=True).install()
+        self._signals.arm(lambda signum: self.close(self._signals.cause))
+        atexit.register(self.close)
+
+    def restore_handlers(self) -> None:
+        if self._signals is not None:
+            self._signals.restore()
+        atexit.unregister(self.close)
+
+
+def open_cluster(spec: JobSpec, options: dict[str, Any], settings: ClusterSettings,
+                 on_event: Callable[[str], None] | None = None) -> Cluster:
+    c = Cluster(spec, options, settings, on_event)
+    c.install_handlers()
+    try:
+        return c.start()
+    except BaseException:
+        c.restore_handlers()
+        raise
+
+
+class _ClusterContext:
+    """What ``tfmesos.cluster(...)`` returns: a context manager around a started Cluster."""
+
+    def __init__(self, opener: Callable[[], Cluster]):
+        self._opener = opener
+        self.cluster: Cluster | None = None
+
+    def __enter__(self) -> Cluster:
+        self.cluster = self._opener()
+        return self.cluster
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.cluster is not None
+        try:
+            self.cluster.close()
+        finally:
+            self.cluster.restore_handlers()
+
+
+def cluster(
+    roles: Any = None,
+    /,
+    *,
+    master: str | None = None,
+    name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    coordinator: bool | None = None,
+    host: str = "",
+    on_event: Callable[[str], None] | None = None,
+    quiet: bool | None = None,
+    start_timeout: float = DEFAULT_START_TIMEOUT,
+    connect_timeout: float = 30.0,
+    agents: int = 2,
+    agent_cpus: float = 4.0,
+    agent_mem: float = 8192.0,
+    gpus_per_agent: int = 0,
+    volumes: Mapping[str, str] | list[str] | None = None,
+    **douban: Any,
+) -> _ClusterContext:
+    """TensorFlow servers on Mesos for the life of a ``with`` block.
+
+    ``roles``: ``{"ps": 1, "worker": {"count": 2, "cpus": 0.5, "mem": 1024}}`` (each value a
+    count or the role's options, as ``roles.<role>`` in an options file), or douban/tfmesos'
+    ``jobs_def`` list of ``{"name", "num", "cpus", "mem", "gpus", "cmd"}``. ``options``: any
+    other part of an options document (``service``, ``job``, ``policies``). ``master``:
+    ``HOST:PORT`` or ``zk://...``; default ``MESOS_MASTER``, else an embedded master.
+    ``coordinator`` (default True, False for a jobs_def): put this process in the ClusterSpec
+    as ``chief`` so that ``resolver()`` works. ``on_event`` gets every event line (also in
+    ``events``). douban's ``local_task``, ``extra_config``, ``role``, ``containerizer_type``,
+    ``force_pull_image`` and ``env`` are accepted as well (see tfmesos.client.douban).
+    """
+    from . import douban as dbn
+
+    is_jobs_def = dbn.is_jobs_def(roles)
+    if douban and not is_jobs_def and set(douban) - {"local_task", "extra_config", "role", "env"}:
+        raise TypeError(f"cluster() got unexpected keyword argument(s): {', '.join(sorted(douban))}")
+    if is_jobs_def:
+        doc, external = dbn.jobs_def_options(roles, name=name, volumes=volumes, **douban)
+        coordinator = bool(coordinator)
+        quiet = False if quiet is None else quiet
+    else:
+        doc = {"roles": roles_options(roles or {})}
+        if name:
+            doc["service"] = {"name": name}
+        if volumes:
+            doc["job"] = {"volumes": dbn.volume_list(volumes)}
+        doc, external = dbn.apply_douban_extras(doc, **douban) if douban else (doc, {})
+        coordinator = True if coordinator is None else coordinator
+        quiet = True if quiet is None else quiet
+    doc = deep_merge({"service": {"name": f"cluster-{os.getpid()}-{next(_names)}",
+                                  "failover_timeout": DEFAULT_FAILOVER_TIMEOUT}}, deep_merge(dict(options or {}), doc))
+    master = master or os.environ.get("MESOS_MASTER") or None
+    host = host or reachable_host(master)
+    if coordinator:
+        external = {**external, TaskKey("chief", 0): f"{host}:{free_port(host)}"}
+    spec, resolved = cluster_job_spec(doc, external)
+    settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, connect_timeout=connect_timeout,
+                               quiet=quiet, agents=agents,
+                               agent_cpus=agent_cpus, agent_mem=agent_mem, gpus_per_agent=gpus_per_agent)
+    return _ClusterContext(lambda: open_cluster(spec, resolved, settings, on_event))

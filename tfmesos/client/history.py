@@ -1,0 +1,151 @@
+"""Finished jobs as people read them: ``tfmesos status NAME`` and ``tfmesos jobs`` from the
+records kept when jobs end (state_format 4's ``end``; state_store's ``keep_end``/``ends``).
+
+Pure functions over those records: no I/O, the clock passed in.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..core.job import ENDED_PHASES
+from ..core.spec import ROLE_ORDER
+from ..api.status_text import progress_text, task_row
+
+LOG_LINES_SHOWN = 8  # tasks whose log locations `tfmesos jobs` prints before "... N more"
+
+
+def ended(rec: dict[str, Any]) -> bool:
+    return rec["job"].get("phase") in ENDED_PHASES
+
+
+def name_of(rec: dict[str, Any], fallback: str = "") -> str:
+    return ((rec.get("options") or {}).get("service") or {}).get("name") or fallback
+
+
+def tasks_of(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's tasks in the shape of /v1/status' (what ``task_row`` prints), in role order."""
+    rows = []
+    for t in rec["job"].get("tasks", []):
+        role, index = t["key"]
+        rows.append({"role": role, "index": index, "task_id": t.get("task_id", ""), "agent_id": t.get("agent_id", ""),
+                     "endpoint": f"{t['hostname']}:{t['port']}" if t.get("hostname") else "",
+                     "state": t.get("state", ""), "restarts": t.get("restarts", 0),
+                     "requested_restarts": t.get("requested_restarts", 0), "exit_code": t.get("exit_code"),
+                     "reason": t.get("reason", ""), "message": t.get("message", "")})
+    return sorted(rows, key=lambda r: (ROLE_ORDER.index(r["role"]) if r["role"] in ROLE_ORDER else len(ROLE_ORDER),
+                                       r["index"]))
+
+
+def log_attempts(rec: dict[str, Any], task: str) -> list[dict[str, Any]]:
+    """Where ``task`` (ROLE:INDEX)'s attempts wrote their logs, oldest first: ``{task_id, agent,
+    directory}`` (directory None when the agent was not asked in time: it is asked when read)."""
+    return list(((rec.get("end") or {}).get("logs") or {}).get(task, []))
+
+
+def when(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "-"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or seconds < 0:
+        return "-"
+    s = int(round(seconds))
+    h, m = divmod(s, 3600)
+    m, s = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def _ended_at(rec: dict[str, Any]) -> float | None:
+    return (rec.get("end") or {}).get("at")
+
+
+def _took(rec: dict[str, Any]) -> float | None:
+    at, started = _ended_at(rec), rec["job"].get("started_at")
+    return at - started if at and started else None
+
+
+def task_counts(rec: dict[str, Any]) -> str:
+    """'4: 1 finished, 3 killed'"""
+    states: dict[str, int] = {}
+    for t in rec["job"].get("tasks", []):
+        short = t.get("state", "").removeprefix("TASK_").lower() or "-"
+        states[short] = states.get(short, 0) + 1
+    return f"{sum(states.values())}: " + ", ".join(f"{n} {s}" for s, n in sorted(states.items(), key=lambda i: -i[1]))
+
+
+def log_lines(rec: dict[str, Any], limit: int | None = None) -> list[str]:
+    """'chief:0  127.0.0.1:5051  /work/slaves/S0/.../runs/C1' for each task's newest attempt."""
+    logs = (rec.get("end") or {}).get("logs") or {}
+    lines = []
+    for task, attempts in logs.items():
+        if attempts:
+            a = attempts[-1]
+            lines.append(f"{task:<12} {a.get('agent') or '-':<21} {a.get('directory') or '(asked of the agent when read)'}")
+    if limit is not None and len(lines) > limit:
+        lines = lines[:limit] + [f"... {len(lines) - limit} more (tfmesos status NAME lists them all)"]
+    return lines
+
+
+def mean_rate(series: list[list[Any]]) -> float | None:
+    """Steps per second from the first point to the last (None without two points or steps made)."""
+    if len(series) < 2 or series[-1][0] <= series[0][0] or series[-1][1] < series[0][1]:
+        return None
+    return (series[-1][1] - series[0][1]) / (series[-1][0] - series[0][0])
+
+
+def status_lines(rec: dict[str, Any], fallback_name: str = "") -> list[str]:
+    """``tfmesos status`` of a job from its kept record (the scheduler is gone)."""
+    job, end = rec["job"], rec.get("end") or {}
+    name = name_of(rec, fallback_name)
+    if ended(rec):
+        head = [f"job {name}  {job.get('phase')}: {job.get('cause') or '-'}",
+                f"  ended {when(end.get('at'))} after {duration(_took(rec))}  framework {rec.get('framework_id')}"
+                f"  restarts {job.get('job_restarts', 0)}  (from its record: the scheduler is gone)"]
+    else:
+        head = [f"job {name}  phase {job.get('phase')}  framework {rec.get('framework_id')}  restarts "
+                f"{job.get('job_restarts', 0)}",
+                "  (its record as last saved: pass --api HOST:PORT, printed by 'tfmesos run', for the live status)"]
+    lines = head
+    if end.get("progress"):
+        lines.append(f"  progress {progress_text('', end['progress']).strip()}")
+    rate = mean_rate(job.get("series") or [])
+    if rate is not None:
+        lines.append(f"  {rate:.3g} steps/s on average ({len(job['series'])} points kept for the chart)")
+    lines += ["  " + task_row(t) for t in tasks_of(rec)]
+    logs = log_lines(rec)
+    if logs:
+        lines.append(f"  logs (tfmesos logs {name} ROLE:INDEX, while the sandboxes exist):")
+        lines += ["    " + line for line in logs]
+    lines += [f"  event: {e}" for e in job.get("events", [])[-10:]]
+    return lines
+
+
+def jobs_lines(recs: list[dict[str, Any]]) -> list[str]:
+    """``tfmesos jobs``: the kept ends, newest first, each with where its logs are."""
+    if not recs:
+        return []
+    rows = [("NAME", "END", "WHEN", "DURATION", "TASKS")]
+    for rec in recs:
+        rows.append((name_of(rec, "?"), rec["job"].get("phase", "?"), when(_ended_at(rec)), duration(_took(rec)),
+                     task_counts(rec)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
+        if i:
+            lines += ["    logs " + line for line in log_lines(recs[i - 1], LOG_LINES_SHOWN)]
+    return lines
+
+
+def newest_first(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(recs, key=lambda r: _ended_at(r) or 0, reverse=True)
+
+
+def same_address(a: str | None, b: str | None) -> bool:
+    """Whether two HOST:PORT name the same API (localhost and 127.0.0.1 alike)."""
+    if not a or not b:
+        return False
+    loopback = ("127.0.0.1", "localhost", "0.0.0.0", "::1")
+    (ha, _, pa), (hb, _, pb) = a.rpartition(":"), b.rpartition(":")
+    return pa == pb and (ha == hb or (ha in loopback and hb in loopback))

@@ -1,0 +1,63 @@
+"""``tfmesos kill`` and ``tfmesos restart ROLE:INDEX``: acting on a running job through its API.
+
+Both POST to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``); when the job's API
+has a token, it is read from TFMESOS_API_TOKEN (never from the command line, where ``ps``
+would show it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from ..api.token import token_header
+from .logs import api_address
+
+
+def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Length": "0", **token_header()}
+    request = urllib.request.Request(f"http://{api}{path}", data=b"", method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as exc:
+        try:
+            return exc.code, json.loads(exc.read())
+        except ValueError:
+            return exc.code, {"error": str(exc)}
+
+
+def _act(args: argparse.Namespace, path: str, what: str) -> int:
+    api = api_address(args)
+    try:
+        code, body = post(api, path)
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"tfmesos {args.command}: cannot reach the scheduler at {api}: {exc}", file=sys.stderr)
+        return 2
+    if code >= 300:
+        print(f"tfmesos {args.command}: {body.get('error', code)}", file=sys.stderr)
+        return 1
+    print(what if code == 202 and "restarting" not in body else body["restarting"])
+    return 0
+
+
+def cmd_kill(args: argparse.Namespace) -> int:
+    return _act(args, "/v1/shutdown", "the job is being stopped: its tasks are killed and the framework torn down")
+
+
+def cmd_restart(args: argparse.Namespace) -> int:
+    return _act(args, f"/v1/restart/{urllib.parse.quote(args.task)}", "")
+
+
+def add_subcommands(sub: Any) -> None:
+    kill = sub.add_parser("kill", help="stop a running job: kill its tasks and tear its framework down")
+    kill.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    kill.set_defaults(func=cmd_kill)
+    restart = sub.add_parser("restart", help="kill one task and relaunch it (a restart asked for, not a failure)")
+    restart.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1")
+    restart.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    restart.set_defaults(func=cmd_restart)

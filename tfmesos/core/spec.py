@@ -1,0 +1,150 @@
+"""The job as plain, immutable data: what the core decides over (built from options by
+``tfmesos.options.jobspec``; nothing here reads options or refuses input)."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+
+ROLE_ORDER = ("chief", "ps", "worker", "evaluator")
+# Overhead of the tfmesos executor that wraps every task (a small Python process).
+EXECUTOR_CPUS = 0.1
+EXECUTOR_MEM = 64.0
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpus: float
+    mem: float
+    disk: float = 0.0
+    gpus: int = 0
+
+    def __add__(self, other: "Resources") -> "Resources":
+        return Resources(self.cpus + other.cpus, self.mem + other.mem, self.disk + other.disk, self.gpus + other.gpus)
+
+
+@dataclass(frozen=True, order=True)
+class TaskKey:
+    role: str
+    index: int
+
+    @property
+    def name(self) -> str:
+        return f"/job:{self.role}/task:{self.index}"
+
+    def __str__(self) -> str:
+        return f"{self.role}:{self.index}"
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    name: str
+    count: int
+    resources: Resources
+    command: str | None  # None: run the built-in TensorFlow server
+    env: tuple[tuple[str, str], ...] = ()
+    restart_policy: str = "Never"
+    max_restarts: int = 3
+
+    @property
+    def demand(self) -> Resources:
+        """What one task takes from an offer: the task plus its executor."""
+        return self.resources + Resources(EXECUTOR_CPUS, EXECUTOR_MEM)
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A host path the tasks see at container_path (Mesos ContainerInfo.Volume)."""
+    container_path: str
+    host_path: str
+    mode: str = "RW"
+
+
+@dataclass(frozen=True)
+class Policies:
+    success: str = "chief"
+    max_job_restarts: int = 10
+    backoff_seconds: float = 1.0
+    backoff_max_seconds: float = 30.0
+    startup_timeout_seconds: float = 300.0
+    placement_timeout_seconds: float = 120.0
+    active_deadline_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    user: str = ""
+    role: str = "*"
+    principal: str = ""
+    revocable: bool = False  # use revocable resources too (REVOCABLE_RESOURCES)
+    failover_timeout: float = 604800.0
+    zk: str = ""
+    state_dir: str = ""
+    api_port: int = 0
+    api_token_reads: bool = False  # the API token guards reading too
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles the framework subscribes with (``role`` may list several, comma-separated)."""
+        return tuple(part.strip() for part in self.role.split(","))
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    service: ServiceSpec
+    roles: tuple[RoleSpec, ...]
+    policies: Policies = field(default_factory=Policies)
+    workdir: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    uris: tuple[str, ...] = ()
+    image: str = ""
+    python: str = ""
+    checkpoint_dir: str = ""
+    volumes: tuple["Volume", ...] = ()
+    # Cluster members that are not Mesos tasks (the caller of tfmesos.cluster(), tfrun's local
+    # worker 0): they are in every task's ClusterSpec but nothing is launched for them.
+    external: tuple[tuple[TaskKey, str], ...] = ()
+    # Tasks whose output is streamed to the scheduler; None: the task that decides success.
+    streamed: tuple[TaskKey, ...] | None = None
+
+    def role(self, name: str) -> RoleSpec | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    def count(self, name: str) -> int:
+        role = self.role(name)
+        return role.count if role else 0
+
+    def task_keys(self) -> list[TaskKey]:
+        outside = {key for key, _ in self.external}
+        return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
+
+    @functools.cached_property  # asked on every task end: built once (1,000 TaskKeys otherwise)
+    def success_keys(self) -> tuple[TaskKey, ...]:
+        """The tasks whose exit 0 ends the job successfully (none: it runs until stopped)."""
+        if self.policies.success == "never":
+            return ()
+        if self.policies.success == "all_workers":
+            return tuple(TaskKey("worker", i) for i in range(self.count("worker")))
+        if self.policies.success == "chief" and self.count("chief"):
+            return (TaskKey("chief", 0),)
+        return (TaskKey("worker", 0),)
+
+    def decides_success(self, key: TaskKey) -> bool:
+        return key in self._success_key_set
+
+    @functools.cached_property
+    def _success_key_set(self) -> frozenset[TaskKey]:
+        return frozenset(self.success_keys)
+
+    @property
+    def streamed_keys(self) -> tuple[TaskKey, ...]:
+        return self.success_keys[:1] if self.streamed is None else self.streamed
+
+    @property
+    def gpus_needed(self) -> bool:
+        return any(r.resources.gpus for r in self.roles if r.count)
+
+
+TENSORBOARD = "tensorboard"  # one more task of the job, outside the ClusterSpec (not in ROLE_ORDER)

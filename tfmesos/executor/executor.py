@@ -1,0 +1,493 @@
+"""The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
+
+It takes the ClusterSpec from the TaskInfo (a gang launch: the task starts at once) or reports
+TASK_STARTING and waits for it (a framework message from the scheduler; it asks again if none
+arrives, since messages are best effort), then starts the task's process with TF_CONFIG and
+reports TASK_RUNNING. The process's output goes to the sandbox;
+the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
+TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
+lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import json
+import logging
+import os
+import re
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, IO
+
+from ..core.clusterspec import substitute_placeholders, tf_config
+from ..mesos.executor_driver import RecoveringExecutorDriver, parse_duration
+from ..mesos.messages import (
+    ClusterSpecMessage,
+    Message,
+    NeedSpec,
+    OutputLines,
+    TaskPayload,
+    TaskResult,
+    decode,
+    encode,
+    to_wire,
+)
+from .report_pipe import REPORT_ENV, ReportPipe, progress_message
+from ..core.spec import TaskKey
+
+log = logging.getLogger("tfmesos.executor")
+
+ASK_AGAIN_SECONDS = 5.0
+KILL_GRACE_SECONDS = 3.0
+LOG_TAIL_LINES = 20
+OUTPUT_BATCH_SECONDS = 0.3
+
+
+_PRCTL: Any = None  # libc's prctl, looked up in the executor: the forked child only calls it
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL if the executor dies (kill -9 included), so no orphan remains."""
+    (_PRCTL or _prctl())(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _runnable(program: str, env: dict[str, str]) -> bool:
+    """Whether exec'ing ``program`` itself would work as the shell would run it: an absolute path
+    or a name on the task's PATH (a relative path is left to the shell, in the task's cwd)."""
+    if "/" in program:
+        return os.path.isabs(program) and os.access(program, os.X_OK) and not os.path.isdir(program)
+    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+
+
+def _pdeathsig_shim() -> list[str] | None:
+    """util-linux's ``setpriv --pdeathsig KILL --``: sets what _die_with_parent sets, then execs the
+    task (same pid), and lets Popen use vfork: a preexec_fn forces a fork() of the executor, whose
+    copy-on-write faults cost ~3 ms per task. None where there is no setpriv."""
+    path = shutil.which("setpriv")
+    return [path, "--pdeathsig", "KILL", "--"] if path else None
+
+
+def _prctl() -> Any:
+    global _PRCTL
+    if _PRCTL is None:
+        _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    return _PRCTL
+
+
+# A command of plain words (no quoting, expansion, redirection, globbing, ...) whose first word is
+# no shell builtin means the same to ``sh -c`` as an exec of those words, minus the shell's start.
+_PLAIN_COMMAND = re.compile(r" *(?:exec +)?([A-Za-z0-9_./:,+@%=-]+(?: +[A-Za-z0-9_./:,+@%=-]+)*) *")
+_SHELL_WORDS = frozenset(
+    ". : [ alias bg break cd command continue echo eval exec exit export false fg getopts hash jobs kill "
+    "local printf pwd read readonly return set shift source test time times trap true type ulimit umask "
+    "unalias unset wait".split())
+
+
+def command_argv(command: str) -> list[str]:
+    """How the task's command runs: ``/bin/sh -c COMMAND``, or its words exec'd directly where the
+    shell would only have exec'd them (one process start less per task)."""
+    plain = _PLAIN_COMMAND.fullmatch(command)
+    if plain is not None:
+        words = plain.group(1).split(" ")
+        words = [w for w in words if w]
+        if words[0] not in _SHELL_WORDS and "=" not in words[0]:
+            return words
+    return ["/bin/sh", "-c", command]
+
+
+def _output_files() -> list[tuple[str, int]]:
+    """(a path to read it by, its size now) for stdout and stderr when both are regular files."""
+    found = []
+    for fd in (1, 2):
+        try:
+            info = os.fstat(fd)
+        except OSError:
+            return []
+        if not stat.S_ISREG(info.st_mode):
+            return []
+        found.append((f"/proc/self/fd/{fd}", info.st_size))
+    return found
+
+
+def _last_lines(path: str, start: int, count: int, window: int = 16384) -> list[str]:
+    """The last ``count`` lines written to ``path`` after ``start`` (from its last ``window`` bytes)."""
+    try:
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(start, end - window))
+            data = f.read()
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()[-count:]
+
+
+def _status(task_id: str, state: str, message: str = "", data: dict | None = None) -> dict[str, Any]:
+    status: dict[str, Any] = {"task_id": {"value": task_id}, "state": state}
+    if message:
+        status["message"] = message
+    if data is not None:
+        status["data"] = encode(TaskResult(data.get("exit_code"), data.get("log_tail", ""),
+                                           {k: v for k, v in data.items() if k not in ("exit_code", "log_tail")}))
+    return status
+
+
+class TaskProcess:
+    """The task's OS process and its log tail.
+
+    Its output goes straight to the executor's own stdout and stderr when those are files (the
+    sandbox's, as Mesos and the embedded agent give them): no thread and no Python per line, and
+    the tail is read back from the files at the end. Output that is forwarded to the scheduler
+    (``forward``), or destined for pipes (a container logger), is pumped line by line instead."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
+        self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
+        self._forward = forward
+        self._files = [] if forward is not None else _output_files()
+        piped = subprocess.PIPE if not self._files else None
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # nothing of the executor's own after the task's lines
+        shim = _pdeathsig_shim()
+        if shim is None:
+            _prctl()
+        self.proc = subprocess.Popen(
+            [*shim, *argv] if shim else argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=piped,
+            stderr=piped,
+            process_group=0,  # its own group, so a kill reaches its children too
+            preexec_fn=None if shim else _die_with_parent,
+        )
+        self._pumps = [] if self._files else [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, sys.stdout, "stdout"), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, "stderr"), daemon=True),
+        ]
+        for t in self._pumps:
+            t.start()
+
+    def _pump(self, src: IO[bytes], dst: IO[str], stream: str) -> None:
+        for raw in iter(src.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            dst.write(line)
+            dst.flush()
+            self.tail.append(line.rstrip("\n"))
+            if self._forward is not None:
+                self._forward(stream, line.rstrip("\n"))
+
+    def log_tail(self) -> str:
+        """The last lines of the task's output (stdout's, then stderr's: errors come last)."""
+        if not self._files:
+            return "\n".join(self.tail)
+        out, err = (_last_lines(path, offset, LOG_TAIL_LINES) for path, offset in self._files)
+        return "\n".join((out + err)[-LOG_TAIL_LINES:])
+
+    def wait(self) -> int:
+        code = self.proc.wait()
+        for t in self._pumps:
+            t.join(timeout=5)
+        return code
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class OutputForwarder:
+    """Batches output lines into framework messages (best effort, bounded)."""
+
+    def __init__(self, send: Any, task_id: str):
+        self._send, self._task_id = send, task_id
+        self._lines: list[str] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def __call__(self, stream: str, line: str) -> None:
+        with self._cond:
+            if len(self._lines) < 1000:
+                self._lines.append(line)
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._lines and not self._closed:
+                    self._cond.wait()
+                if not self._lines and self._closed:
+                    return
+            time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
+            with self._cond:
+                lines, self._lines = self._lines, []
+            self._send(OutputLines(self._task_id, lines))
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join(timeout=5)
+
+
+class TFExecutor:
+    """pymesos Executor callbacks (duck-typed: pymesos calls them by name)."""
+
+    def __init__(self) -> None:
+        self.driver: Any = None
+        self.task_id = ""
+        self.payload: TaskPayload | None = None
+        self.spec: dict[str, Any] | None = None
+        self.process: TaskProcess | None = None
+        self.forwarder: OutputForwarder | None = None
+        self.killed = False
+        self.finished = threading.Event()
+        # main() runs the task in its own thread (``run_here``): it waits for ``wake``, set once the
+        # task may start and once it is over. Otherwise (tests) the task gets a thread of its own.
+        self.run_here = False
+        self.wake = threading.Event()
+        self.start_pending = False
+        self._lock = threading.Lock()
+        self._have_spec = threading.Event()
+        self._agent_away = False
+
+    # -- pymesos callbacks
+    def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
+        self.driver = driver
+
+    def reregistered(self, driver: Any, agent_info: Any) -> None:
+        self._agent_away = False
+        log.info("re-subscribed to the agent; the task goes on")
+
+    def disconnected(self, driver: Any) -> None:
+        # Called on every failed retry: said once. The driver re-subscribes (and gives up after
+        # MESOS_RECOVERY_TIMEOUT, shutting us down).
+        if not self._agent_away:
+            self._agent_away = True
+            log.warning("the agent is away; re-subscribing")
+
+    def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
+        self.driver = driver
+        self.task_id = task["task_id"]["value"]
+        try:
+            payload = decode(task["data"], "the scheduler's TaskInfo")
+            if not isinstance(payload, TaskPayload):
+                raise ValueError(f"TaskInfo.data is a {payload.KIND} message, not a task")
+        except ValueError as exc:  # ProtocolMismatch included: fail plainly, never misread
+            self._report("TASK_FAILED", f"tfmesos executor: {exc}")
+            return
+        self.payload = payload
+        if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task
+            # No TASK_STARTING: RUNNING follows within milliseconds, and each update costs the
+            # agent a checkpoint and the scheduler an acknowledgement (a third of a big gang's).
+            self._take_spec(to_wire(ClusterSpecMessage(payload.spec_version, payload.cluster)))
+            return
+        driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
+        threading.Thread(target=self._ask_for_spec, daemon=True).start()
+
+    def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
+        try:
+            message = decode(data, "the scheduler")
+        except ValueError as exc:  # another protocol: the task cannot be told its peers
+            log.error("framework message refused: %s", exc)
+            if self.process is None and not self.killed:
+                self.killed = True
+                self._report("TASK_FAILED", f"tfmesos executor: {exc}")
+            return
+        if isinstance(message, ClusterSpecMessage):
+            self._take_spec(to_wire(message))
+
+    def _take_spec(self, msg: dict[str, Any]) -> None:
+        """Write the newest ClusterSpec to the sandbox; start the task on the first one."""
+        with self._lock:
+            if self.spec is not None and msg["version"] <= self.spec["version"]:
+                return
+            self.spec = msg
+            sandbox = Path(os.environ.get("MESOS_SANDBOX") or os.getcwd())
+            tmp = sandbox / ".clusterspec.json.tmp"
+            tmp.write_text(json.dumps(msg))  # no indent: json's C encoder (a big gang's spec is long)
+            tmp.replace(sandbox / "clusterspec.json")  # atomic: a task reading it never sees half
+            start = self.process is None and not self.killed
+        self._have_spec.set()
+        if start and self.run_here:
+            self.start_pending = True
+            self.wake.set()
+        elif start:
+            threading.Thread(target=self._run_task, daemon=True).start()
+
+    def killTask(self, driver: Any, task_id: dict[str, str]) -> None:  # noqa: N802
+        with self._lock:
+            self.killed = True
+            proc = self.process
+        if proc is None:
+            self._report("TASK_KILLED", "killed before it started")
+            return
+        proc.signal_group(signal.SIGTERM)
+        threading.Timer(KILL_GRACE_SECONDS, proc.signal_group, args=(signal.SIGKILL,)).start()
+
+    def shutdown(self, driver: Any) -> None:
+        self.killTask(driver, {"value": self.task_id})
+
+    def error(self, driver: Any, message: str) -> None:
+        log.error("executor error from agent: %s", message)
+
+    # -- internals
+    def _ask_for_spec(self) -> None:
+        while not self._have_spec.wait(ASK_AGAIN_SECONDS) and not self.killed:
+            try:
+                self.driver.sendFrameworkMessage(encode(NeedSpec(self.task_id)))
+            except Exception as exc:  # disconnected: try again later
+                log.warning("cannot ask for the ClusterSpec yet: %s", exc)
+
+    def _send_message(self, msg: Message) -> None:
+        try:
+            self.driver.sendFrameworkMessage(encode(msg))
+        except Exception as exc:
+            log.debug("output not forwarded: %s", exc)
+
+    def _environment(self, key: TaskKey, cluster: dict[str, list[str]], sandbox: str) -> dict[str, str]:
+        env = dict(os.environ)
+        tmp = Path(sandbox) / "tmp"
+        tmp.mkdir(exist_ok=True)
+        p = self.payload
+        assert p is not None
+        env.update(
+            {
+                "TF_CONFIG": json.dumps(tf_config(cluster, key)),
+                "TFMESOS_JOB_NAME": key.role,
+                "TFMESOS_TASK_INDEX": str(key.index),
+                "TFMESOS_PORT": str(p.port),
+                "TFMESOS_RESTART_COUNT": str(p.restarts),
+                "TFMESOS_CHECKPOINT_DIR": p.checkpoint_dir or "",
+                "TFMESOS_PYTHON": p.python,
+                "TFMESOS_SERVICE": p.job,
+                # Rewritten when the scheduler broadcasts a newer ClusterSpec (a peer moved).
+                "TFMESOS_CLUSTERSPEC_FILE": str(Path(sandbox) / "clusterspec.json"),
+                "TMPDIR": str(tmp),
+                REPORT_ENV: str(Path(sandbox) / "progress.fifo"),  # tfmesos.report() writes here
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        env.update(p.env or {})
+        return env
+
+    def _run_task(self) -> None:
+        assert self.spec is not None
+        p = self.payload
+        assert p is not None
+        key = TaskKey(p.role, p.index)
+        cluster = self.spec["cluster"]
+        sandbox = os.environ.get("MESOS_SANDBOX") or os.getcwd()
+        command = None if p.command is None else substitute_placeholders(p.command, cluster, key)
+        argv = [p.python, "-m", "tfmesos.task.tfserver"] if command is None else command_argv(command)
+        cwd = p.workdir or sandbox
+        if p.stream_output:
+            self.forwarder = OutputForwarder(self._send_message, self.task_id)
+        watch = self.run_here  # this thread waits for the exit and the reports at once
+        reports = ReportPipe(str(Path(sandbox) / "progress.fifo"),
+                             lambda values: self._send_message(progress_message(self.task_id, values)), threaded=not watch)
+        try:
+            with self._lock:
+                if self.killed:
+                    reports.close()
+                    return
+                env = self._environment(key, cluster, sandbox)
+                if command is not None and not _runnable(argv[0], env):
+                    # Not found or not executable: the shell's own message and exit code say so.
+                    argv = ["/bin/sh", "-c", command]
+                self.process = TaskProcess(argv, env, cwd, self.forwarder)
+        except OSError as exc:
+            reports.close()
+            self._report("TASK_FAILED", f"cannot start the task: {exc}", {"exit_code": 127, "log_tail": str(exc)})
+            return
+        self.driver.sendStatusUpdate(_status(self.task_id, "TASK_RUNNING", f"pid {self.process.proc.pid}"))
+        if watch and not _serve_until_exit(self.process.proc.pid, reports):
+            reports.read_in_thread()  # no pidfds here: wait() blocks, a thread reads the reports
+        code = self.process.wait()
+        reports.close()  # the last values go out before the task's end is reported
+        if self.forwarder:
+            self.forwarder.close()
+        exit_code = code if code >= 0 else 128 - code
+        tail = self.process.log_tail()
+        data = {"exit_code": exit_code, "log_tail": tail}
+        if self.killed:
+            self._report("TASK_KILLED", f"killed (exit code {exit_code})", data)
+        elif code == 0:
+            self._report("TASK_FINISHED", "exit code 0", data)
+        else:
+            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+            self._report("TASK_FAILED", f"process ended with {how}", data)
+
+    def _report(self, state: str, message: str, data: dict | None = None) -> None:
+        try:
+            self.driver.sendStatusUpdate(_status(self.task_id, state, message, data))
+        finally:
+            self.finished.set()
+            self.wake.set()
+
+    def serve(self, driver: Any) -> None:
+        """main()'s thread: run the task when it may start; return once it has ended and been
+        reported, or the driver stopped (the agent told us to shut down, or gave up)."""
+        self.run_here = True
+        while not self.finished.is_set():
+            if self.wake.wait(1.0):
+                self.wake.clear()
+            if self.start_pending:
+                self.start_pending = False
+                try:
+                    self._run_task()
+                except Exception as exc:  # noqa: BLE001 - e.g. the end not reported: the driver stopped
+                    log.warning("the task's end was not reported: %s: %s", type(exc).__name__, exc)
+                    return
+            elif not driver._started:
+                break
+
+
+def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
+    """Wait for process ``pid`` to exit (it stays unreaped), forwarding reports meanwhile; False
+    where the kernel (or a seccomp profile) offers no pidfds."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return False
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(pidfd, selectors.EVENT_READ)
+            selector.register(reports.fileno(), selectors.EVENT_READ)
+            while True:
+                ready = {key.fd for key, _ in selector.select()}
+                if reports.fileno() in ready and not reports.read_ready():
+                    selector.unregister(reports.fileno())
+                if pidfd in ready:
+                    return True
+    finally:
+        os.close(pidfd)
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s tfmesos.executor %(levelname)s %(message)s")
+    # pymesos reads MESOS_CHECKPOINT with bool(), so "0" would mean "checkpointing" and make the
+    # executor outlive its agent for a day; an empty value means what "0" should.
+    if os.environ.get("MESOS_CHECKPOINT") == "0":
+        os.environ["MESOS_CHECKPOINT"] = ""
+    executor = TFExecutor()
+    driver = RecoveringExecutorDriver(executor)
+    driver.start()
+    executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
+    driver.wait_acknowledged()  # the agent holds the task's last update (or we gave up on the agent)
+    driver.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

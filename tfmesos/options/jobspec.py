@@ -1,0 +1,106 @@
+"""Resolved options into the JobSpec the core works on.
+
+Schema validation (``tfmesos.options.load``) checks each field on its own; this module adds the
+checks that span fields (a command for every non-server role, a task to decide success).
+"""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from ..core.spec import (
+    ROLE_ORDER, TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, Volume,
+)
+from .load import OptionsError
+
+
+def parse_volume(text: str) -> Volume:
+    """HOST_PATH:CONTAINER_PATH[:ro|rw], as douban/tfmesos' -V took it (the schema checks the shape)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[0] or not parts[1] or (len(parts) == 3 and parts[2].upper() not in ("RO", "RW")):
+        raise OptionsError([f"$.job.volumes: {text!r} is invalid: expected HOST_PATH:CONTAINER_PATH[:ro|rw]"])
+    return Volume(container_path=parts[1], host_path=parts[0], mode=parts[2].upper() if len(parts) == 3 else "RW")
+
+
+def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
+    """TensorBoard as a task: on the port from its offer, reading the checkpoint directory by default."""
+    logdir = shlex.quote(options["logdir"]) if options.get("logdir") else '"${TFMESOS_CHECKPOINT_DIR:-.}"'
+    command = (f'exec "$TFMESOS_PYTHON" -m tensorboard.main --logdir {logdir} --port "$TFMESOS_PORT" '
+               '--host "${LIBPROCESS_IP:-0.0.0.0}"')
+    resources = Resources(float(options.get("cpus", 0.2)), float(options.get("mem", 512)))
+    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy="OnFailure", max_restarts=3)
+
+
+def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
+    return tuple(tuple(item.split("=", 1)) for item in items)  # type: ignore[misc]
+
+
+def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
+    """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``."""
+    job, svc, pol = options["job"], options["service"], options["policies"]
+    problems: list[str] = []
+    roles: list[RoleSpec] = []
+    for name in ROLE_ORDER:
+        raw = options["roles"].get(name)
+        if not raw or raw["count"] == 0:
+            continue
+        command: str | None = None
+        if not raw["server"]:
+            command = raw["command"] or job["command"]
+            if not command:
+                problems.append(
+                    f"$.roles.{name}.command: empty, and $.job.command is empty too: "
+                    f"expected a command for {name} tasks, or \"server\": true"
+                )
+        roles.append(
+            RoleSpec(
+                name=name,
+                count=raw["count"],
+                resources=Resources(float(raw["cpus"]), float(raw["mem"]), float(raw["disk"]), int(raw["gpus"])),
+                command=command,
+                env=_env_pairs(raw["env"]),
+                restart_policy=raw["restart_policy"],
+                max_restarts=raw["max_restarts"],
+            )
+        )
+    counts = {r.name: r.count for r in roles}
+    tensorboard = options.get("tensorboard") or {}
+    if tensorboard.get("enabled"):
+        roles.append(tensorboard_role(tensorboard))
+    if not counts.get("chief") and not counts.get("worker"):
+        problems.append("$.roles: no chief and no worker: expected at least one task to run the training")
+    if pol["success"] in ("worker0", "all_workers") and not counts.get("worker"):
+        problems.append(f"$.policies.success: \"{pol['success']}\" needs workers: expected $.roles.worker.count >= 1")
+    if problems:
+        raise OptionsError(problems)
+    return JobSpec(
+        service=ServiceSpec(
+            name=svc["name"],
+            user=svc["user"],
+            role=svc["role"],
+            principal=svc["principal"],
+            revocable=bool(svc["revocable"]),
+            failover_timeout=float(svc["failover_timeout"]),
+            zk=svc["zk"],
+            state_dir=svc["state_dir"],
+            api_port=int(svc["api_port"]),
+            api_token_reads=bool(svc["api_token_reads"]),
+        ),
+        roles=tuple(roles),
+        policies=Policies(
+            success=pol["success"],
+            max_job_restarts=pol["max_job_restarts"],
+            backoff_seconds=float(pol["backoff_seconds"]),
+            backoff_max_seconds=float(pol["backoff_max_seconds"]),
+            startup_timeout_seconds=float(pol["startup_timeout_seconds"]),
+            placement_timeout_seconds=float(pol["placement_timeout_seconds"]),
+            active_deadline_seconds=float(pol["active_deadline_seconds"]),
+        ),
+        workdir=job["workdir"],
+        env=_env_pairs(job["env"]),
+        uris=tuple(job["uris"]),
+        image=job["image"],
+        python=job["python"],
+        checkpoint_dir=job["checkpoint_dir"],
+        volumes=tuple(parse_volume(v) for v in job.get("volumes", ())),
+    )

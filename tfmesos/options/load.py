@@ -1,0 +1,166 @@
+"""Load an options JSON the way DC/OS Cosmos does: schema defaults, deep merge, validate.
+
+The schema (``config-schema.json`` at the repository root) is the single source of truth for
+the options of ``tfmesos run`` and of the DC/OS package. Every violation is reported with its
+JSON path, the offending value and what was expected, and nothing starts before that.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+_HERE = Path(__file__).resolve().parent
+# In a checkout the schema lives at the top level; an installed package carries a copy.
+_SCHEMA_CANDIDATES = (_HERE.parent / "config-schema.json", _HERE / "config-schema.json")
+
+
+MAX_PROBLEMS_SHOWN = 20
+
+
+class OptionsError(ValueError):
+    """Invalid options; ``problems`` holds one human-readable line per violation."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = list(problems)
+        shown = self.problems[:MAX_PROBLEMS_SHOWN]
+        more = len(self.problems) - len(shown)
+        super().__init__("invalid options:\n" + "\n".join(f"  - {p}" for p in shown)
+                         + (f"\n  ... and {more} more" if more > 0 else ""))
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict[str, Any]:
+    for candidate in _SCHEMA_CANDIDATES:
+        if candidate.is_file():
+            return json.loads(candidate.read_text(encoding="ascii"))
+    raise FileNotFoundError("config-schema.json not found next to the tfmesos package")
+
+
+def schema_defaults(schema: dict[str, Any]) -> Any:
+    """The document made of the schema's defaults (objects recurse into their properties)."""
+    if schema.get("type") == "object" and "properties" in schema:
+        out = copy.deepcopy(schema.get("default", {}))
+        for name, sub in schema["properties"].items():
+            value = schema_defaults(sub)
+            if value is not None:
+                out[name] = value
+        return out
+    return copy.deepcopy(schema.get("default"))
+
+
+def without_defaults(value: Any, schema: dict[str, Any] | None = None) -> Any:
+    """The options with every value equal to its schema default left out: what the user chose.
+
+    An upgrade that adds an option (with its default) leaves this unchanged, so a job recorded
+    by the older version still resumes."""
+    schema = load_schema() if schema is None else schema
+    if not isinstance(value, dict) or schema.get("type") != "object":
+        return value
+    props, extra = schema.get("properties", {}), schema.get("additionalProperties")
+    out = {}
+    for key, item in value.items():
+        sub = props.get(key, extra if isinstance(extra, dict) else {})
+        if sub and item == schema_defaults(sub):
+            continue
+        out[key] = without_defaults(item, sub)
+    return out
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """Cosmos' merge: objects merge key by key; arrays and scalars in ``override`` replace."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def json_path(parts: Iterable[Any]) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _expected(error: Any) -> str:
+    """What the schema wanted, phrased for a person."""
+    kind, arg, schema = error.validator, error.validator_value, error.schema
+    if kind == "type":
+        return f"expected {' or '.join(arg) if isinstance(arg, list) else arg}"
+    if kind == "enum":
+        return "expected one of " + ", ".join(json.dumps(v) for v in arg)
+    if kind == "minimum":
+        op = ">" if schema.get("exclusiveMinimum") else ">="
+        return f"expected a number {op} {arg}"
+    if kind == "maximum":
+        op = "<" if schema.get("exclusiveMaximum") else "<="
+        return f"expected a number {op} {arg}"
+    if kind == "pattern":
+        return f"expected a string matching {arg}"
+    if kind == "minLength":
+        return f"expected a string of at least {arg} characters"
+    return error.message
+
+
+def _describe(error: Any) -> list[str]:
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extras = sorted(set(error.instance) - set(allowed))
+        return [
+            f"{json_path(path + [key if len(key) <= 60 else key[:60] + '...'])}: unknown field; expected one of: {', '.join(allowed)}"
+            for key in extras
+        ]
+    if error.validator == "required":
+        return [f"{json_path(path)}: {error.message}"]
+    from ..masking import is_env_path, mask_entry
+
+    shown = mask_entry(error.instance) if is_env_path(path) else error.instance
+    return [f"{json_path(path)}: {_shown(shown)} is invalid: {_expected(error)}"]
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    """The offending value as JSON, cut: a 100 MB value must not be echoed back."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def validate(options: dict[str, Any]) -> None:
+    # Imported here: every executor imports this module (via spec.py) and never validates.
+    import jsonschema
+
+    validator = jsonschema.Draft4Validator(load_schema())
+    errors = sorted(validator.iter_errors(options), key=lambda e: list(map(str, e.absolute_path)))
+    problems = [line for error in errors for line in _describe(error)]
+    if problems:
+        raise OptionsError(problems)
+
+
+def resolve_options(user_options: Any) -> dict[str, Any]:
+    """Defaults from the schema, the user's options merged over them, then validated."""
+    if not isinstance(user_options, dict):
+        raise OptionsError([f"$: {_shown(user_options, 60)} is invalid: expected an object"])
+    resolved = deep_merge(schema_defaults(load_schema()), user_options)
+    validate(resolved)
+    return resolved
+
+
+def read_options_file(path: str | Path) -> Any:
+    """Parse a file (JSON, or YAML by extension), with the file name and position in any message."""
+    from .files import read_document
+
+    return read_document(path)
+
+
+def load_options_file(path: str | Path) -> dict[str, Any]:
+    data = read_options_file(path)
+    try:
+        return resolve_options(data)
+    except OptionsError as exc:
+        from .files import with_yaml_lines
+
+        raise with_yaml_lines(exc, Path(path)) from None

@@ -1,0 +1,176 @@
+"""The scheduler's HTTP API: health for Marathon, status, logs and metrics for people and tools.
+
+GET  /                      the status page (tfmesos/scheduler/web/, polling /v1/status)
+GET  /v1/health             200 {"healthy": true} while the scheduler runs (Marathon's MESOS_HTTP check)
+GET  /v1/status             the job: phase, progress, each task's role, index, host:port, state, restarts
+GET  /v1/clusterspec        {"version": n, "cluster": {...}} once every task has an endpoint
+GET  /v1/endpoints          ["host:port", ...] of the TensorFlow tasks by role
+GET  /v1/logs/ROLE:INDEX    a chunk of a task's stdout/stderr from its sandbox (see tfmesos.client.logs)
+GET  /metrics               Prometheus text format
+POST /v1/shutdown           kill every task, tear the framework down, exit (tfmesos kill, undeploy)
+POST /v1/restart/ROLE:INDEX kill one task; it is relaunched, counted as asked for, not as a failure
+
+With a token (TFMESOS_API_TOKEN), the POST endpoints need ``Authorization: Bearer <token>``.
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any, Callable
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..api.token import TOKEN_ENV
+from ..client.logs import LogError
+
+_WEB_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+              ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
+
+
+class Refused(Exception):
+    """An operation that cannot be done now; ``status`` is the HTTP status to answer."""
+
+    def __init__(self, status: int, text: str):
+        super().__init__(text)
+        self.status = status
+
+
+@dataclass
+class Operations:
+    """What the API can do beyond reporting; each is optional (e.g. a finished job has none)."""
+
+    logs: Callable[[str, dict[str, str]], dict[str, Any]] | None = None
+    restart: Callable[[str], str] | None = None  # ROLE:INDEX -> what was done; raises Refused
+    metrics: Callable[[], tuple[bytes, str]] | None = None  # (body, content type)
+    token: str = ""
+    token_reads: bool = False  # with a token: reading needs it too (all but /v1/health and the page's files)
+
+
+def web_asset(name: str) -> tuple[bytes, str] | None:
+    """A file of the status page, shipped in the package (no CDN: clusters may be offline)."""
+    if "/" in name or name.startswith("."):
+        return None
+    suffix = name[name.rfind("."):]
+    if suffix not in _WEB_TYPES:
+        return None
+    ref = resources.files("tfmesos.scheduler") / "web" / name
+    if not ref.is_file():
+        return None
+    return ref.read_bytes(), _WEB_TYPES[suffix]
+
+
+class ApiServer:
+    def __init__(
+        self,
+        snapshot: Callable[[], dict[str, Any]],
+        cluster: Callable[[], dict[str, Any] | None],
+        shutdown: Callable[[], None],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ops: Operations | None = None,
+    ):
+        # What the handlers serve; a job that ended swaps it for its final status (serve_ended).
+        self._serving = (snapshot, cluster, ops or Operations(), shutdown)
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, fmt: str, *args: Any) -> None:  # keep the console for the job
+                pass
+
+            def _send(self, code: int, data: bytes, content_type: str) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _reply(self, code: int, body: Any) -> None:
+                self._send(code, json.dumps(body, indent=1).encode(), "application/json")
+
+            def do_GET(self) -> None:  # noqa: N802
+                snapshot, cluster, ops, _ = api._serving
+                url = urlsplit(self.path)
+                path = url.path.rstrip("/") or "/"
+                query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+                page_file = path in ("/", "/index.html") or path.startswith("/web/")
+                if ops.token_reads and not page_file and path != "/v1/health" and not self._authorized():
+                    self._reply(401, {"error": f"reading this job's API needs its token: send 'Authorization: "
+                                               f"Bearer <token>' (tfmesos reads it from {TOKEN_ENV})"})
+                elif path == "/v1/health":
+                    self._reply(200, {"healthy": True})
+                elif path == "/v1/status":
+                    self._reply(200, snapshot())
+                elif path == "/v1/clusterspec":
+                    spec = cluster()
+                    self._reply(200, spec) if spec else self._reply(404, {"error": "not every task is placed yet"})
+                elif path == "/v1/endpoints":
+                    spec = cluster()
+                    self._reply(200, spec["cluster"] if spec else {})
+                elif path.startswith("/v1/logs/") and ops.logs is not None:
+                    try:
+                        self._reply(200, ops.logs(unquote(path[len("/v1/logs/"):]), query))
+                    except LogError as exc:
+                        self._reply(exc.status, {"error": str(exc)})
+                elif path == "/metrics" and ops.metrics is not None:
+                    self._send(200, *ops.metrics())
+                elif path in ("/", "/index.html") or path.startswith("/web/"):
+                    asset = web_asset("index.html" if path in ("/", "/index.html") else path[len("/web/"):])
+                    self._send(200, *asset) if asset else self._reply(404, {"error": f"no such file: {path}"})
+                else:
+                    self._reply(404, {"error": f"no such endpoint: {path}"})
+
+            def _authorized(self) -> bool:
+                ops = api._serving[2]
+                if not ops.token:
+                    return True
+                given = self.headers.get("Authorization", "")
+                return given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), ops.token)
+
+            def do_POST(self) -> None:  # noqa: N802
+                ops, shutdown = api._serving[2:]
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                path = urlsplit(self.path).path.rstrip("/")
+                if path != "/v1/shutdown" and not (path.startswith("/v1/restart/") and ops.restart):
+                    self._reply(404, {"error": f"no such endpoint: {path}"})
+                elif not self._authorized():
+                    self._reply(401, {"error": f"this job's API needs a token: send 'Authorization: Bearer <token>' "
+                                               f"(tfmesos reads it from {TOKEN_ENV})"})
+                elif path == "/v1/shutdown":
+                    shutdown()  # only asks the scheduler's thread to stop: quick
+                    self._reply(202, {"shutting_down": True})
+                else:
+                    assert ops.restart is not None
+                    try:
+                        self._reply(202, {"restarting": ops.restart(unquote(path[len("/v1/restart/"):]))})
+                    except Refused as exc:
+                        self._reply(exc.status, {"error": str(exc)})
+
+        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="tfmesos-api", daemon=True)
+
+    @property
+    def address(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"{host}:{port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def serve_ended(self, snapshot: Callable[[], dict[str, Any]], ops: Operations, shutdown: Callable[[], None]) -> None:
+        """From now on serve a job that is over: its final status, no ClusterSpec, only what
+        ``ops`` still offers (logs and metrics, not restart), POST /v1/shutdown calls ``shutdown``.
+        The address stays: an open page goes on polling it."""
+        self._serving = (snapshot, lambda: None, ops, shutdown)
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,74 @@
+"""The scheduler's Prometheus metrics (``GET /metrics``), one registry per job.
+
+Counters are counted by the scheduler as events happen; the job's phase, placement wait and
+last reported progress are read from its snapshot when scraped.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from ..core.job import PHASES
+
+
+class _SnapshotCollector:
+    def __init__(self, snapshot: Callable[[], dict[str, Any]], extra: Callable[[], dict[str, float]]):
+        self._snapshot, self._extra = snapshot, extra
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        snap = self._snapshot()
+        phase = GaugeMetricFamily("tfmesos_job_phase", "1 for the job's current phase, 0 for the others",
+                                  labels=["phase"])
+        for name in PHASES:
+            phase.add_metric([name], 1.0 if snap["phase"] == name else 0.0)
+        yield phase
+        yield GaugeMetricFamily("tfmesos_job_restarts", "Relaunches counted against policies.max_job_restarts",
+                                value=snap["job_restarts"])
+        tasks = GaugeMetricFamily("tfmesos_tasks", "Tasks by role and Mesos state", labels=["role", "state"])
+        counts: dict[tuple[str, str], int] = {}
+        for t in snap["tasks"]:
+            counts[(t["role"], t["state"])] = counts.get((t["role"], t["state"]), 0) + 1
+        for (role, state), n in sorted(counts.items()):
+            tasks.add_metric([role, state], n)
+        yield tasks
+        if snap.get("placement_wait") is not None:
+            yield GaugeMetricFamily("tfmesos_placement_wait_seconds",
+                                    "How long the last whole-job placement gathered offers",
+                                    value=snap["placement_wait"])
+        for name, value in self._extra().items():
+            yield GaugeMetricFamily(f"tfmesos_{name}", name.replace("_", " "), value=value)
+        progress = snap.get("progress") or {}
+        for field, help_text in (("step", "Last step the training reported (tfmesos.report)"),
+                                 ("loss", "Last loss the training reported (tfmesos.report)"),
+                                 ("total_steps", "Total steps the training reported (tfmesos.report)")):
+            value = progress.get(field)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                yield GaugeMetricFamily(f"tfmesos_last_{field}" if field != "total_steps" else "tfmesos_total_steps",
+                                        help_text, value=float(value))
+
+
+class JobMetrics:
+    def __init__(self, snapshot: Callable[[], dict[str, Any]]):
+        self.registry = CollectorRegistry(auto_describe=False)
+        r = self.registry
+        self.offers_received = Counter("tfmesos_offers_received", "Resource offers received", registry=r)
+        self.offers_declined = Counter("tfmesos_offers_declined", "Resource offers declined", registry=r)
+        self.tasks_launched = Counter("tfmesos_tasks_launched", "Task attempts launched", ["role"], registry=r)
+        self.tasks_failed = Counter("tfmesos_tasks_failed", "Task attempts that ended badly (not killed by tfmesos)",
+                                    ["role", "reason"], registry=r)
+        self.tasks_relaunched = Counter(
+            "tfmesos_tasks_relaunched",
+            "Task attempts launched again: after a failure, asked for by a person, or with a peer or the whole job",
+            ["role", "reason"], registry=r)
+        self._gauges: dict[str, float] = {}
+        r.register(_SnapshotCollector(snapshot, lambda: dict(self._gauges)))
+
+    def set_gauge(self, name: str, value: float) -> None:
+        """A gauge the scheduler measures once, e.g. time_to_clusterspec_seconds."""
+        self._gauges[name] = value
+
+    def render(self) -> tuple[bytes, str]:
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST

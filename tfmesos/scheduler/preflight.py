@@ -1,0 +1,125 @@
+"""Checks made before anything starts, for what would otherwise fail late or silently.
+
+``option_problems`` is pure (the spec only): what Mesos would refuse later (a task id longer than
+it allows, a failover_timeout it cannot hold) and options that would be silently overridden or
+ignored. ``environment_problems`` looks at this process' environment and the file system.
+Each problem names the option and what was expected, like the schema's own messages.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from typing import Mapping
+
+from ..errors import UsageError
+from ..core.spec import ROLE_ORDER, JobSpec
+
+DEFAULT_STATE_DIR = "~/.tfmesos/state"
+# Kernel file systems: nothing a task writes there is kept, wherever it runs.
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
+MESOS_ID_MAX = 255  # Mesos refuses longer task and executor ids (NAME_MAX: they name sandbox dirs)
+LAUNCH_SEQ_DIGITS = 10  # room for the launch counter at the end of every task id
+FAILOVER_TIMEOUT_MAX = 9_223_372_036.0  # Mesos keeps it as int64 nanoseconds
+_PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
+RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
+SERVER_ROLES = ("ps",)
+# What tfmesos.core.clusterspec.substitute_placeholders fills in.
+PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in ROLE_ORDER))
+
+
+def _env_sources(spec: JobSpec) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    return [("$.job.env", spec.env)] + [(f"$.roles.{r.name}.env", r.env) for r in spec.roles]
+
+
+def option_problems(spec: JobSpec) -> list[str]:
+    problems: list[str] = []
+    name = spec.service.name.replace("/", "_")
+    longest = max((len(f"{name}.{r.name}.{r.count - 1}.") for r in spec.roles), default=0) + LAUNCH_SEQ_DIGITS
+    if longest > MESOS_ID_MAX:
+        room = MESOS_ID_MAX - (longest - len(name))
+        problems.append(f"$.service.name: {len(spec.service.name)} characters make task ids of {longest}: "
+                        f"expected at most {room} characters (Mesos refuses ids longer than {MESOS_ID_MAX})")
+    if spec.service.failover_timeout > FAILOVER_TIMEOUT_MAX:
+        problems.append(f"$.service.failover_timeout: {spec.service.failover_timeout:g} is invalid: "
+                        f"expected a number <= {FAILOVER_TIMEOUT_MAX:.0f} (what Mesos can hold)")
+    for where, pairs in _env_sources(spec):
+        for key, _ in pairs:
+            if RESERVED_ENV.match(key):
+                problems.append(f"{where}: {key} is set by tfmesos for every task (the ClusterSpec): "
+                                "expected another variable name")
+    for role in spec.roles:
+        if role.command:
+            for unknown in sorted(set(_PLACEHOLDER_LIKE.findall(role.command)) - set(PLACEHOLDERS)):
+                problems.append(f"$.roles.{role.name}.command: placeholder {{{unknown}}} does not exist: expected one of "
+                                + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
+        if role.restart_policy == "Always" and role.command is not None and role.name not in SERVER_ROLES:
+            problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
+                            "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
+    return problems
+
+
+def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bool) -> tuple[list[str], list[str]]:
+    """(problems, warnings) from this process' environment and what the scheduler can see."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    if environ.get("MESOS_SECRET") and not spec.service.principal:
+        problems.append("MESOS_SECRET is set but $.service.principal is empty: the secret would be ignored; "
+                        "expected service.principal (or unset MESOS_SECRET)")
+    if spec.service.principal and not environ.get("MESOS_SECRET") and not embedded:
+        warnings.append(f"$.service.principal {spec.service.principal!r} without MESOS_SECRET: the master "
+                        "will refuse the framework if it authenticates frameworks")
+    ckpt = spec.checkpoint_dir
+    if ckpt and os.path.isabs(ckpt):
+        problem = _checkpoint_dir_problem(os.path.normpath(ckpt), embedded)
+        if problem:
+            # Locally the tasks run here, as us; on a cluster the agents may see another disk.
+            (problems if embedded or problem.startswith(("is under", "is a file")) else warnings).append(
+                f"$.job.checkpoint_dir: {ckpt!r} {problem}")
+    return problems, warnings
+
+
+def _checkpoint_dir_problem(ckpt: str, create: bool) -> str:
+    """Why the tasks could not keep checkpoints in ``ckpt``, or "". ``create``: the tasks run on
+    this machine (embedded master), so make the directory now and write a file in it, as they will
+    (root may write where the permission bits say no, and /proc's bits say yes)."""
+    if any(ckpt == top or ckpt.startswith(top + "/") for top in PSEUDO_FILESYSTEMS):
+        return "is under a kernel file system, where nothing is kept: expected a directory on a disk"
+    if os.path.exists(ckpt) and not os.path.isdir(ckpt):
+        return "is a file: expected a directory"
+    if create:
+        try:
+            os.makedirs(ckpt, exist_ok=True)
+            with tempfile.TemporaryFile(dir=ckpt):
+                pass
+        except OSError as exc:
+            return f"cannot be created or written here: {exc.strerror}: expected a directory the tasks can write to"
+        return ""
+    parent = ckpt
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"is not writable here ({parent!r} is not): expected a directory the tasks can write to"
+    return ""
+
+
+def state_dir_of(spec: JobSpec, master: str | None, state_dir: str, zk: str) -> tuple[str, str] | None:
+    """(directory, flag naming it) of the state directory a run keeps its state in; None where the
+    state goes to ZooKeeper or an embedded run keeps none (its master dies with it)."""
+    if (master is None and not (state_dir or zk)) or zk or spec.service.zk:
+        return None
+    flag = "--state-dir" if state_dir else "$.service.state_dir"
+    return os.path.expanduser(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR), flag
+
+
+def check_state_dir(directory: str, flag: str) -> None:
+    """The state directory exists (made if missing) and is writable, else ``UsageError``. Local:
+    made before any wait for the master or ZooKeeper, so a wrong directory is said at once."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(flag, f"{directory!r} is a file, not a directory", "expected a directory for the scheduler's state")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")

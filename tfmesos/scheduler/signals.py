@@ -1,0 +1,183 @@
+"""SIGINT, SIGTERM and SIGHUP while ``tfmesos run``, ``tfrun`` or a ``tfmesos.cluster()`` block
+runs: the handlers count them and carry out the step ``core.stopping`` decides (stop, say what
+the stop waits for, give up). Main thread only (Python runs handlers there).
+
+pymesos installs a SIGINT handler of its own when ``pymesos.process`` is imported; it calls the
+handler it replaced, which may be ``SIG_DFL``/``SIG_IGN`` (not callable: a TypeError out of a
+Ctrl-C). Ours is installed after that import, so pymesos' never runs while ours is in place.
+pymesos also uses SIGINT (``interrupt_main``) to hand its IO thread's error to the main thread:
+that error is raised here as pymesos would have raised it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import threading
+from types import FrameType
+from typing import Any, Callable
+
+from ..core import stopping
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class StoppedBeforeStart(SystemExit):
+    """A stop signal before there was a job to stop: unwinds (cleanup in ``finally`` blocks)."""
+
+    def __init__(self, signum: int):
+        super().__init__(stopping.exit_code(signum))
+        self.signum = signum
+
+
+def signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+def kill_descendants() -> int:
+    """SIGKILL every process this one started, directly or not (the embedded master's zygote,
+    executors, tasks, a child master), and the process groups they lead or belong to (a task's
+    own children). Returns how many processes were found."""
+    import psutil
+
+    own_group = os.getpgrp()
+    killed: set[psutil.Process] = set()
+    # Twice: a process forked while the first round was sent (the zygote starting an executor) is
+    # found by the second. Each round waits for its dead, so nothing still writes afterwards.
+    for _ in range(2):
+        found = [p for p in psutil.Process().children(recursive=True) if p not in killed]
+        groups = set()
+        for process in found:
+            try:
+                groups.add(os.getpgid(process.pid))
+            except OSError:
+                pass
+        for group in groups - {own_group}:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
+        for process in found:
+            try:
+                process.kill()  # psutil checks the pid is still that process
+            except psutil.Error:
+                pass
+        psutil.wait_procs(found, timeout=2)
+        killed.update(found)
+    return len(killed)
+
+
+class StopSignals:
+    """Our handlers for SIGINT, SIGTERM and SIGHUP, from ``install()`` to ``restore()``.
+
+    ``stop(signum)`` (given by ``arm``; run on a thread of its own, never in the handler, so it
+    may take locks the interrupted code holds) starts the stop. Before ``arm`` there is nothing
+    to stop gracefully: the first signal unwinds the main thread (``StoppedBeforeStart``).
+    ``unwind``: the first signal also unwinds the main thread with ``SystemExit(128 + signum)``
+    after starting the stop (a ``cluster()`` block, whose ``__exit__`` then waits for it).
+    ``leave(signum)``: a signal that makes the process leave at once without stopping the job
+    (SIGTERM under Marathon: the next instance takes the job over).
+    """
+
+    def __init__(self, waiting_for: Callable[[], str], say: Callable[[str], None], *, unwind: bool = False,
+                 leave: Callable[[int], bool] = lambda signum: False, give_up_note: str = ""):
+        self.waiting_for, self.say, self.unwind, self.leave = waiting_for, say, unwind, leave
+        self.give_up_note = give_up_note
+        self.scratch: list[str] = []  # directories of this run only (the embedded master's), removed on giving up
+        self.signum: int | None = None  # the first stop signal received
+        self.received = 0
+        self._stop: Callable[[int], None] | None = None
+        self._previous: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ set-up
+    def install(self) -> "StopSignals":
+        import pymesos.process  # its import installs pymesos' handler: ours must come after
+
+        if not callable(pymesos.process._prev_handler):
+            # Where ours cannot be installed (not the main thread), pymesos' handler would call
+            # SIG_DFL/SIG_IGN ("'Handlers' object is not callable"): a plain KeyboardInterrupt instead.
+            pymesos.process._prev_handler = signal.default_int_handler
+        if threading.current_thread() is not threading.main_thread():
+            return self  # signal.signal works in the main thread only: the caller's handlers stay
+
+        for sig in STOP_SIGNALS:
+            current = signal.getsignal(sig)
+            if sig == signal.SIGHUP and current == signal.SIG_IGN:
+                continue  # nohup: a hangup is not meant to stop anything
+            self._previous[sig] = current
+            signal.signal(sig, self._handle)
+        return self
+
+    def arm(self, stop: Callable[[int], None]) -> None:
+        self._stop = stop
+
+    def restore(self) -> None:
+        """Put the handlers found by ``install`` back (never pymesos' own: see the module's text)."""
+        for sig, handler in self._previous.items():
+            if getattr(handler, "__module__", "") == "pymesos.process":
+                handler = signal.default_int_handler
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    @property
+    def exit_code(self) -> int | None:
+        return None if self.signum is None else stopping.exit_code(self.signum)
+
+    @property
+    def cause(self) -> str:
+        return stopping.cause(signal_name(self.signum)) if self.signum is not None else ""
+
+    # ------------------------------------------------------------------ the handler
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT:
+            _raise_pymesos_error()
+        if self.leave(signum):
+            raise SystemExit(stopping.exit_code(signum))
+        self.received += 1
+        step = stopping.step(self.received)
+        if step == stopping.STOP:
+            self.signum = signum
+            if self._stop is None:
+                raise StoppedBeforeStart(signum)
+            self._in_thread(self._stop, signum)
+            if self.unwind:
+                raise SystemExit(stopping.exit_code(signum))
+        elif step == stopping.EXPLAIN:
+            self._in_thread(self._explain, signal_name(signum))
+        else:
+            self._give_up()
+
+    def _explain(self, name: str) -> None:
+        self.say(f"{name} again: still stopping, waiting for {self.waiting_for()}; "
+                 "a third signal gives up at once")
+
+    def _give_up(self) -> None:
+        # No lock, no thread: the main thread may hold the console's lock. What other threads
+        # would print about the processes killed here (executors "terminated") goes nowhere.
+        logging.disable(logging.CRITICAL)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        killed = kill_descendants()
+        for path in self.scratch:
+            for _ in range(3):  # a file written while the tree was removed keeps its folder: again
+                shutil.rmtree(path, ignore_errors=True)
+                if not os.path.exists(path):
+                    break
+        line = (f"[tfmesos] gave up at the third signal: killed {killed} process(es) this run started"
+                + (f"; {self.give_up_note}" if self.give_up_note else "") + "\n")
+        os.write(2, line.encode())
+        os._exit(self.exit_code or stopping.exit_code(signal.SIGINT))
+
+    @staticmethod
+    def _in_thread(target: Callable[..., None], *args: Any) -> None:
+        threading.Thread(target=target, args=args, name="tfmesos-stop", daemon=True).start()
+
+
+def _raise_pymesos_error() -> None:
+    """pymesos' IO thread failed and interrupted the main thread to say so: raise its error."""
+    import pymesos.process as process
+
+    failure = process._exc_info
+    if failure is not None:
+        process._exc_info = None
+        raise failure[1].with_traceback(failure[2])

@@ -1,0 +1,119 @@
+"""Finding a job's kept records for ``tfmesos status``, ``jobs`` and ``logs`` (the reading side
+of state_store's ``keep_end``): in the state directory, or in ZooKeeper with ``--zk``, as
+``tfmesos run`` was given them."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from ..errors import UsageError
+from ..client.history import newest_first, same_address
+from .state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
+
+QUICK_PROBE_SECONDS = 0.5  # a scheduler on this network answers at once; a gone one is refused at once
+
+
+def where(args: argparse.Namespace) -> str:
+    return getattr(args, "zk", None) or os.path.expanduser(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR)
+
+
+def _store(args: argparse.Namespace, name: str) -> StateStore:
+    return open_store(getattr(args, "zk", None) or "", getattr(args, "state_dir", None) or "", name)
+
+
+def _names(args: argparse.Namespace) -> list[str]:
+    zk = getattr(args, "zk", None)
+    if not zk:
+        return dir_names(getattr(args, "state_dir", None) or "")
+    store = ZkStore(zk, "-")  # a connection to list with: names() does not depend on the name
+    try:
+        return store.names()
+    finally:
+        store.close()
+
+
+def recorded(args: argparse.Namespace, name: str) -> dict[str, Any] | None:
+    """The newest record of a job: its running record (saved with --state-dir/--zk while it
+    runs) when that is newer than its last kept end, else that end; None when there is neither."""
+    store = _store(args, name)
+    try:
+        ends = store.ends()
+        try:
+            running = store.load()
+        except ValueError:  # a running record this tfmesos cannot read: its kept ends still can be
+            running = None
+    finally:
+        store.close()
+    last = ends[0] if ends else None
+    if running is not None and not running.get("finished") and (
+            last is None or running["job"].get("started_at", 0) > (last.get("end") or {}).get("at", 0)):
+        return running
+    return last
+
+
+def newest_end(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    store = _store(args, name)
+    try:
+        ends = store.ends()
+    finally:
+        store.close()
+    if not ends:
+        raise UsageError(f"job {name!r}", f"no ended run of it is kept in {where(args)}",
+                         "check the name and --state-dir/--zk (what 'tfmesos run' was given), "
+                         "or --api HOST:PORT for a running job")
+    return ends[0]
+
+
+def all_ends(args: argparse.Namespace, name: str | None = None) -> list[dict[str, Any]]:
+    """Every kept end (of ``name`` only, when given), newest first."""
+    out: list[dict[str, Any]] = []
+    for n in [name] if name else _names(args):
+        store = _store(args, n)
+        try:
+            out += store.ends()
+        finally:
+            store.close()
+    return newest_first(out)
+
+
+def end_served_at(args: argparse.Namespace, api: str) -> dict[str, Any] | None:
+    """The newest kept end of the job whose API was ``api`` (HOST:PORT)."""
+    for rec in all_ends(args):
+        if same_address((rec.get("end") or {}).get("api"), api):
+            return rec
+    return None
+
+
+def probe_status(api: str, timeout: float) -> dict[str, Any] | None:
+    """/v1/status of a scheduler that answers within ``timeout`` (one try), else None."""
+    from ..api.token import token_header
+    from ..errors import UnreachableError
+    from ..scheduler.reach import parse_host_port, probe_http
+
+    try:
+        status, body = probe_http(parse_host_port(api, "--api"), "/v1/status", timeout, "the scheduler API", "",
+                                  token_header())
+        snap = json.loads(body)
+    except (UnreachableError, ValueError):
+        return None
+    return snap if status == 200 and isinstance(snap, dict) else None
+
+
+def api_of(args: argparse.Namespace, name: str | None) -> str:
+    """--api, TFMESOS_API, or the API a job of that name running from this machine announced."""
+    given = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
+    if given or not name:
+        return given
+    return DirStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR, name).announced() or ""
+
+
+def live_api_of(args: argparse.Namespace, name: str) -> str | None:
+    """The API of job ``name`` (``api_of``) when a scheduler answers there for that job."""
+    api = api_of(args, name)
+    if not api:
+        return None
+    snap = probe_status(api, QUICK_PROBE_SECONDS)
+    return api if snap is not None and snap.get("name") == name else None
+

@@ -1,0 +1,94 @@
+"""Built-in TensorFlow server run by tfmesos tasks that have no command of their own.
+
+Parameter servers (and the workers of ParameterServerStrategy jobs) only host a
+``tf.distribute.Server``: the chief drives them remotely. Run as::
+
+    python -m tfmesos.task.tfserver
+
+The task's place in the cluster comes from ``TF_CONFIG``. A TensorFlow server never
+exits on its own, so this one blocks until SIGTERM or SIGINT and then exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+PROG = "python -m tfmesos.task.tfserver"
+
+
+class ConfigError(ValueError):
+    """TF_CONFIG is missing or does not name this task's address."""
+
+
+def parse_tf_config(raw: str | None) -> tuple[dict[str, list[str]], str, int]:
+    """Return ``(cluster, job_name, task_index)`` from a TF_CONFIG JSON string."""
+    if not raw:
+        raise ConfigError("TF_CONFIG is not set")
+    try:
+        config: Any = json.loads(raw)
+        cluster = {str(job): [str(a) for a in addrs] for job, addrs in config["cluster"].items()}
+        job_name = str(config["task"]["type"])
+        task_index = int(config["task"]["index"])
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"TF_CONFIG is not valid: {exc}") from exc
+    if not 0 <= task_index < len(cluster.get(job_name, [])):
+        raise ConfigError(f"TF_CONFIG's cluster has no address for {job_name}:{task_index}")
+    return cluster, job_name, task_index
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog=PROG,
+        description="Start a TensorFlow gRPC server for the task described by TF_CONFIG "
+        "and serve until SIGTERM or SIGINT.",
+    ).parse_args(argv)
+    try:
+        cluster, job_name, task_index = parse_tf_config(os.environ.get("TF_CONFIG"))
+    except ConfigError as exc:
+        print(f"tfmesos.task.tfserver: {exc}", file=sys.stderr)
+        return 2
+
+    # Block the stop signals before TensorFlow starts any thread, so that every thread
+    # inherits the mask and the main thread alone receives them through sigwait; one
+    # that arrives during the slow import stays pending instead of being lost.
+    stop_signals = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf  # lazy: keeps --help and config errors fast
+
+    if stop_signals & signal.sigpending():
+        return 0
+    address = cluster[job_name][task_index]
+    try:
+        # Bound to a name so that it lives until exit: collecting it would stop the server.
+        _server = tf.distribute.Server(
+            tf.train.ClusterSpec(cluster),
+            job_name=job_name,
+            task_index=task_index,
+            protocol="grpc",
+            start=True,
+        )
+    except tf.errors.OpError as exc:  # typically the port is taken
+        print(f"tfmesos.task.tfserver: cannot serve {job_name}:{task_index} on {address}: "
+              f"{exc.message}", file=sys.stderr)
+        return 1
+    print(f"tfmesos.task.tfserver: {job_name}:{task_index} serving on {address} (TensorFlow {tf.__version__})", flush=True)
+    signal.sigwait(stop_signals)
+    print(f"tfmesos.task.tfserver: {job_name}:{task_index} stopping", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # A gRPC server cannot be shut down cleanly (TensorFlow does not implement it), and
+    # its threads can hold up interpreter shutdown; leave at once instead.
+    os._exit(code)
