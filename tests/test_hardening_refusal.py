@@ -168,6 +168,6 @@ def test_a_master_without_a_leader_is_retried_with_backoff_until_the_connect_tim
     ("Framework has been removed", "start the job again"),
 ])
 def test_each_refusal_names_the_option_behind_it(message: str, option: str):
-    from tfmesos.scheduler.runner import refusal_hint
+    from tfmesos.mesos.driver import refusal_hint
 
     assert option in refusal_hint(message)

@@ -9,7 +9,7 @@ from typing import Any
 from tfmesos.core.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
-from tfmesos.scheduler.runner import stop_driver
+from tfmesos.mesos.driver import stop_driver
 from tfmesos.scheduler.job_scheduler import JobScheduler
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.store.format import record

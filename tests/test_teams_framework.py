@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.core.helpers import spec_of
-from tfmesos.scheduler.runner import driver_class, framework_info
+from tfmesos.mesos.driver import driver_class, framework_info
 
 
 def _capabilities(info: dict[str, Any]) -> list[str]:

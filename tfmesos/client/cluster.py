@@ -215,7 +215,8 @@ class Cluster(Mapping[str, str]):
         from ..mesos.taskinfo import ExecutorSettings
         from ..scheduler.reach import check_master
         from ..scheduler.embedded import start_embedded_master
-        from ..scheduler.runner import RunSettings, await_subscription, driver_class, framework_info
+        from ..mesos.driver import await_subscription, driver_class, framework_info
+        from ..scheduler.runner import RunSettings
         from ..scheduler.job_scheduler import JobScheduler
 
         s = self.settings
@@ -335,7 +336,7 @@ class Cluster(Mapping[str, str]):
                     if self._thread is not None:
                         self._thread.join()
                 if self._driver is not None:
-                    from ..scheduler.runner import stop_driver
+                    from ..mesos.driver import stop_driver
 
                     stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
                 if self._signals is not None and self._signals.signum is not None and self._sched.result:

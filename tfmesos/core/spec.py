@@ -76,7 +76,7 @@ class Policies:
 class ServiceSpec:
     name: str
     user: str = ""
-    role: str = "*"
+    mesos_role: str = "*"  # options' service.role: a Mesos role, never a TensorFlow one (RoleSpec)
     principal: str = ""
     revocable: bool = False  # use revocable resources too (REVOCABLE_RESOURCES)
     failover_timeout: float = 604800.0
@@ -86,9 +86,9 @@ class ServiceSpec:
     api_token_reads: bool = False  # the API token guards reading too
 
     @property
-    def roles(self) -> tuple[str, ...]:
-        """The roles the framework subscribes with (``role`` may list several, comma-separated)."""
-        return tuple(part.strip() for part in self.role.split(","))
+    def mesos_roles(self) -> tuple[str, ...]:
+        """The Mesos roles the framework subscribes with (``mesos_role`` may list several, comma-separated)."""
+        return tuple(part.strip() for part in self.mesos_role.split(","))
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ response's header block with the ``email`` package: about half of a call's CPU, 
 makes four calls per task in the scheduler and three in each executor. ``CallConnection`` offers
 the same four members over one keep-alive socket and reads a response the way Mesos writes it
 (status line, headers, a ``Content-Length`` or chunked body), so pymesos' own ``_send`` (stream
-id, credentials, error handling) is unchanged. The drivers get it from ``_get_conn``
-(``runner.driver_class``, the executor's driver).
+id, credentials, error handling) is unchanged. The drivers get it from ``_get_conn`` (``mesos/driver.py``)
+(``driver.driver_class``, the executor's driver).
 """
 from __future__ import annotations
 
@@ -82,16 +82,6 @@ class CallConnection:
         if self._close_after:
             self.close()
         return response
-
-    @classmethod
-    def for_driver(cls, driver: Any, timeout: float | None) -> "CallConnection | None":
-        """pymesos' ``_get_conn``: the driver's connection to its master (or agent), made once."""
-        if not driver.connected:
-            return None
-        if driver._conn is None:
-            host, port = driver.master.split(":", 2)
-            driver._conn = cls(host, int(port), timeout=timeout)
-        return driver._conn
 
     def close(self) -> None:
         for closable in (self._file, self._sock):

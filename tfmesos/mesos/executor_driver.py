@@ -147,7 +147,12 @@ class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
             self._acknowledged.notify_all()
 
     def _get_conn(self) -> CallConnection | None:  # its calls on a light connection (calls_http.py)
-        return CallConnection.for_driver(self, self._http_timeout)
+        if not self.connected:
+            return None
+        if self._conn is None:  # made once per agent address (pymesos resets it on a reconnect)
+            host, port = self.master.split(":", 2)  # pymesos names the agent "master"
+            self._conn = CallConnection(host, int(port), timeout=self._http_timeout)
+        return self._conn
 
     def _send(self, body: dict[str, Any], path: str = "/api/v1/executor", method: str = "POST",
               headers: dict[str, str] | None = None) -> dict[str, Any]:

@@ -77,7 +77,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         service=ServiceSpec(
             name=svc["name"],
             user=svc["user"],
-            role=svc["role"],
+            mesos_role=svc["role"],
             principal=svc["principal"],
             revocable=bool(svc["revocable"]),
             failover_timeout=float(svc["failover_timeout"]),

@@ -478,7 +478,7 @@ class JobScheduler:
         # A job of several roles is held back by quota only when every one of its roles is.
         held, demand = job.held_totals(), job.pending_demand()
         shortfalls = []
-        for role in self.spec.service.roles:
+        for role in self.spec.service.mesos_roles:
             answer = self.quota_probe(role)
             shortfalls.append(None if answer is None else quota_shortfall(role, answer[0], answer[1], held, demand))
         shortfall = "; ".join(shortfalls) if all(shortfalls) else None  # type: ignore[arg-type]
@@ -486,7 +486,7 @@ class JobScheduler:
             job.defer_placement(shortfall, now)
         elif self._quota_waiting:
             # The quota has room again: a full placement window to gather the offers.
-            job.defer_placement(f"role {self.spec.service.role}'s quota has room again: placing the job", now)
+            job.defer_placement(f"role {self.spec.service.mesos_role}'s quota has room again: placing the job", now)
         else:
             return
         self._quota_waiting = shortfall is not None
