@@ -21,7 +21,7 @@ def test_a_cpu_job_subscribes_in_its_role_without_gpu_or_revocable_capabilities(
 def test_gpu_and_revocable_capabilities_only_when_asked():
     spec = spec_of(chief={"count": 1, "gpus": 1})
     spec = type(spec)(**{**spec.__dict__, "service": type(spec.service)(**{**spec.service.__dict__,
-                                                                            "revocable": True, "role": "ml"})})
+                                                                            "revocable": True, "mesos_role": "ml"})})
     info = framework_info(spec, None, "")
     assert info["roles"] == ["ml"]
     assert _capabilities(info) == ["MULTI_ROLE", "RESERVATION_REFINEMENT", "GPU_RESOURCES", "REVOCABLE_RESOURCES"]
