@@ -203,12 +203,12 @@ def test_dry_run_hides_env_values_and_yaml_gives_the_same_json(tmp_path: Path):
     run = [sys.executable, "-m", "tfmesos.client.cli", "run", "--dry-run"]
     text = subprocess.run(run + [str(tmp_path / "job.yaml")], env=env, capture_output=True, text=True, check=True).stdout
     assert "TOKEN=<hidden>" in text and "PW=<hidden>" in text and "hunter2" not in text
-    shown = subprocess.run(run + [str(tmp_path / "job.yaml"), "--output", "json", "--show-env-values"], env=env,
+    shown = subprocess.run(run + [str(tmp_path / "job.yaml"), "--output", "options", "--show-env-values"], env=env,
                            capture_output=True, text=True, check=True).stdout
     as_json = json.loads(shown)
     assert as_json["job"]["env"] == ["TOKEN=hunter2"] and as_json["service"]["failover_timeout"] == 1e5
     (tmp_path / "job.json").write_text(shown)
-    again = subprocess.run(run + [str(tmp_path / "job.json"), "--output", "json", "--show-env-values"], env=env,
+    again = subprocess.run(run + [str(tmp_path / "job.json"), "--output", "options", "--show-env-values"], env=env,
                            capture_output=True, text=True, check=True).stdout
     assert json.loads(again) == as_json
 

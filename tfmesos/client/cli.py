@@ -19,7 +19,6 @@ from ..core.job import ENDED_PHASES
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
 from localmesos.cli import add_agent_flags
-from ..masking import mask_options
 from ..options.load import OptionsError, load_options_file, resolve_options
 from ..scheduler.preflight import environment_problems, option_problems
 from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
@@ -54,17 +53,6 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
     return options, spec
 
 
-def _plan_lines(spec: JobSpec) -> list[str]:
-    lines = [f"{'task':<14} {'cpus':>5} {'mem':>7} {'disk':>6} {'gpus':>4}  runs"]
-    for role in spec.roles:
-        r = role.resources
-        what = "built-in TensorFlow server" if role.command is None else role.command
-        for i in range(role.count):
-            lines.append(f"{role.name + ':' + str(i):<14} {r.cpus:>5g} {r.mem:>7g} {r.disk:>6g} {r.gpus:>4}  {what}")
-    lines.append(f"success when: {', '.join(str(k) for k in spec.success_keys)} finished with exit 0")
-    return lines
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from ..scheduler.runner import RunSettings, run_job
 
@@ -76,13 +64,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if problems:
         raise OptionsError(problems)
     if args.dry_run:
-        shown = options if args.show_env_values else mask_options(options)
-        if args.output == "json":  # what `dcos package install --options` takes
-            print(json.dumps(shown, indent=2))
-            return 0
-        print(json.dumps(shown, indent=2))
-        print("\n".join(_plan_lines(spec)))
-        return 0
+        from .dry_run import print_dry_run
+
+        return print_dry_run(options, spec, args.output, args.show_env_values, args.api_host, args.api_port)
     settings = RunSettings(
         master=master,
         zk=args.zk or "",
@@ -225,9 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
     run.add_argument("--api-host", default="127.0.0.1", help="address the scheduler's HTTP API listens on (0.0.0.0 under Marathon)")
     run.add_argument("--dry-run", action="store_true",
-                     help="print the resolved options (env values hidden) and the task plan, launch nothing")
-    run.add_argument("--output", choices=("text", "json"), default="text",
-                     help="with --dry-run: json prints only the resolved options, as JSON (e.g. from a YAML file)")
+                     help="print what the job would send (env values hidden), launch nothing")
+    run.add_argument("--output", choices=("text", "json", "options"), default="text",
+                     help="with --dry-run: text: the resolved options and the task plan; json: the FrameworkInfo and "
+                          "TaskInfos for an offer that fits the job; options: only the resolved options, as JSON")
     run.add_argument("--show-env-values", action="store_true", help="with --dry-run: print env values instead of hiding them")
     add_agent_flags(run, "embedded master: ")
     _connect_timeout_flag(run)

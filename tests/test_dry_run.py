@@ -1,0 +1,116 @@
+"""``tfmesos run --dry-run --output json`` prints what a run would send, and the embedded master
+accepts it as printed: the FrameworkInfo subscribes, the TaskInfos launch and reach TASK_RUNNING."""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localmesos import LocalMaster, Tuning
+from tfmesos.client.dry_run import DRY_RUN_AGENT_ID, DRY_RUN_OFFER_ID, dry_run, synthetic_offer
+from tfmesos.core.spec import EXECUTOR_CPUS, EXECUTOR_MEM
+from tfmesos.options.jobspec import job_spec_from_options
+from tfmesos.options.load import resolve_options
+
+ROOT = Path(__file__).resolve().parents[1]
+# The raw v1 scheduler of the embedded master's tests, imported as they import it (their folder on
+# sys.path), wherever that folder is now.
+_HELPERS = next(p for p in (ROOT / "tests" / "localmesos", ROOT / "tests" / "localmaster")
+                if (p / "localmaster_client.py").exists())
+sys.path.insert(0, str(_HELPERS))
+from localmaster_client import RawScheduler, launch  # noqa: E402
+from localmaster_procs import assert_no_processes  # noqa: E402
+
+SECRET = "hunter2-s3cret"
+SLEEP = f"{sys.executable} -c 'import time; time.sleep(60)'"
+OPTIONS = {
+    "service": {"name": "dry/run", "failover_timeout": 60},
+    "job": {"command": SLEEP, "env": [f"TOKEN={SECRET}"]},
+    "roles": {"ps": {"count": 1, "cpus": 0.2, "mem": 64, "command": SLEEP},
+              "worker": {"count": 2, "cpus": 0.3, "mem": 96, "env": [f"PW={SECRET}"]}},
+}
+
+
+def _print_dry_run(tmp_path: Path, *flags: str) -> str:
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(OPTIONS))
+    run = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(path), "--dry-run", *flags],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def _payload(task_info: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(base64.b64decode(task_info["data"]))
+
+
+def test_printed_framework_and_task_infos_are_accepted_by_the_embedded_master(tmp_path: Path) -> None:
+    printed = json.loads(_print_dry_run(tmp_path, "--output", "json"))
+    infos = printed["task_infos"]
+    assert sorted(i["name"] for i in infos) == ["dry/run/job:ps/task:0", "dry/run/job:worker/task:0",
+                                                "dry/run/job:worker/task:1"]
+    assert [_payload(i) for i in infos] == printed["payloads"]
+    master = LocalMaster(agents=1, agent_cpus=2.0, agent_mem=2048.0, agent_disk=1000.0, first_port=31000,
+                         ports_per_agent=100, work_dir=tmp_path / "master", tuning=Tuning(stop_grace_period=1.0))
+    master.start()
+    scheduler = RawScheduler(master.address)
+    try:
+        scheduler.subscribe(copy.deepcopy(printed["framework_info"]))  # as printed: no field added or changed
+        offer = scheduler.next_offers(timeout=15)[0]
+        # The only two values a scheduler cannot know before the master gives them: the agent's id
+        # (assigned when the agent registers) and the offer's id (new for every offer).
+        sent = json.loads(json.dumps(infos).replace(DRY_RUN_AGENT_ID, offer["agent_id"]["value"]))
+        assert sent != infos and all(i["agent_id"] == offer["agent_id"] for i in sent)
+        assert DRY_RUN_OFFER_ID not in json.dumps(infos)  # the offer id is in the ACCEPT, not the TaskInfos
+        reply = launch(scheduler, offer, sent)
+        assert reply.status == 202, reply
+        running: set[str] = set()
+        while len(running) < len(sent):
+            status = scheduler.next_update(timeout=30)
+            assert status["state"] in ("TASK_STARTING", "TASK_RUNNING"), status  # refused: TASK_ERROR/DROPPED
+            if status["state"] == "TASK_RUNNING":
+                running.add(status["task_id"]["value"])
+        assert running == {i["task_id"]["value"] for i in infos}
+        scheduler.teardown()
+    finally:
+        scheduler.close()
+        master.stop()
+    assert_no_processes(tmp_path / "master")
+
+
+def test_env_secrets_are_not_printed(tmp_path: Path) -> None:
+    for flags in (("--output", "json"), ("--output", "text"), ("--output", "options"), ()):
+        out = _print_dry_run(tmp_path, *flags)
+        assert SECRET not in out and "<hidden>" in out, flags
+    printed = json.loads(_print_dry_run(tmp_path, "--output", "json"))
+    hidden = {"TOKEN": "<hidden>", "PW": "<hidden>"}
+    assert {p["role"]: p["env"] for p in printed["payloads"]} == {"ps": {"TOKEN": "<hidden>"}, "worker": hidden}
+    assert all(_payload(i)["env"].items() <= hidden.items() for i in printed["task_infos"])
+    assert printed["options"]["job"]["env"] == ["TOKEN=<hidden>"]
+    # The same run asked to show them does: the masking is what hides them above.
+    shown = json.loads(_print_dry_run(tmp_path, "--output", "json", "--show-env-values"))
+    assert {p["role"]: p["env"]["TOKEN"] for p in shown["payloads"]} == {"ps": SECRET, "worker": SECRET}
+
+
+def test_the_synthetic_offer_holds_exactly_the_gang() -> None:
+    spec = job_spec_from_options(resolve_options(copy.deepcopy(OPTIONS)))
+    offer = synthetic_offer(spec)
+    totals = {r["name"]: r.get("scalar", {}).get("value") for r in offer["resources"]}
+    assert totals["cpus"] == pytest.approx(0.2 + 2 * 0.3 + 3 * EXECUTOR_CPUS)
+    assert totals["mem"] == pytest.approx(64 + 2 * 96 + 3 * EXECUTOR_MEM)
+    assert offer["resources"][0]["ranges"]["range"] == [{"begin": 31000, "end": 31002}]
+    plan = dry_run(spec, python="/opt/py/bin/python3")
+    ports = sorted(p["port"] for p in plan.payloads)
+    assert ports == [31000, 31001, 31002]
+    assert all(i["executor"]["command"]["value"] == "exec /opt/py/bin/python3 -m tfmesos.executor"
+               for i in plan.task_infos)
+    # The gang's ClusterSpec rides in every payload, as in a real gang launch.
+    assert all(p["cluster"] and sorted(p["cluster"]) == ["ps", "worker"] for p in plan.payloads)
+    assert "GPU_RESOURCES" not in json.dumps(plan.framework_info)
