@@ -184,6 +184,28 @@ def test_startup_timeout_counts_as_a_failure():
     assert job.phase in ("FINISHING", FAILED) and "startup timeout" in job.cause
 
 
+def test_a_startup_timeout_is_retryable_under_exit_code_as_the_infrastructure_is():
+    spec = spec_of(worker={"count": 1, "restart_policy": "ExitCode"})
+    job = Job.new(spec, 0.0)
+    launch_all(job)
+    job.tick(spec.policies.startup_timeout_seconds + 1)
+    rec = job.tasks[TaskKey("worker", 0)]
+    assert (rec.state, rec.restarts, job.phase) == ("PENDING", 1, PLACING)  # a collective worker: the whole job
+    assert "startup timeout" in rec.message  # for a person; the decision comes from the update's kind
+
+
+def test_a_reported_end_whose_text_mentions_a_startup_timeout_is_no_startup_timeout():
+    # The kind of end is data: a training script's own "startup timeout" (exit 1) stays permanent.
+    spec = spec_of(worker={"count": 1, "restart_policy": "ExitCode"})
+    job = Job.new(spec, 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    update = StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", exit_code=1,
+                          message="startup timeout: the data loader never answered")
+    done = of(act.Done, job.status(update, 1.0))
+    assert done and "exit code 1 is permanent" in done[0].cause
+
+
 def test_agent_loss_relaunches_elsewhere():
     spec = spec_of(ps={"count": 1}, worker={"count": 1, "server": True, "restart_policy": "OnFailure"}, chief={"count": 1})
     job = Job.new(spec, 0.0)

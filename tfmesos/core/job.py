@@ -30,7 +30,6 @@ from .actions import (
     Suppress,
     TaskLaunch,
 )
-from .clusterspec import cluster_spec
 from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
@@ -101,6 +100,7 @@ class StatusUpdate:
     agent_id: str = ""
     exit_code: int | None = None
     log_tail: str = ""
+    kind: restart.EndKind = restart.EndKind.REPORTED  # an end the scheduler decided says so here, not in its text
 
 
 @dataclass
@@ -172,8 +172,8 @@ class Job:
 
     @property
     def mode(self) -> str:
-        """parameter_server when there are parameter servers, else collective (all-reduce)."""
-        return "parameter_server" if self.spec.count("ps") else "collective"
+        """What the job is, in its framework's words (TensorFlow: parameter_server or collective)."""
+        return self.spec.profile.mode(self.spec)
 
     @property
     def terminal(self) -> bool:
@@ -295,11 +295,12 @@ class Job:
         actions: list[Action] = [
             Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts), spec) for oid, ts in per_offer.items()
         ]
-        if self.phase == RUNNING and self.mode == "parameter_server":
-            # A running coordinator only knows the workers it started with: a worker that came
-            # back at a new address is used only after the chief restarts from its checkpoint.
-            if any(k.role == "worker" for k in moved if self.tasks[k].restarts or self.tasks[k].requested_restarts):
-                actions += self._restart_for_peer("chief", now, "a worker moved to a new address")
+        if self.phase == RUNNING:
+            # Relaunched tasks at new addresses: the framework says which running peers cannot use
+            # them before they restart themselves (TensorFlow: a parameter-server job's chief).
+            relaunched = [k for k in moved if self.tasks[k].restarts or self.tasks[k].requested_restarts]
+            for peer in self.spec.profile.restart_when_moved(self.spec, relaunched) if relaunched else ():
+                actions += self._restart_for_peer(peer.role, now, peer.why)
         return actions + self._sync_specs()
 
     def _suppress_if_idle(self) -> list[Action]:
@@ -313,7 +314,7 @@ class Job:
         endpoints = {k: r.endpoint for k, r in self.tasks.items() if r.endpoint}
         if len(endpoints) < len(self.tasks):
             return None
-        return cluster_spec(endpoints | dict(self.spec.external))
+        return self.spec.profile.cluster(endpoints | dict(self.spec.external))
 
     def spec_message(self) -> dict[str, Any] | None:
         # Endpoints only change in _launch, which then bumps spec_version: one message per version
@@ -399,7 +400,7 @@ class Job:
             return []
         role = self.spec.role(key.role)
         assert role is not None
-        ending = restart.Ending(update.state, update.reason, update.exit_code, startup_timeout="startup timeout" in update.message,
+        ending = restart.Ending(update.state, update.reason, update.exit_code, kind=update.kind,
                                 image=self.spec.image if staged else "")
         decision = restart.decide(
             role.restart_policy, ending, rec.restarts, role.max_restarts, self.job_restarts,
@@ -409,7 +410,7 @@ class Job:
         if not decision.retry:
             if ending.succeeded:
                 return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
-            if key.role == TENSORBOARD:  # a view on the job, not part of it: the training goes on
+            if not self.spec.profile.essential(self.spec, key):  # e.g. TensorBoard: the training goes on
                 self._note(f"{self._describe_failure(rec, decision.why)}; the job goes on without it")
                 return []
             return self._finish(FAILED, self._describe_failure(rec, decision.why), now)
@@ -440,10 +441,8 @@ class Job:
         return actions + self._revive()
 
     def _restarts_whole_job(self, key: TaskKey) -> bool:
-        """Tasks whose loss the others cannot outlive: all-reduce peers, parameter servers."""
-        return (self.mode == "collective" and key.role in ("worker", "chief")) or (
-            self.mode == "parameter_server" and key.role == "ps"
-        )
+        """A task whose loss the others cannot outlive (TensorFlow: all-reduce peers, parameter servers)."""
+        return self.spec.profile.restarts_whole_job(self.spec, key)
 
     def _restart_all_but(self, rec: TaskRecord, now: float, not_before: float) -> list[Action]:
         """Back to PLACING with every other task: the whole job restarts from its checkpoint."""
@@ -633,7 +632,8 @@ class Job:
                 actions.append(Kill(task_id, agent_id))
                 actions += self._ended(
                     rec,
-                    StatusUpdate(task_id, "TASK_FAILED", message=f"startup timeout: not RUNNING after {pol.startup_timeout_seconds:g}s"),
+                    StatusUpdate(task_id, "TASK_FAILED", message=f"startup timeout: not RUNNING after {pol.startup_timeout_seconds:g}s",
+                                 kind=restart.EndKind.STARTUP_TIMEOUT),
                     now,
                 )
             elif rec.relaunch_after_kill and rec.live and now - rec.killing_since >= KILL_RETRY_SECONDS:

@@ -9,6 +9,7 @@ executor could not start in the job's image (that image fails every relaunch ali
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 TERMINAL_STATES = frozenset(
     {"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST", "TASK_DROPPED", "TASK_GONE",
@@ -37,6 +38,13 @@ AGENT_LOSS_REASONS = frozenset(
 )
 
 
+class EndKind(str, Enum):
+    """Who said that a task ended."""
+
+    REPORTED = "reported"  # Mesos: a status update (from the executor, the agent or the master)
+    STARTUP_TIMEOUT = "startup_timeout"  # the scheduler: not RUNNING within startup_timeout_seconds
+
+
 @dataclass(frozen=True)
 class Ending:
     """How a task ended, as far as the scheduler can tell."""
@@ -44,8 +52,12 @@ class Ending:
     state: str
     reason: str = ""
     exit_code: int | None = None
-    startup_timeout: bool = False
+    kind: EndKind = EndKind.REPORTED
     image: str = ""  # job.image, given when the task ended before its executor ever started it
+
+    @property
+    def startup_timeout(self) -> bool:
+        return self.kind is EndKind.STARTUP_TIMEOUT
 
     @property
     def image_unusable(self) -> bool:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .profile import Profile
 
 
 ROLE_ORDER = ("chief", "ps", "worker", "evaluator")
@@ -120,16 +123,17 @@ class JobSpec:
         outside = {key for key, _ in self.external}
         return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
 
+    @property
+    def profile(self) -> "Profile":
+        """The rules of the framework the tasks run, which the lifecycle asks (TensorFlow's)."""
+        from .tf_profile import TENSORFLOW  # here: that module imports this one
+
+        return TENSORFLOW
+
     @functools.cached_property  # asked on every task end: built once (1,000 TaskKeys otherwise)
     def success_keys(self) -> tuple[TaskKey, ...]:
         """The tasks whose exit 0 ends the job successfully (none: it runs until stopped)."""
-        if self.policies.success == "never":
-            return ()
-        if self.policies.success == "all_workers":
-            return tuple(TaskKey("worker", i) for i in range(self.count("worker")))
-        if self.policies.success == "chief" and self.count("chief"):
-            return (TaskKey("chief", 0),)
-        return (TaskKey("worker", 0),)
+        return self.profile.success_keys(self)
 
     def decides_success(self, key: TaskKey) -> bool:
         return key in self._success_key_set

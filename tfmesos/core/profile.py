@@ -1,0 +1,44 @@
+"""The hooks a job's lifecycle calls for what its framework decides.
+
+``core/job.py`` is generic: gang placement, relaunch with backoff, the end. What depends on the
+framework the tasks run (how the tasks depend on each other, which ones end the job, which ones
+serve) is asked of a ``Profile``: plain functions over the job's plain data, so a profile is
+tested alone and a lifecycle test can give the job another one. TensorFlow's is
+``tfmesos.core.tf_profile.TENSORFLOW`` (the only one so far: ``JobSpec.profile``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:  # the spec names its profile: the hooks see it only as a type
+    from .spec import JobSpec, RoleSpec, TaskKey
+
+ClusterDict = dict[str, list[str]]
+
+
+@dataclass(frozen=True)
+class PeerRestart:
+    """Restart the live tasks of ``role`` from their checkpoint, because ``why``."""
+
+    role: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    # What the job is, in the framework's words (shown in the status: "parameter_server", ...).
+    mode: Callable[[JobSpec], str]
+    # The tasks whose exit 0 ends the job successfully; none: it runs until stopped.
+    success_keys: Callable[[JobSpec], tuple[TaskKey, ...]]
+    # Whether losing this task takes the others down with it: then the whole job restarts.
+    restarts_whole_job: Callable[[JobSpec, TaskKey], bool]
+    # Relaunched tasks came back at new addresses while the job runs: which peers must restart.
+    restart_when_moved: Callable[[JobSpec, Sequence[TaskKey]], tuple[PeerRestart, ...]]
+    # Whether the job needs this task: the failure of one it does not need is noted, and the job goes on.
+    essential: Callable[[JobSpec, TaskKey], bool]
+    # Whether the role's tasks serve until they are stopped (they never end on their own).
+    is_server: Callable[[RoleSpec], bool]
+    # The cluster every task is told (role -> addresses by index), from every task's address.
+    cluster: Callable[[Mapping[TaskKey, str]], ClusterDict]

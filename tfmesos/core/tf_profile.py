@@ -1,0 +1,72 @@
+"""What is specific to TensorFlow, in one place: the profile the job's lifecycle calls.
+
+- Mode: parameter servers make a ``parameter_server`` job; without them the workers reduce
+  among themselves (``collective``: MultiWorkerMirroredStrategy).
+- Whole-job restarts: a collective job cannot outlive a worker (or the chief), an all-reduce
+  peer; a parameter-server job cannot outlive a ps, which holds the variables. Every other task
+  is relaunched alone.
+- A parameter-server job's running chief knows only the workers it started with: a worker
+  relaunched at a new address is used once the chief restarts from its checkpoint.
+- Success: ``policies.success`` names the tasks whose exit 0 ends the job: the chief (worker 0
+  without one), worker 0, every worker, or none ("never": a cluster of servers runs until stopped).
+- TensorBoard is a view on the job, not part of it: its failure ends nothing.
+- Servers: a ps, and a role without a command (the built-in TensorFlow server), serve until stopped.
+- The cluster: TensorFlow's ClusterSpec (``core/clusterspec.py``).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .clusterspec import cluster_spec
+from .profile import PeerRestart, Profile
+from .spec import TENSORBOARD, JobSpec, RoleSpec, TaskKey
+
+PARAMETER_SERVER, COLLECTIVE = "parameter_server", "collective"
+SERVER_ROLES = ("ps",)  # roles whose tasks serve variables (without a command: the built-in server)
+
+
+def mode(spec: JobSpec) -> str:
+    return PARAMETER_SERVER if spec.count("ps") else COLLECTIVE
+
+
+def success_keys(spec: JobSpec) -> tuple[TaskKey, ...]:
+    success = spec.policies.success
+    if success == "never":
+        return ()
+    if success == "all_workers":
+        return tuple(TaskKey("worker", i) for i in range(spec.count("worker")))
+    if success == "chief" and spec.count("chief"):
+        return (TaskKey("chief", 0),)
+    return (TaskKey("worker", 0),)
+
+
+def restarts_whole_job(spec: JobSpec, key: TaskKey) -> bool:
+    if mode(spec) == COLLECTIVE:
+        return key.role in ("worker", "chief")
+    return key.role == "ps"
+
+
+def restart_when_moved(spec: JobSpec, moved: Sequence[TaskKey]) -> tuple[PeerRestart, ...]:
+    if mode(spec) == PARAMETER_SERVER and any(k.role == "worker" for k in moved):
+        return (PeerRestart("chief", "a worker moved to a new address"),)
+    return ()
+
+
+def essential(spec: JobSpec, key: TaskKey) -> bool:
+    return key.role != TENSORBOARD
+
+
+def is_server(role: RoleSpec) -> bool:
+    return role.command is None or role.name in SERVER_ROLES
+
+
+TENSORFLOW = Profile(
+    name="tensorflow",
+    mode=mode,
+    success_keys=success_keys,
+    restarts_whole_job=restarts_whole_job,
+    restart_when_moved=restart_when_moved,
+    essential=essential,
+    is_server=is_server,
+    cluster=cluster_spec,
+)
