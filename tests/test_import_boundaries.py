@@ -1,49 +1,320 @@
-"""The layering the README promises, checked on the source: the core stays pure, the embedded
-master stays a separate program."""
+"""The layering the README promises, checked on the source and followed transitively through
+tfmesos' and localmesos' own modules: a rule on a folder holds for everything its modules import,
+directly or through another module (``core -> spec -> options`` breaks "the core imports nothing
+of options" as surely as ``core -> options`` does).
+
+What counts as an import: every ``import``/``from ... import`` in a module, at its top or inside a
+function (a lazy import runs when that code does), except under ``if TYPE_CHECKING:``. Importing
+``a.b.c`` also runs the packages ``a`` and ``a.b``: a package's top-level imports count, not the
+lazy ones in its functions (``tfmesos/__init__``'s ``__getattr__`` loads ``cluster`` only when a
+script asks for ``tfmesos.cluster``, not when the executor imports ``tfmesos.executor``).
+"""
 from __future__ import annotations
 
 import ast
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "tfmesos"
+ROOT = Path(__file__).resolve().parents[1]
+OWN = ("tfmesos", "localmesos")  # the packages whose modules are followed
 # Modules that would give the core I/O, a clock, threads or logging: decisions must not depend on them.
 IMPURE = {"os", "io", "sys", "time", "datetime", "socket", "threading", "asyncio", "subprocess",
           "logging", "signal", "select", "shutil", "tempfile", "pathlib", "urllib", "http", "requests",
           "kazoo", "pymesos", "multiprocessing", "concurrent"}
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(level, dotted name) of every import in a module; level > 0 for relative imports."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(0, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            found.append((node.level, node.module or ""))
-    return found
+@dataclass(frozen=True)
+class Module:
+    name: str
+    is_package: bool
+    imports: frozenset[str]  # every import, lazy ones included (dotted, absolute)
+    top_imports: frozenset[str]  # only the module-level ones: what importing it runs
+    wire_text: bool = False  # reads Mesos JSON ids (``["value"]``)
 
 
-@pytest.mark.parametrize("module", sorted((PACKAGE / "core").glob("*.py")), ids=lambda p: p.name)
-def test_core_imports_no_io_clock_thread_or_logging(module: Path) -> None:
-    impure = [name for level, name in _imports(module) if level == 0 and name.split(".")[0] in IMPURE]
-    assert not impure, f"tfmesos/core/{module.name} imports {impure}: the core must stay pure"
+Graph = dict[str, Module]
 
 
-@pytest.mark.parametrize("module", sorted((PACKAGE / "localmaster").glob("*.py")), ids=lambda p: p.name)
-def test_localmaster_imports_nothing_else_of_tfmesos(module: Path) -> None:
-    outside = [("." * level) + name for level, name in _imports(module)
-               if (level == 0 and name.split(".")[0] == "tfmesos") or level >= 2]
-    assert not outside, f"localmesos/{module.name} imports {outside}: it must stay a separate program"
+def _absolute(module: str, is_package: bool, level: int, name: str) -> str:
+    if not level:
+        return name
+    parts = module.split(".")
+    base = parts if is_package else parts[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
 
 
-@pytest.mark.parametrize("module", sorted((PACKAGE / "core").glob("*.py")), ids=lambda p: p.name)
-def test_core_reads_no_mesos_wire(module: Path) -> None:
-    # Mesos JSON and the framework-message wire live in tfmesos/mesos; the core sees plain dataclasses.
-    wire = [("." * level) + name for level, name in _imports(module)
-            if name.split(".")[0] == "json" or (level == 2 and name.startswith("mesos"))
-            or name.startswith("tfmesos.mesos")]
-    text = module.read_text()
-    assert not wire, f"tfmesos/core/{module.name} imports {wire}: the wire belongs to tfmesos/mesos"
-    assert '["value"]' not in text, f"tfmesos/core/{module.name} reads Mesos JSON ids: parse in tfmesos/mesos"
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def parse_module(name: str, source: str, is_package: bool) -> Module:
+    every: set[str] = set()
+    top: set[str] = set()
+
+    def visit(node: ast.AST, at_top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for sub in child.orelse:
+                    visit_one(sub, at_top)
+                continue
+            visit_one(child, at_top)
+
+    def visit_one(child: ast.AST, at_top: bool) -> None:
+        found: list[str] = []
+        if isinstance(child, ast.Import):
+            found = [alias.name for alias in child.names]
+        elif isinstance(child, ast.ImportFrom):
+            base = _absolute(name, is_package, child.level, child.module or "")
+            # ``from pkg import mod`` imports the module pkg.mod when there is one (resolved later).
+            found = [base] + [f"{base}.{alias.name}" for alias in child.names if alias.name != "*"]
+        every.update(found)
+        if at_top:
+            top.update(found)
+        inner = at_top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        visit(child, inner)
+
+    tree = ast.parse(source)
+    visit(tree, True)
+    return Module(name, is_package, frozenset(every), frozenset(top), '["value"]' in source)
+
+
+def build_graph(root: Path, packages: Iterable[str] = OWN) -> Graph:
+    graph: Graph = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            name = ".".join(parts[:-1] if is_package else parts)
+            graph[name] = parse_module(name, path.read_text(), is_package)
+    return graph
+
+
+def _resolve(graph: Graph, dotted: str) -> str | None:
+    """The module an import name lands on: ``a.b.NAME`` is ``a.b`` when NAME is not a module."""
+    parts = dotted.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in graph:
+            return candidate
+        parts.pop()
+    return None
+
+
+def _edges(graph: Graph, name: str) -> set[str]:
+    """Own modules that importing ``name`` and running its code imports directly."""
+    out: set[str] = set()
+    module = graph[name]
+    for dotted in module.top_imports if module.is_package else module.imports:
+        target = _resolve(graph, dotted)
+        if target is None or target == name:
+            continue
+        out.add(target)
+    # Importing a.b.c runs the packages a and a.b first: each is a module of the graph, whose
+    # edges are its top-level imports (above).
+    parts = name.split(".")
+    out.update(p for i in range(1, len(parts)) if (p := ".".join(parts[:i])) in graph)
+    return out
+
+
+Edge = tuple[str, str]
+
+
+def reached(graph: Graph, start: str, skip: frozenset[Edge] = frozenset()) -> dict[str, str | None]:
+    """Every own module ``start`` imports, directly or not, each with the module it came through
+    (``skip``: edges left out, the known breaks a rule reports apart)."""
+    came_from: dict[str, str | None] = {start: None}
+    todo = deque([start])
+    while todo:
+        name = todo.popleft()
+        for target in sorted(_edges(graph, name)):
+            if target not in came_from and (name, target) not in skip:
+                came_from[target] = name
+                todo.append(target)
+    return came_from
+
+
+def chain(came_from: dict[str, str | None], end: str) -> str:
+    names = [end]
+    while (prev := came_from[names[-1]]) is not None:
+        names.append(prev)
+    return " -> ".join(reversed(names))
+
+
+def external(graph: Graph, module: str) -> set[str]:
+    """Top-level names of what ``module`` imports from outside the own packages (stdlib, third party)."""
+    return {d.split(".")[0] for d in graph[module].imports if d.split(".")[0] not in OWN and d}
+
+
+def broken(graph: Graph, folder: str, forbidden: Callable[[str], bool], allowed_external: Callable[[str], bool]
+           = lambda _: True, skip: frozenset[Edge] = frozenset()) -> list[str]:
+    """For every module under ``folder``: the chains to an own module it may not reach, and the
+    outside imports of what it reaches that it may not have."""
+    problems: list[str] = []
+    for start in sorted(n for n in graph if n == folder or n.startswith(folder + ".")):
+        came_from = reached(graph, start, skip)
+        problems += [chain(came_from, n) for n in sorted(came_from) if forbidden(n)]
+        problems += [f"{chain(came_from, n)} imports {x}" for n in sorted(came_from)
+                     for x in sorted(external(graph, n)) if not allowed_external(x)]
+    return problems
+
+
+def under(*prefixes: str) -> Callable[[str], bool]:
+    return lambda name: any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+# ---------------------------------------------------------------- the rules, one per folder
+# Package __init__ modules that only hold a docstring (and tfmesos' lazy __getattr__): running them is no dependency.
+_INITS = {"tfmesos", "tfmesos.core", "tfmesos.task", "tfmesos.executor", "tfmesos.mesos", "tfmesos.options",
+          "tfmesos.store", "tfmesos.api"}
+LOCALMESOS_ENTRY_POINTS = {"localmesos", "localmesos.cli", "localmesos.config", "localmesos.ports",
+                           "localmesos.local_master", "localmesos.resources", "localmesos.roles", "localmesos.ids",
+                           "localmesos.durations"}  # its own top level, as localmesos/__init__'s map names it
+
+RULES: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool]]] = {
+    # the rule's name: (folder, own modules it may not reach, outside imports it may have)
+    "the core is pure: nothing of tfmesos outside the core, no I/O, clock, threads or logging": (
+        "tfmesos.core", lambda n: not (under("tfmesos.core")(n) or n in _INITS), lambda x: x not in IMPURE),
+    "the core reads no Mesos wire (json: tfmesos.mesos parses it)": (
+        "tfmesos.core", under("tfmesos.mesos"), lambda x: x != "json"),
+    "tfmesos.report (task/report.py, what training scripts import) imports nothing of tfmesos but itself": (
+        "tfmesos.task.report", lambda n: n not in ("tfmesos.task.report", "tfmesos", "tfmesos.task"),
+        lambda _: True),
+    "the executor side imports nothing of the scheduler, the client or options": (
+        "tfmesos.executor", under("tfmesos.scheduler", "tfmesos.client", "tfmesos.options", "localmesos"),
+        lambda _: True),
+    "localmesos imports nothing of tfmesos": ("localmesos", under("tfmesos"), lambda _: True),
+    "options (options -> JobSpec) import only the core's plain data and errors": (
+        "tfmesos.options", under("tfmesos.mesos", "tfmesos.scheduler", "tfmesos.client", "tfmesos.store",
+                                 "tfmesos.executor", "tfmesos.api", "localmesos"), lambda _: True),
+    # (the job store compares options without their defaults for resume: options are plain data too)
+    "the store imports nothing of the wire, the scheduler, the client or the executor": (
+        "tfmesos.store", under("tfmesos.mesos", "tfmesos.scheduler", "tfmesos.client", "tfmesos.executor",
+                               "localmesos"), lambda _: True),
+    "the API contract imports nothing that serves, runs or parses options": (
+        "tfmesos.api", under("tfmesos.mesos", "tfmesos.scheduler", "tfmesos.client", "tfmesos.options",
+                             "tfmesos.executor", "tfmesos.store", "localmesos"), lambda _: True),
+    "the wire (tfmesos.mesos) imports nothing of the scheduler, the client or options": (
+        "tfmesos.mesos", under("tfmesos.scheduler", "tfmesos.client", "tfmesos.options", "localmesos"),
+        lambda _: True),
+    "the scheduler never imports the client": ("tfmesos.scheduler", under("tfmesos.client"), lambda _: True),
+}
+
+
+def localmesos_internals_reached_directly(graph: Graph) -> list[str]:
+    """tfmesos enters localmesos only through its documented entry points (its top level), never
+    its http/, master/ or agent/ folders: this one is about the edge that crosses, not transitive."""
+    return [f"{name} -> {target}" for name in sorted(n for n in graph if under("tfmesos")(n))
+            for target in sorted(_edges(graph, name))
+            if under("localmesos")(target) and target not in LOCALMESOS_ENTRY_POINTS]
+
+
+GRAPH = build_graph(ROOT)
+
+# Known breaks, each a real layering problem reported rather than a rule weakened: (the modules
+# under a folder, the module they may not import). Every rule is checked with these edges left out
+# (so a new path to the same place still fails), and each must still exist (a fixed one leaves the
+# list, or the list would hide the next).
+KNOWN_BREAKS: dict[tuple[str, str], str] = {
+    # logs.py is cut by feature across processes: the scheduler's log service (LogError, the agent
+    # /files reader the final record uses for log tails) lives in the client's `tfmesos logs` module;
+    # it belongs to the scheduler or the wire (http_api, task_output, job_end, the job shell).
+    ("tfmesos.scheduler", "tfmesos.client.logs"): "the log service, in the client",
+    # records.py is the client's finder of kept records, filed in the store: it needs the client's
+    # history order (newest_first, same_address) and the scheduler's HTTP probe (lazy).
+    ("tfmesos.store.records", "tfmesos.client.history"): "newest_first, same_address",
+    ("tfmesos.store.records", "tfmesos.scheduler.reach"): "probe_http, parse_host_port",
+    # tfrun runs worker 0 with the embedded agent's PATH rule (task_path, DEFAULT_PATH) from inside
+    # localmesos' agent folder: localmesos should name it among its entry points, or tfrun keep its own.
+    ("tfmesos.client.tfrun", "localmesos.agent.sandbox"): "task_path, DEFAULT_PATH",
+}
+SKIP = frozenset((a, b) for a in GRAPH for (folder, b) in KNOWN_BREAKS if under(folder)(a) and b in _edges(GRAPH, a))
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_rule_holds_transitively(rule: str) -> None:
+    folder, forbidden, allowed = RULES[rule]
+    assert any(under(folder)(n) for n in GRAPH), f"{folder}: no such modules (moved? update the rule)"
+    problems = broken(GRAPH, folder, forbidden, allowed, SKIP)
+    assert not problems, f"{rule}:\n  " + "\n  ".join(problems)
+
+
+def test_tfmesos_enters_localmesos_only_through_its_entry_points() -> None:
+    found = set(localmesos_internals_reached_directly(GRAPH))
+    known = {f"{a} -> {b}" for a, b in SKIP}
+    assert found - known == set(), "tfmesos reaches into localmesos' internals: " + ", ".join(sorted(found - known))
+
+
+def test_every_known_break_is_still_there() -> None:
+    fixed = [f"{folder} -> {target}" for folder, target in KNOWN_BREAKS
+             if not any(a for a, b in SKIP if b == target and under(folder)(a))]
+    assert not fixed, f"fixed (well done): remove from KNOWN_BREAKS: {fixed}"
+
+
+def test_no_core_module_reads_mesos_json_ids() -> None:
+    wire = [n for n in GRAPH if under("tfmesos.core")(n) and GRAPH[n].wire_text]
+    assert not wire, f"{wire} read Mesos JSON ids: parse in tfmesos/mesos"
+
+
+# ---------------------------------------------------------------- the checker can fail
+def _synthetic(tmp_path: Path, files: dict[str, str]) -> Graph:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return build_graph(tmp_path, ["tfmesos", "localmesos"])
+
+
+def test_a_break_two_modules_away_is_found_with_its_chain(tmp_path: Path) -> None:
+    graph = _synthetic(tmp_path, {
+        "tfmesos/__init__.py": "def __getattr__(name):\n    from .client import cluster\n",
+        "tfmesos/core/__init__.py": "",
+        "tfmesos/core/job.py": "from .spec import JobSpec\n",
+        "tfmesos/core/spec.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import os\n"
+                                "def build():\n    from ..options.load import load\n",
+        "tfmesos/options/__init__.py": "",
+        "tfmesos/options/load.py": "import json\n",
+        "tfmesos/client/__init__.py": "", "tfmesos/client/cluster.py": "import socket\n",
+    })
+    folder, forbidden, allowed = RULES["the core is pure: nothing of tfmesos outside the core, no I/O, clock, "
+                                       "threads or logging"]
+    problems = broken(graph, folder, forbidden, allowed)
+    # A lazy import counts, a TYPE_CHECKING one does not, tfmesos' lazy __getattr__ is not run.
+    assert "tfmesos.core.job -> tfmesos.core.spec -> tfmesos.options.load" in problems
+    assert not any("os" in p.split() or "client" in p for p in problems), problems
+
+
+def test_impure_imports_are_found_through_another_core_module(tmp_path: Path) -> None:
+    graph = _synthetic(tmp_path, {
+        "tfmesos/__init__.py": "", "tfmesos/core/__init__.py": "",
+        "tfmesos/core/a.py": "from . import b\n", "tfmesos/core/b.py": "import time\n",
+    })
+    folder, forbidden, allowed = RULES["the core is pure: nothing of tfmesos outside the core, no I/O, clock, "
+                                       "threads or logging"]
+    assert broken(graph, folder, forbidden, allowed) == ["tfmesos.core.a -> tfmesos.core.b imports time",
+                                                        "tfmesos.core.b imports time"]
+
+
+def test_a_package_init_runs_for_its_modules_and_an_internal_edge_is_named(tmp_path: Path) -> None:
+    graph = _synthetic(tmp_path, {
+        "tfmesos/__init__.py": "", "tfmesos/client/__init__.py": "", "tfmesos/client/x.py": "import localmesos.ports\n",
+        "localmesos/__init__.py": "from .agent import sandbox\n", "localmesos/ports.py": "",
+        "localmesos/agent/__init__.py": "", "localmesos/agent/sandbox.py": "import tfmesos.client.x\n",
+    })
+    assert localmesos_internals_reached_directly(graph) == []  # x enters through an entry point...
+    came_from = reached(graph, "tfmesos.client.x")  # ...which runs localmesos/__init__ and what it imports
+    assert chain(came_from, "localmesos.agent.sandbox") == ("tfmesos.client.x -> localmesos.ports -> localmesos "
+                                                                 "-> localmesos.agent.sandbox")
+    problems = broken(graph, "localmesos", under("tfmesos"))
+    assert "localmesos.ports -> localmesos -> localmesos.agent.sandbox -> tfmesos.client.x" in problems
+    # A known edge left out hides only its own path: the same place reached another way still fails.
+    assert "localmesos.agent.sandbox -> tfmesos.client.x" in broken(
+        graph, "localmesos", under("tfmesos"), skip=frozenset({("localmesos.ports", "localmesos")}))
