@@ -90,7 +90,7 @@ def test_a_plain_command_that_is_not_found_fails_as_the_shell_reports_it(tmp_pat
     monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
     driver, executor = Driver(), TFExecutor()
     payload = m.TaskPayload(role="worker", index=0, port=0, restarts=0, command="no-such-program-tfm --flag",
-                            env={}, workdir="", checkpoint_dir="", python=sys.executable, job="digits",
+                            env={}, workdir="", checkpoint_dir="", python=sys.executable, service="digits",
                             stream_output=True, spec_version=1, cluster={"worker": ["127.0.0.1:1"]})
     executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": m.encode(payload)})
     assert executor.finished.wait(30)

@@ -3,6 +3,7 @@ wire, and a peer of another protocol is refused naming both versions."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import sys
 
@@ -14,11 +15,11 @@ from tfmesos.mesos.messages import PROTOCOL, ProtocolMismatch, decode, encode
 
 EXAMPLES = [
     m.TaskPayload(role="worker", index=1, port=31001, restarts=2, command="python train.py", env={"A": "b"},
-                  workdir="/w", checkpoint_dir="/c", python="/usr/bin/python3", job="digits", stream_output=False),
+                  workdir="/w", checkpoint_dir="/c", python="/usr/bin/python3", service="digits", stream_output=False),
     m.TaskPayload(role="ps", index=0, port=31000, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
-                  python="python3", job="digits", stream_output=True),
+                  python="python3", service="digits", stream_output=True),
     m.TaskPayload(role="worker", index=0, port=31002, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
-                  python="python3", job="digits", stream_output=False, spec_version=2,
+                  python="python3", service="digits", stream_output=False, spec_version=2,
                   cluster={"ps": ["h:1"], "worker": ["h:2"]}),
     m.ClusterSpecMessage(version=3, cluster={"ps": ["h:1"], "worker": ["h:2", "h:3"]}),
     m.NeedSpec(task_id="digits.worker.1.7"),
@@ -34,6 +35,29 @@ def test_every_message_round_trips_and_carries_the_protocol(message) -> None:
     data = encode(message)
     assert decode(data) == message
     assert json.loads(base64.b64decode(data))["v"] == PROTOCOL
+
+
+# Every message's field names under this PROTOCOL: renaming, removing or adding a required field
+# changes what an older peer reads, so it needs a new PROTOCOL (and this table).
+WIRE_FIELDS = {2: {
+    "task": ["role", "index", "port", "restarts", "command", "env", "workdir", "checkpoint_dir", "python", "service",
+             "stream_output", "spec_version", "cluster"],
+    "clusterspec": ["version", "cluster"],
+    "need_spec": ["task_id"],
+    "output": ["task_id", "lines"],
+    "progress": ["task_id", "values"],
+    "result": ["exit_code", "log_tail", "extra"],
+}}
+
+
+def test_the_wire_field_names_are_this_protocols() -> None:
+    assert PROTOCOL in WIRE_FIELDS, f"protocol {PROTOCOL} has no entry in WIRE_FIELDS"
+    assert {kind: [f.name for f in dataclasses.fields(cls)] for kind, cls in m._KINDS.items()} == WIRE_FIELDS[PROTOCOL]
+
+
+def test_a_payload_names_the_service_it_belongs_to() -> None:
+    wire = m.to_wire(EXAMPLES[0])
+    assert wire["service"] == "digits" and "job" not in wire  # "job" (protocol 1) held the service's name
 
 
 def _raw(obj: dict) -> str:
@@ -91,7 +115,7 @@ def test_a_gang_launched_executor_starts_its_task_from_the_spec_in_the_taskinfo(
     monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
     driver, executor = _Driver(), TFExecutor()
     payload = m.TaskPayload(role="worker", index=0, port=0, restarts=0, command="true", env={}, workdir="",
-                            checkpoint_dir="", python=sys.executable, job="digits", stream_output=False,
+                            checkpoint_dir="", python=sys.executable, service="digits", stream_output=False,
                             spec_version=4, cluster={"worker": ["127.0.0.1:1"]})
     executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": encode(payload)})
     assert executor.finished.wait(30), "the task ran without any framework message"
@@ -138,7 +162,7 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
 
 def test_a_gangs_shared_clusterspec_is_encoded_once_and_a_new_one_is_never_served_stale() -> None:
     base = dict(role="worker", index=0, port=1, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
-                python="p", job="j", stream_output=False)
+                python="p", service="j", stream_output=False)
     first = {"worker": ["h:1", "h:2"]}
     a = m.TaskPayload(**base, spec_version=1, cluster=first)
     b = m.TaskPayload(**(base | {"index": 1}), spec_version=1, cluster=first)

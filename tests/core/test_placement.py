@@ -70,5 +70,5 @@ def test_parse_offer_sums_roles_and_skips_revocable():
         ],
     }
     o = parse_offer(raw)
-    assert (o.cpus, o.mem, o.gpus, o.role) == (3.5, 512.0, 2, "ml")
+    assert (o.cpus, o.mem, o.gpus, o.mesos_role) == (3.5, 512.0, 2, "ml")
     assert o.ports == ((1, 2), (5, 9)) and o.port_count == 7

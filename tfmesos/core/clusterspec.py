@@ -12,6 +12,9 @@ from .spec import ROLE_ORDER, TaskKey
 
 ClusterDict = dict[str, list[str]]
 IN_CLUSTER = tuple(r for r in ROLE_ORDER if r != "evaluator")
+# The variable that tells a task its TensorFlow role, named with TensorFlow's own word for a role
+# ("job_name", as in tf.distribute.Server): training scripts read it, so it keeps that name.
+ROLE_ENV = "TFMESOS_JOB_NAME"
 
 
 def cluster_spec(endpoints: Mapping[TaskKey, str]) -> ClusterDict:
@@ -43,7 +46,7 @@ _PLACEHOLDER = re.compile(r"(?<!\$)\{(job_name|task_index|ps_hosts|worker_hosts|
 def substitute_placeholders(command: str, cluster: ClusterDict, key: TaskKey) -> str:
     """Fill the placeholders of older tfmesos-style scripts; shell ``${VAR}`` stays as it is."""
     values = {
-        "job_name": key.role,
+        "job_name": key.role,  # TensorFlow's word for the role
         "task_index": str(key.index),
         **{f"{role}_hosts": ",".join(cluster.get(role, [])) for role in ROLE_ORDER},
     }

@@ -20,9 +20,9 @@ def missing_program_hint(output: str) -> str:
 
 def no_offer_hint(gpus_needed: bool) -> str:
     """Why a job may have received no offer at all."""
-    text = "no offer was received: is any agent registered, and does the role match?"
+    text = "no offer was received: is any agent registered, and does its Mesos role match service.role?"
     if gpus_needed:
         return text
     return (text + " This job asks for no GPUs, so Mesos offers it no agent that has GPUs (they go only to "
-            "frameworks with GPU_RESOURCES, which tfmesos asks for when a role wants \"gpus\"): it needs "
+            "frameworks with GPU_RESOURCES, which tfmesos asks for when a TensorFlow role wants \"gpus\"): it needs "
             "agents without GPUs")

@@ -16,8 +16,8 @@ class Offer:
     disk: float = 0.0
     gpus: int = 0
     ports: tuple[PortRange, ...] = ()
-    role: str = "*"
-    reserved: float = 0.0  # cpus reserved to the role: such offers are used before the shared pool
+    mesos_role: str = "*"  # the Mesos role it is allocated to (never a TensorFlow role)
+    reserved: float = 0.0  # cpus reserved to that Mesos role: such offers are used before the shared pool
 
     @property
     def port_count(self) -> int:

@@ -1,9 +1,9 @@
 """Offer matching: which task goes on which offer, and on which port.
 
-Linear in tasks + offers x distinct demands: tasks of one role share a demand, so we place a
+Linear in tasks + offers x distinct demands: tasks of one TensorFlow role share a demand, so we place a
 whole group into an offer at once instead of scanning every offer for every task. GPU tasks
 go only where GPUs are; CPU tasks use GPU agents last, so the GPUs stay free for GPU tasks.
-Offers holding resources reserved to the job's role are filled before the shared pool.
+Offers holding resources reserved to the job's Mesos role are filled before the shared pool.
 A task that ran before asks for its old agent and port first (a relaunched TensorFlow task
 at the same host:port is found again by its peers without a new ClusterSpec).
 """
@@ -143,7 +143,7 @@ def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
     for d in rest:
         groups.setdefault(d.resources, []).append(d)
     order = sorted(groups, key=lambda r: (-r.gpus, -r.cpus, -r.mem, -r.disk))
-    # The role's reserved resources first (they are ours alone), then the shared pool.
+    # The Mesos role's reserved resources first (they are ours alone), then the shared pool.
     by_reserved = sorted(offers, key=lambda o: -o.reserved) if any(o.reserved for o in offers) else offers
     gpu_offers = [o for o in by_reserved if o.gpus > 0]
     cpu_first = [o for o in by_reserved if o.gpus == 0] + gpu_offers if groups else []

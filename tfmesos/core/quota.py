@@ -1,4 +1,4 @@
-"""Is a job held back by its role's quota? (Mesos does not say so to the framework.)"""
+"""Is a job held back by its Mesos role's quota? (Mesos does not say so to the framework.)"""
 from __future__ import annotations
 
 _NAMES = ("cpus", "mem", "disk", "gpus")
@@ -10,16 +10,16 @@ HELD_BACK_AFTER_SECONDS = 2.0
 
 def ask_about_quota(placing_for: float, unplaced: bool) -> bool:
     """Whether to ask the master if quota holds the job back: at once when a placement round left
-    tasks unplaced, and once no round placed the job for two allocation intervals (a role over its
+    tasks unplaced, and once no round placed the job for two allocation intervals (a Mesos role over its
     limit gets no offers at all, so there may be no round to fail)."""
     return unplaced or placing_for >= HELD_BACK_AFTER_SECONDS
 
 
-def quota_shortfall(role: str, limits: dict[str, float], allocated: dict[str, float],
+def quota_shortfall(mesos_role: str, limits: dict[str, float], allocated: dict[str, float],
                     held: dict[str, float], pending: dict[str, float]) -> str | None:
-    """Why the pending tasks cannot get offers under ``role``'s quota limit, or None.
+    """Why the pending tasks cannot get offers under Mesos role ``mesos_role``'s quota limit, or None.
 
-    ``allocated`` is the role's whole allocation (other jobs of the role, and the offers this
+    ``allocated`` is the Mesos role's whole allocation (other jobs of that role, and the offers this
     job holds: ``held``). The job fits once ``limit - (allocated - held)`` covers ``pending``.
     """
     short = []
@@ -32,5 +32,5 @@ def quota_shortfall(role: str, limits: dict[str, float], allocated: dict[str, fl
             short.append(f"{name} {pending[name]:g} needed, limit {limits[name]:g}, {others:g} held by others")
     if not short:
         return None
-    return (f"waiting for role {role}'s quota (not for offers): " + "; ".join(short)
+    return (f"waiting for role {mesos_role}'s quota (not for offers): " + "; ".join(short)
             + "; the job is placed once the role's other work ends")

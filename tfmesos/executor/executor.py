@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, IO
 
-from ..core.clusterspec import substitute_placeholders, tf_config
+from ..core.clusterspec import ROLE_ENV, substitute_placeholders, tf_config
 from ..mesos.executor_driver import RecoveringExecutorDriver, parse_duration
 from ..mesos.messages import (
     ClusterSpecMessage,
@@ -363,13 +363,13 @@ class TFExecutor:
         env.update(
             {
                 "TF_CONFIG": json.dumps(tf_config(cluster, key)),
-                "TFMESOS_JOB_NAME": key.role,
+                ROLE_ENV: key.role,
                 "TFMESOS_TASK_INDEX": str(key.index),
                 "TFMESOS_PORT": str(p.port),
                 "TFMESOS_RESTART_COUNT": str(p.restarts),
                 "TFMESOS_CHECKPOINT_DIR": p.checkpoint_dir or "",
                 "TFMESOS_PYTHON": p.python,
-                "TFMESOS_SERVICE": p.job,
+                "TFMESOS_SERVICE": p.service,
                 # Rewritten when the scheduler broadcasts a newer ClusterSpec (a peer moved).
                 "TFMESOS_CLUSTERSPEC_FILE": str(Path(sandbox) / "clusterspec.json"),
                 "TMPDIR": str(tmp),

@@ -5,6 +5,9 @@ An executor runs the tfmesos installed on its agent, which may not be the schedu
 payload carries ``v``, and a payload of another protocol is refused naming both numbers (the
 executor fails its task with that message rather than misreading it). Bump ``PROTOCOL`` on any
 change an older peer could misread: a renamed or removed field, a changed meaning.
+
+Protocols: 1, the first versioned one; 2, ``TaskPayload.job`` (which held the service's name)
+became ``TaskPayload.service``.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
-PROTOCOL = 1
+PROTOCOL = 2
 
 
 class ProtocolMismatch(ValueError):
@@ -38,7 +41,7 @@ class TaskPayload:
     workdir: str
     checkpoint_dir: str
     python: str
-    job: str
+    service: str  # the service's name (options' service.name): the task sees it as TFMESOS_SERVICE
     stream_output: bool  # the task that decides success streams its output to the scheduler
     # Gang launch: every address was known at launch, so the ClusterSpec rides along and the task
     # starts without waiting for a framework message. Optional: an older peer ignores or omits it.

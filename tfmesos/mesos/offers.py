@@ -41,6 +41,6 @@ def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:
         disk=totals["disk"],
         gpus=int(totals["gpus"]),
         ports=tuple(sorted(ports)),
-        role=raw.get("allocation_info", {}).get("role", "*"),
+        mesos_role=raw.get("allocation_info", {}).get("role", "*"),
         reserved=reserved,
     )

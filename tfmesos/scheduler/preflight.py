@@ -23,7 +23,6 @@ LAUNCH_SEQ_DIGITS = 10  # room for the launch counter at the end of every task i
 FAILOVER_TIMEOUT_MAX = 9_223_372_036.0  # Mesos keeps it as int64 nanoseconds
 _PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
 RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
-SERVER_ROLES = ("ps",)
 # What tfmesos.core.clusterspec.substitute_placeholders fills in.
 PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in ROLE_ORDER))
 
@@ -53,7 +52,7 @@ def option_problems(spec: JobSpec) -> list[str]:
             for unknown in sorted(set(_PLACEHOLDER_LIKE.findall(role.command)) - set(PLACEHOLDERS)):
                 problems.append(f"$.roles.{role.name}.command: placeholder {{{unknown}}} does not exist: expected one of "
                                 + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
-        if role.restart_policy == "Always" and role.command is not None and role.name not in SERVER_ROLES:
+        if role.restart_policy == "Always" and not spec.profile.is_server(role):
             problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
                             "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
     return problems
