@@ -9,7 +9,7 @@ tested alone and a lifecycle test can give the job another one. TensorFlow's is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # the spec names its profile: the hooks see it only as a type
     from .spec import JobSpec, RoleSpec, TaskKey
@@ -17,8 +17,7 @@ if TYPE_CHECKING:  # the spec names its profile: the hooks see it only as a type
 ClusterDict = dict[str, list[str]]
 
 
-@dataclass(frozen=True)
-class PeerRestart:
+class PeerRestart(NamedTuple):
     """Restart the live tasks of ``role`` from their checkpoint, because ``why``."""
 
     role: str
