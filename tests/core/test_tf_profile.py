@@ -139,3 +139,14 @@ def test_the_lifecycle_restarts_the_peers_the_profile_names_when_a_task_moves():
     killed = {a.task_id for a in actions if isinstance(a, act.Kill)}
     assert killed == {launched[TaskKey("chief", 0)].task_id}
     assert any("restarting from its checkpoint because a peer moved" in e for e in job.events)
+
+
+def test_a_parameter_server_jobs_worker_relaunched_elsewhere_restarts_the_chief_alone():
+    spec = spec_of(ps={"count": 1}, worker={"count": 2, "restart_policy": "OnFailure"}, chief={"count": 1})
+    job, launched = _running(spec)
+    w1 = launched[TaskKey("worker", 1)]
+    job.status(StatusUpdate(w1.task_id, "TASK_FAILED", reason="REASON_AGENT_REMOVED"), 1.0)
+    assert job.phase == RUNNING  # a worker alone: no whole-job restart
+    actions = job.offers([offer(1, cpus=16, mem=32768)], 60.0)
+    assert {a.task_id for a in actions if isinstance(a, act.Kill)} == {launched[TaskKey("chief", 0)].task_id}
+    assert any("chief:0: restarting from its checkpoint because a worker moved" in e for e in job.events)
