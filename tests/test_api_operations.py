@@ -1,20 +1,29 @@
 """The scheduler's API beyond status: token-guarded operations, logs errors, /metrics, the page."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tfmesos.scheduler.http_api import ApiServer, Operations, Refused
 from tfmesos.core.job import Job, StatusUpdate
+from tfmesos.core.status import VERSION, StatusSnapshot
 from tfmesos.client.logs import LogError
 from tfmesos.scheduler.metrics import JobMetrics
 
 from tests.core.helpers import offer, spec_of
 from tests.core.test_job import PSS, launch_all, run_all
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def call(api: ApiServer, method: str, path: str, token: str | None = None) -> tuple[int, str, bytes]:
@@ -111,3 +120,30 @@ def test_with_token_reads_reading_needs_the_token_too_but_health_and_the_page_st
         assert call(api, "GET", "/")[0] == 200, "the page's files are public; its data is not"
     finally:
         api.stop()
+
+
+def test_status_serves_the_typed_snapshot_with_its_version(job_api):
+    api, _, _ = job_api
+    code, content_type, body = call(api, "GET", "/v1/status")
+    served = json.loads(body)
+    assert code == 200 and content_type == "application/json"
+    assert set(served) == {f.name for f in dataclasses.fields(StatusSnapshot)} and served["version"] == VERSION
+    snap = StatusSnapshot.from_json(served)
+    assert snap.to_json() == served and snap.progress is not None and snap.progress.step == 40
+    assert sorted(t.name for t in snap.tasks) == ["chief:0", "ps:0", "worker:0", "worker:1"]
+
+
+def test_tfmesos_status_refuses_a_newer_status_plainly():
+    """A client older than the scheduler it asks says so instead of misreading the status."""
+    newer = {**StatusSnapshot(name="j", phase="RUNNING").to_json(), "version": VERSION + 1}
+    api = ApiServer(lambda: SimpleNamespace(to_json=lambda: newer), lambda: None, lambda: None)
+    api.start()
+    try:
+        status = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "status", "--api", api.address],
+                                capture_output=True, text=True, timeout=60, cwd=ROOT,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        api.stop()
+    assert status.returncode == 2, status.stderr
+    assert f"serves status version {VERSION + 1}" in status.stderr and "upgrade tfmesos" in status.stderr
+    assert "Traceback" not in status.stderr

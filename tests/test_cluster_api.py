@@ -163,4 +163,4 @@ def socket_closed_port():
 def test_a_cluster_job_snapshots_without_a_success_task():
     spec = _spec({"roles": cluster_api.roles_options({"ps": 1})})
     snap = Job.new(spec, 0.0).snapshot()
-    assert [t["role"] for t in snap["tasks"]] == ["ps"] and snap["progress"] is None
+    assert [t.role for t in snap.tasks] == ["ps"] and snap.progress is None

@@ -19,6 +19,7 @@ import pytest
 
 from tfmesos.scheduler.http_api import ApiServer, Operations
 from tfmesos.core.job import Job, StatusUpdate
+from tfmesos.core.status import StatusSnapshot, TaskStatus
 from tfmesos.client.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
 from tfmesos.client.logs import LogError, TaskLogs, kept_log
 from tfmesos.store.format import end_of, record
@@ -133,7 +134,7 @@ def test_the_command_line_answers_from_the_kept_record_at_once(tmp_path) -> None
 
 
 def test_an_ended_job_is_served_at_the_same_address_with_its_final_status_and_no_operations() -> None:
-    snap = {"name": "j", "phase": "RUNNING"}
+    snap = StatusSnapshot(name="j", phase="RUNNING")
     stopped: list[bool] = []
     api = ApiServer(lambda: snap, lambda: {"version": 1, "cluster": {}}, lambda: stopped.append(True),
                     ops=Operations(restart=lambda task: "ok"))
@@ -141,7 +142,7 @@ def test_an_ended_job_is_served_at_the_same_address_with_its_final_status_and_no
     try:
         address = api.address
         ended = threading.Event()
-        api.serve_ended(lambda: {"name": "j", "phase": "SUCCEEDED"}, Operations(), ended.set)
+        api.serve_ended(lambda: StatusSnapshot(name="j", phase="SUCCEEDED"), Operations(), ended.set)
         assert api.address == address
         with urllib.request.urlopen(f"http://{address}/v1/status", timeout=10) as resp:
             assert json.load(resp)["phase"] == "SUCCEEDED"
@@ -178,7 +179,7 @@ def test_logs_early_in_a_run_say_why_nothing_is_printed_and_follow_waits_for_the
     """Before the task starts, and while its log is still empty, `tfmesos logs` says so (on
     stderr) instead of printing nothing; --follow waits for the task and then prints its output."""
     state = {"task": "TASK_STAGING", "launched": False, "data": ""}
-    snap = lambda: {"name": "j", "phase": "RUNNING", "tasks": [{"role": "chief", "index": 0, "state": state["task"]}]}
+    snap = lambda: StatusSnapshot(name="j", phase="RUNNING", tasks=(TaskStatus("chief", 0, state=state["task"]),))
 
     def read(task: str, query: dict) -> dict:
         if not state["launched"]:

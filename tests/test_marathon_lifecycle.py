@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from tfmesos.core.status import StatusSnapshot
 from tfmesos.scheduler import marathon_app as marathon
 from tfmesos.scheduler.http_api import ApiServer, Operations
 from tfmesos.scheduler.console import Console
 
-FINAL = {"name": "done-job", "phase": "SUCCEEDED", "tasks": []}
+FINAL = StatusSnapshot(name="done-job", phase="SUCCEEDED")
 
 
 def _serve_in_main_thread(remove: str) -> tuple[int, dict[str, Any], str]:

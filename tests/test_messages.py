@@ -156,7 +156,7 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
     # An executor of 0.1.0 (before versioning) asks for the ClusterSpec.
     sched.frameworkMessage(driver, {"value": task_id}, {"value": "A1"}, _raw({"type": "need_spec", "task_id": task_id}))
     assert ("killTask", ({"value": task_id},)) in [(n, a[:1]) for n, a in driver.calls]
-    cause = sched.job.snapshot()["cause"]
+    cause = sched.job.snapshot().cause
     assert "protocol 0 (before versioning)" in cause and f"speaks protocol {PROTOCOL}" in cause, cause
 
 

@@ -91,7 +91,7 @@ def test_a_restarted_scheduler_reconciles_adopts_and_launches_nothing_again(tmp_
         resumed.statusUpdate(again, _status(task_id, agent, "TASK_RUNNING"))
     resumed.resourceOffers(again, [_offer(3), _offer(4)])
     assert again.launched == [], "adopted tasks are never launched a second time"
-    assert {t["state"] for t in resumed.snapshot()["tasks"]} == {"TASK_RUNNING"}
+    assert {t.state for t in resumed.snapshot().tasks} == {"TASK_RUNNING"}
     assert json.loads(Path(store.where).read_text())["framework_id"] == "F-1"
 
 

@@ -68,7 +68,7 @@ def test_a_running_job_of_format_3_loads_with_its_journal_replayed_and_no_end(tm
 def test_a_finished_job_of_format_1_loads_as_finished() -> None:
     saved = decode(_fixture("format1-finished.json"))
     assert saved["finished"] is True and saved["framework_id"] is None
-    assert Job.from_dict(_spec(), saved["job"]).snapshot()["phase"] == "SUCCEEDED"
+    assert Job.from_dict(_spec(), saved["job"]).snapshot().phase == "SUCCEEDED"
 
 
 def test_a_newer_format_is_refused_naming_both_formats() -> None:

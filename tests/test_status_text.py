@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from tfmesos.api.status_text import progress_text, task_row
+from tfmesos.core.status import Progress, TaskStatus
 
 
 def _task(**over):
-    return {"role": "worker", "index": 1, "endpoint": "127.0.0.1:31001", "state": "TASK_RUNNING",
-            "restarts": 2, "exit_code": None, **over}
+    return TaskStatus(**{"role": "worker", "index": 1, "endpoint": "127.0.0.1:31001", "state": "TASK_RUNNING",
+                         "restarts": 2, "exit_code": None, **over})
 
 
 def test_task_row_shows_where_state_and_restarts() -> None:
@@ -20,6 +21,6 @@ def test_task_row_adds_asked_for_restarts_and_the_exit_code() -> None:
 
 
 def test_progress_line_has_a_bar_when_the_total_is_known() -> None:
-    text = progress_text("chief:0", {"step": 50, "total_steps": 200, "loss": 0.25, "at": 1.0}, width=8)
+    text = progress_text("chief:0", Progress(step=50, total_steps=200, loss=0.25, at=1.0), width=8)
     assert text == "chief:0 [##......] step 50/200 (25%) loss 0.25"
-    assert progress_text("chief:0", {"step": 7}) == "chief:0 step 7"
+    assert progress_text("chief:0", Progress(step=7)) == "chief:0 step 7"

@@ -237,7 +237,7 @@ def test_state_round_trip_keeps_task_ids_and_reconciles():
     _, launched = launch_all(job)
     run_all(job, launched)
     again = Job.from_dict(spec, job.to_dict())
-    assert again.snapshot()["tasks"] == job.snapshot()["tasks"]
+    assert again.snapshot().tasks == job.snapshot().tasks
     start = again.start()
     reconciled = [a for a in start if isinstance(a, act.Reconcile)]
     assert set(reconciled[0].task_ids) == {t.task_id for t in launched.values()}

@@ -33,8 +33,8 @@ def test_requested_restart_relaunches_at_once_without_counting_a_failure():
     assert (rec.restarts, job.job_restarts, rec.requested_restarts) == (0, 0, 1)
     assert job.attempts(W1) == [launched[W1].task_id, new.task_id]
     assert job.phase == RUNNING
-    (shown,) = [t for t in job.snapshot()["tasks"] if (t["role"], t["index"]) == ("worker", 1)]
-    assert (shown["restarts"], shown["requested_restarts"]) == (0, 1)
+    (shown,) = [t for t in job.snapshot().tasks if (t.role, t.index) == ("worker", 1)]
+    assert (shown.restarts, shown.requested_restarts) == (0, 1)
 
 
 def test_requested_restart_of_a_parameter_server_restarts_the_whole_job():
@@ -58,15 +58,15 @@ def test_requested_restart_is_refused_when_it_cannot_be_done():
 
 def test_progress_comes_from_the_task_that_decides_success_and_only_its_current_attempt():
     job, launched = running_job()
-    assert job.snapshot()["progress"] is None
+    assert job.snapshot().progress is None
     job.report(launched[TaskKey("worker", 0)].task_id, {"step": 5}, 1.0)
     assert job.progress()["step"] == 5, "without a chief report, the latest report"
     chief = launched[TaskKey("chief", 0)].task_id
     job.report(chief, {"step": 100, "total_steps": 400, "loss": 0.5}, 2.0)
     job.report(chief, {"step": 200}, 3.0)
     job.report(launched[TaskKey("worker", 0)].task_id, {"step": 999}, 4.0)
-    progress = job.snapshot()["progress"]
-    assert progress == {"step": 200, "total_steps": 400, "loss": 0.5, "at": 3.0, "fraction": 0.5}
+    progress = job.snapshot().progress
+    assert progress is not None and progress.to_json() == {"step": 200, "total_steps": 400, "loss": 0.5, "at": 3.0, "fraction": 0.5}
     job.report("t.chief.0.999", {"step": 300}, 5.0)  # not an attempt of ours
     assert job.progress()["step"] == 200
 
@@ -89,7 +89,7 @@ def test_tensorboard_is_one_more_task_outside_the_clusterspec():
     assert tb in launched and job.spec.role("tensorboard").command.startswith('exec "$TFMESOS_PYTHON" -m tensorboard.main')
     assert "tensorboard" not in job.cluster() and set(job.cluster()) == {"ps", "worker", "chief"}
     snap = job.snapshot()
-    assert snap["tensorboard"] == job.tasks[tb].endpoint and snap["tasks"][-1]["role"] == "tensorboard"
+    assert snap.tensorboard == job.tasks[tb].endpoint and snap.tasks[-1].role == "tensorboard"
     chief = job.tasks[TaskKey("chief", 0)].task_id
     kills = job.status(StatusUpdate(chief, "TASK_FINISHED", exit_code=0, agent_id="S0"), 2.0)
     assert job.tasks[tb].task_id in {k.task_id for k in of(act.Kill, kills)}, "stopped with the job"
@@ -108,7 +108,7 @@ def test_tensorboard_failing_for_good_does_not_fail_the_job_and_ends_with_it():
         job.status(StatusUpdate(again.task_id, "TASK_RUNNING", agent_id="S0"), now)
     job.status(StatusUpdate(job.tasks[tb].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), now)
     assert job.phase == RUNNING and any("the job goes on without it" in e for e in job.events)
-    assert job.snapshot()["tensorboard"] is None
+    assert job.snapshot().tensorboard is None
     chief = job.tasks[TaskKey("chief", 0)].task_id
     kills = job.status(StatusUpdate(chief, "TASK_FINISHED", exit_code=0, agent_id="S0"), now)
     assert job.phase == "FINISHING" and job.succeeded

@@ -41,7 +41,7 @@ def test_a_stop_on_request_kills_every_task_and_ends_killed_without_a_failure():
     (done,) = of(act.Done, _end_all(job, launched, "TASK_KILLED", 6.0))
     assert (done.end, done.succeeded, done.cause) == (KILLED, False, "stopped by SIGINT (Ctrl-C)")
     assert job.phase == KILLED and job.terminal and job.succeeded is False
-    assert job.snapshot()["phase"] == KILLED
+    assert job.snapshot().phase == KILLED
     assert not any("fail" in e.lower() for e in job.events), job.events
     assert job.events[-1] == "stopped by SIGINT (Ctrl-C)"
 
@@ -103,13 +103,13 @@ def test_a_relaunched_task_shows_no_exit_code_until_its_new_attempt_has_one():
     w1 = launched[TaskKey("worker", 1)]
     job.status(StatusUpdate(w1.task_id, "TASK_FAILED", exit_code=143, reason="REASON_COMMAND_EXECUTOR_FAILED",
                             message="Command exited with status 143", agent_id="S0"), 10.0)
-    row = next(t for t in job.snapshot()["tasks"] if (t["role"], t["index"]) == ("worker", 1))
-    assert row["exit_code"] == 143 and task_row(row).endswith("exit 143"), "the failed attempt shows its end"
+    row = next(t for t in job.snapshot().tasks if (t.role, t.index) == ("worker", 1))
+    assert row.exit_code == 143 and task_row(row).endswith("exit 143"), "the failed attempt shows its end"
     launches = of(act.Launch, job.offers([offer(5, cpus=8, mem=16384)], 20.0))
     (relaunch,) = [t for l in launches for t in l.tasks]
     job.status(StatusUpdate(relaunch.task_id, "TASK_RUNNING", agent_id="S5"), 21.0)
-    row = next(t for t in job.snapshot()["tasks"] if (t["role"], t["index"]) == ("worker", 1))
-    assert (row["state"], row["restarts"], row["exit_code"], row["reason"], row["message"]) == (
+    row = next(t for t in job.snapshot().tasks if (t.role, t.index) == ("worker", 1))
+    assert (row.state, row.restarts, row.exit_code, row.reason, row.message) == (
         "TASK_RUNNING", 1, None, "", ""), "the previous attempt's exit is not this one's"
     assert "exit" not in task_row(row)
     job.status(StatusUpdate(relaunch.task_id, "TASK_FAILED", exit_code=3, agent_id="S5"), 30.0)

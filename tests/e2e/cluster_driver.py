@@ -27,7 +27,7 @@ with tfmesos.cluster(roles, on_event=on_event) as c:
     if mode == "relaunch":
         before = c.targets["/job:worker/task:0"]
         assert relaunched.wait(120), c.events
-        while c.snapshot()["tasks"][1]["state"] != "TASK_RUNNING" or c.snapshot()["tasks"][1]["restarts"] != 1:
+        while c.snapshot().tasks[1].state != "TASK_RUNNING" or c.snapshot().tasks[1].restarts != 1:
             assert not c.wait_finished(0.2), c.cause
         host, port = c.targets["/job:worker/task:0"].removeprefix("grpc://").rsplit(":", 1)
         while True:  # serving again (the relaunched server imports TensorFlow first)

@@ -6,6 +6,7 @@ import threading
 
 from localmaster_client import RawScheduler, command_task, framework_info, launch, wait_until
 
+from tfmesos.core.status import StatusSnapshot
 from tfmesos.scheduler.http_api import ApiServer, Operations
 from tfmesos.client.logs import Attempt, LogError, TaskLogs, stream_log
 
@@ -76,7 +77,7 @@ def test_reader_tails_pages_and_keeps_finished_attempts(job):
 def test_tfmesos_logs_follows_across_a_relaunch_until_the_job_ends(job):
     job.launch("w.1", "echo first; sleep 30")
     logs = job.logs()
-    api = ApiServer(lambda: {"phase": job.phase}, lambda: None, lambda: None, ops=Operations(logs=logs.read))
+    api = ApiServer(lambda: StatusSnapshot(name="logs", phase=job.phase), lambda: None, lambda: None, ops=Operations(logs=logs.read))
     api.start()
     out = io.BytesIO()
     stop = threading.Event()

@@ -1,30 +1,29 @@
 """How a job's status reads as text: one home for the task table and the progress line that
-`tfmesos run` (its summary) and `tfmesos status` both print from a /v1/status snapshot."""
+`tfmesos run` (its summary) and `tfmesos status` both print from a status snapshot
+(``tfmesos.core.status``)."""
 from __future__ import annotations
 
-from typing import Any
+from ..core.status import Progress, TaskStatus
 
 
-def progress_text(task: str, progress: dict[str, Any], width: int = 20) -> str:
+def progress_text(task: str, progress: Progress, width: int = 20) -> str:
     """'chief:0 [#####.....] step 200/400 (50%) loss 0.0229 accuracy 0.91'"""
-    step, total = progress.get("step"), progress.get("total_steps")
+    step, total = progress.step, progress.total_steps
     parts = [task]
-    if isinstance(step, (int, float)) and isinstance(total, (int, float)) and total > 0:
+    if step is not None and total is not None and total > 0:
         fraction = min(1.0, step / total)
         filled = int(round(fraction * width))
         parts.append(f"[{'#' * filled}{'.' * (width - filled)}] step {step:g}/{total:g} ({fraction:.0%})")
     elif step is not None:
         parts.append(f"step {step}")
-    for name, value in progress.items():
-        if name in ("step", "total_steps", "at", "fraction"):
-            continue
+    shown = {"loss": progress.loss} if progress.loss is not None else {}
+    for name, value in {**shown, **progress.metrics}.items():
         parts.append(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}")
     return " ".join(parts)
 
 
-def task_row(t: dict[str, Any]) -> str:
+def task_row(t: TaskStatus) -> str:
     """'worker:1      127.0.0.1:31001       TASK_RUNNING   restarts 1 (+1 asked for) exit 0'"""
-    name = f"{t['role']}:{t['index']}"
-    asked = f" (+{t['requested_restarts']} asked for)" if t.get("requested_restarts") else ""
-    exit_part = "" if t.get("exit_code") is None else f" exit {t['exit_code']}"
-    return f"{name:<12} {t['endpoint'] or '-':<21} {t['state']:<14} restarts {t['restarts']}{asked}{exit_part}"
+    asked = f" (+{t.requested_restarts} asked for)" if t.requested_restarts else ""
+    exit_part = "" if t.exit_code is None else f" exit {t.exit_code}"
+    return f"{t.name:<12} {t.endpoint or '-':<21} {t.state:<14} restarts {t.restarts}{asked}{exit_part}"

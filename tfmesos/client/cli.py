@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.job import ENDED_PHASES
+from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
 from localmesos.cli import add_agent_flags
@@ -96,7 +97,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                             "or NAME for a job's kept record"])
     if api:
         snap = records.probe_status(api, records.QUICK_PROBE_SECONDS)
-        if snap is not None and (not args.name or snap.get("name") == args.name):
+        if snap is not None and (not args.name or snap.name == args.name):
             return _print_live(snap, args.json)
     kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
     if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
@@ -113,7 +114,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     return _print_live(_live_status(api, args.connect_timeout), args.json)
 
 
-def _live_status(api: str, timeout: float) -> dict[str, Any]:
+def _live_status(api: str, timeout: float) -> StatusSnapshot:
     """/v1/status, waiting up to ``timeout`` for a scheduler that may be starting."""
     from ..api.token import token_header
     from ..scheduler.reach import parse_host_port, probe_http
@@ -122,33 +123,34 @@ def _live_status(api: str, timeout: float) -> dict[str, Any]:
     check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
     status, body = probe_http(where, "/v1/status", timeout, "the scheduler API", check, token_header())
     try:
-        snap = json.loads(body)
-        if status != 200 or not isinstance(snap, dict):
+        if status != 200:
             raise ValueError(f"HTTP {status}")
+        return StatusSnapshot.from_json(json.loads(body))
+    except NewerStatusError as exc:
+        raise UsageError(f"the status of the job at {where}", str(exc)) from None
     except ValueError:
         raise UsageError(f"{where} is not a tfmesos scheduler API",
                          f"GET /v1/status answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
-    return snap
 
 
-def _print_live(snap: dict[str, Any], as_json: bool) -> int:
+def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(snap, indent=2))
+        print(json.dumps(snap.to_json(), indent=2))
         return 0
-    print(f"job {snap['name']}  phase {snap['phase']}  framework {snap.get('framework_id')}  restarts {snap['job_restarts']}")
+    print(f"job {snap.name}  phase {snap.phase}  framework {snap.framework_id}  restarts {snap.job_restarts}")
     from .history import duration, when
     from ..api.status_text import progress_text, task_row
 
-    if snap.get("ended_at"):  # served after its end (--keep-serving)
-        print(f"  ended {when(snap['ended_at'])} after {duration(snap['ended_at'] - snap['started_at'])}: {snap.get('cause')}")
+    if snap.ended_at:  # served after its end (--keep-serving)
+        print(f"  ended {when(snap.ended_at)} after {duration(snap.ended_at - snap.started_at)}: {snap.cause}")
 
-    if snap.get("progress"):
-        print(f"  progress {progress_text('', snap['progress']).strip()}")
-    for t in snap["tasks"]:
+    if snap.progress is not None:
+        print(f"  progress {progress_text('', snap.progress).strip()}")
+    for t in snap.tasks:
         print("  " + task_row(t))
-    if snap.get("tensorboard"):
-        print(f"  tensorboard  http://{snap['tensorboard']}/")
-    for e in snap.get("events", [])[-10:]:
+    if snap.tensorboard:
+        print(f"  tensorboard  http://{snap.tensorboard}/")
+    for e in snap.events[-10:]:
         print(f"  event: {e}")
     return 0
 

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 from ..options.load import OptionsError, deep_merge, resolve_options
 from ..core.spec import JobSpec, TaskKey
+from ..core.status import StatusSnapshot
 from ..options.jobspec import job_spec_from_options
 
 DEFAULT_START_TIMEOUT = 300.0
@@ -149,7 +150,7 @@ class Cluster(Mapping[str, str]):
     def targets(self) -> dict[str, str]:
         """``{"/job:ps/task:0": "grpc://host:port", ...}`` for every task launched on Mesos."""
         snap = self._sched.snapshot()
-        return {TaskKey(t["role"], t["index"]).name: f"grpc://{t['endpoint']}" for t in snap["tasks"] if t["endpoint"]}
+        return {TaskKey(t.role, t.index).name: f"grpc://{t.endpoint}" for t in snap.tasks if t.endpoint}
 
     @property
     def cluster_spec(self) -> dict[str, list[str]]:
@@ -173,7 +174,8 @@ class Cluster(Mapping[str, str]):
         return tf.distribute.cluster_resolver.SimpleClusterResolver(
             tf.train.ClusterSpec(self.cluster_spec), task_type="chief", task_id=0, rpc_layer="grpc")
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> StatusSnapshot:
+        """The job's status, as GET /v1/status serves it (``to_json()``)."""
         return self._sched.snapshot()
 
     def finished(self) -> bool:
@@ -298,7 +300,7 @@ class Cluster(Mapping[str, str]):
                     r.state == "TASK_RUNNING" for r in sched.job.tasks.values()):
                 if time.monotonic() >= deadline:
                     raise ClusterError(f"tasks not all RUNNING after {self.settings.start_timeout:g}s: "
-                                       + ", ".join(f"{t['role']}:{t['index']} {t['state']}" for t in sched.job.snapshot()["tasks"]))
+                                       + ", ".join(f"{t.name} {t.state}" for t in sched.job.snapshot().tasks))
                 sched.cond.wait(timeout=min(1.0, deadline - time.monotonic()))
         if sched.done.is_set():
             raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")

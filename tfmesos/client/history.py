@@ -11,6 +11,7 @@ from typing import Any
 from ..core.job import ENDED_PHASES
 from ..core.spec import ROLE_ORDER
 from ..api.status_text import progress_text, task_row
+from ..core.status import Progress, TaskStatus
 
 LOG_LINES_SHOWN = 8  # tasks whose log locations `tfmesos jobs` prints before "... N more"
 
@@ -23,18 +24,17 @@ def name_of(rec: dict[str, Any], fallback: str = "") -> str:
     return ((rec.get("options") or {}).get("service") or {}).get("name") or fallback
 
 
-def tasks_of(rec: dict[str, Any]) -> list[dict[str, Any]]:
-    """The record's tasks in the shape of /v1/status' (what ``task_row`` prints), in role order."""
+def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
+    """The record's tasks as /v1/status shows them (what ``task_row`` prints), in role order."""
     rows = []
     for t in rec["job"].get("tasks", []):
         role, index = t["key"]
-        rows.append({"role": role, "index": index, "task_id": t.get("task_id", ""), "agent_id": t.get("agent_id", ""),
-                     "endpoint": f"{t['hostname']}:{t['port']}" if t.get("hostname") else "",
-                     "state": t.get("state", ""), "restarts": t.get("restarts", 0),
-                     "requested_restarts": t.get("requested_restarts", 0), "exit_code": t.get("exit_code"),
-                     "reason": t.get("reason", ""), "message": t.get("message", "")})
-    return sorted(rows, key=lambda r: (ROLE_ORDER.index(r["role"]) if r["role"] in ROLE_ORDER else len(ROLE_ORDER),
-                                       r["index"]))
+        rows.append(TaskStatus(role=role, index=index, task_id=t.get("task_id", ""), agent_id=t.get("agent_id", ""),
+                               endpoint=f"{t['hostname']}:{t['port']}" if t.get("hostname") else "",
+                               state=t.get("state", ""), restarts=t.get("restarts", 0),
+                               requested_restarts=t.get("requested_restarts", 0), exit_code=t.get("exit_code"),
+                               reason=t.get("reason", ""), message=t.get("message", "")))
+    return sorted(rows, key=lambda r: (ROLE_ORDER.index(r.role) if r.role in ROLE_ORDER else len(ROLE_ORDER), r.index))
 
 
 def log_attempts(rec: dict[str, Any], task: str) -> list[dict[str, Any]]:
@@ -108,7 +108,7 @@ def status_lines(rec: dict[str, Any], fallback_name: str = "") -> list[str]:
                 "  (its record as last saved: pass --api HOST:PORT, printed by 'tfmesos run', for the live status)"]
     lines = head
     if end.get("progress"):
-        lines.append(f"  progress {progress_text('', end['progress']).strip()}")
+        lines.append(f"  progress {progress_text('', Progress.from_json(end['progress'])).strip()}")
     rate = mean_rate(job.get("series") or [])
     if rate is not None:
         lines.append(f"  {rate:.3g} steps/s on average ({len(job['series'])} points kept for the chart)")

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from ..api.token import token_header
 from ..core.job import ENDED_PHASES
+from ..core.status import StatusSnapshot
 
 FILES = ("stdout", "stderr")
 CHUNK = 64 * 1024  # what one /files/read answers at most (16 pages)
@@ -286,26 +287,23 @@ def fetch_chunk(api: str, task: str, query: dict[str, Any]) -> dict[str, Any]:
         raise LogError(exc.code, text) from None
 
 
-def _status(api: str) -> dict[str, Any] | None:
-    """The job's /v1/status, or None when the scheduler does not answer."""
+def _status(api: str) -> StatusSnapshot | None:
+    """The job's /v1/status, or None when the scheduler does not answer (or serves a status of
+    a newer version than this tfmesos reads)."""
     try:
-        snap = _get_json(f"http://{api}/v1/status")
+        return StatusSnapshot.from_json(_get_json(f"http://{api}/v1/status"))
     except (urllib.error.URLError, OSError, ValueError):
         return None
-    return snap if isinstance(snap, dict) else None
 
 
 def _job_over(api: str) -> bool:
     snap = _status(api)
-    return snap is None or snap.get("phase") in ENDED_PHASES  # gone: nothing more will be written
+    return snap is None or snap.phase in ENDED_PHASES  # gone: nothing more will be written
 
 
-def _task_state(snap: dict[str, Any] | None, task: str) -> str | None:
+def _task_state(snap: StatusSnapshot | None, task: str) -> str | None:
     """The task's state in a /v1/status snapshot, None when the job has no such task."""
-    for t in (snap or {}).get("tasks", []):
-        if f"{t['role']}:{t['index']}" == task:
-            return str(t["state"])
-    return None
+    return next((t.state for t in snap.tasks if t.name == task), None) if snap is not None else None
 
 
 def _first_chunk(api: str, task: str, query: dict[str, Any], follow: bool, stop: threading.Event,
@@ -320,10 +318,10 @@ def _first_chunk(api: str, task: str, query: dict[str, Any], follow: bool, stop:
                 raise
             snap = _status(api)
             state = _task_state(snap, task)
-            if snap is None or state is None or snap.get("phase") in ENDED_PHASES:
+            if snap is None or state is None or snap.phase in ENDED_PHASES:
                 raise
             if not noted:
-                err.write(f"tfmesos logs: waiting for {task} to start (job {snap.get('phase')}, task {state})\n")
+                err.write(f"tfmesos logs: waiting for {task} to start (job {snap.phase}, task {state})\n")
                 err.flush()
                 noted = True
         if stop.wait(FOLLOW_POLL_SECONDS):

@@ -34,6 +34,7 @@ from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
 from .series import ProgressSeries
+from .status import Progress, StatusSnapshot, TaskStatus
 
 PENDING = "PENDING"
 LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE"})
@@ -717,39 +718,32 @@ class Job:
             )
         return "; ".join(lines)
 
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "name": self.spec.service.name,
-            "phase": self.phase,
-            "mode": self.mode,
-            "succeeded": self.succeeded,
-            "cause": self.cause,
-            "job_restarts": self.job_restarts,
-            "clusterspec_version": self.spec_version,
-            "started_at": self.started_at,
-            "placement_wait": self.placement_wait,
-            "progress": self.progress(),
-            "series": self.series.to_list(),
-            "tasks": [
-                {
-                    "role": r.key.role,
-                    "index": r.key.index,
-                    "task_id": r.task_id,
-                    "endpoint": r.endpoint,
-                    "agent_id": r.agent_id,
-                    "state": r.state,
-                    "restarts": r.restarts,
-                    "requested_restarts": r.requested_restarts,
-                    "exit_code": r.exit_code,
-                    "reason": r.reason,
-                    "message": r.message,
-                    "progress": self.reports.get(r.key),
-                }
-                for r in sorted(self.tasks.values(), key=lambda r: (_rank(r.key.role), r.key.index))
-            ],
-            "tensorboard": self._tensorboard(),
-            "events": list(self.events[-50:]),
-        }
+    def snapshot(self) -> StatusSnapshot:
+        progress = self.progress()
+        return StatusSnapshot(
+            name=self.spec.service.name,
+            phase=self.phase,
+            mode=self.mode,
+            succeeded=self.succeeded,
+            cause=self.cause,
+            job_restarts=self.job_restarts,
+            clusterspec_version=self.spec_version,
+            started_at=self.started_at,
+            placement_wait=self.placement_wait,
+            progress=Progress.from_json(progress) if progress is not None else None,
+            series=tuple((at, step, loss) for at, step, loss in self.series.to_list()),
+            tasks=tuple(self._task_status(r) for r in sorted(self.tasks.values(),
+                                                             key=lambda r: (_rank(r.key.role), r.key.index))),
+            tensorboard=self._tensorboard(),
+            events=tuple(self.events[-50:]),
+        )
+
+    def _task_status(self, r: TaskRecord) -> TaskStatus:
+        report = self.reports.get(r.key)
+        return TaskStatus(role=r.key.role, index=r.key.index, task_id=r.task_id, endpoint=r.endpoint,
+                          agent_id=r.agent_id, state=r.state, restarts=r.restarts,
+                          requested_restarts=r.requested_restarts, exit_code=r.exit_code, reason=r.reason,
+                          message=r.message, progress=Progress.from_json(report) if report is not None else None)
 
     def _tensorboard(self) -> str | None:
         rec = self.tasks.get(TaskKey(TENSORBOARD, 0))

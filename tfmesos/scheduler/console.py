@@ -7,6 +7,7 @@ import time
 from typing import Any, TextIO
 
 from ..api.status_text import progress_text
+from ..core.status import Progress
 
 PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
 
@@ -29,7 +30,7 @@ class Console:
         if self.quiet or (now - self._progress_shown < PROGRESS_LINE_SECONDS and not last):
             return
         self._progress_shown = now
-        self.line("progress " + progress_text(task, progress))
+        self.line("progress " + progress_text(task, Progress.from_json(progress)))
 
     def line(self, text: str) -> None:
         """One line; the same line again is counted, not printed (no flood from a retry loop)."""

@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..api.token import TOKEN_ENV
 from ..client.logs import LogError
+from ..core.status import StatusSnapshot
 
 _WEB_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
               ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
@@ -65,7 +66,7 @@ def web_asset(name: str) -> tuple[bytes, str] | None:
 class ApiServer:
     def __init__(
         self,
-        snapshot: Callable[[], dict[str, Any]],
+        snapshot: Callable[[], StatusSnapshot],
         cluster: Callable[[], dict[str, Any] | None],
         shutdown: Callable[[], None],
         host: str = "127.0.0.1",
@@ -105,7 +106,7 @@ class ApiServer:
                 elif path == "/v1/health":
                     self._reply(200, {"healthy": True})
                 elif path == "/v1/status":
-                    self._reply(200, snapshot())
+                    self._reply(200, snapshot().to_json())
                 elif path == "/v1/clusterspec":
                     spec = cluster()
                     self._reply(200, spec) if spec else self._reply(404, {"error": "not every task is placed yet"})
@@ -165,7 +166,7 @@ class ApiServer:
     def start(self) -> None:
         self._thread.start()
 
-    def serve_ended(self, snapshot: Callable[[], dict[str, Any]], ops: Operations, shutdown: Callable[[], None]) -> None:
+    def serve_ended(self, snapshot: Callable[[], StatusSnapshot], ops: Operations, shutdown: Callable[[], None]) -> None:
         """From now on serve a job that is over: its final status, no ClusterSpec, only what
         ``ops`` still offers (logs and metrics, not restart), POST /v1/shutdown calls ``shutdown``.
         The address stays: an open page goes on polling it."""

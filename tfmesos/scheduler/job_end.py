@@ -5,6 +5,7 @@ for ``tfmesos run --keep-serving SECONDS``, keep the API and the status page up 
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import signal
 import threading
@@ -17,6 +18,7 @@ from ..client.logs import FILES, AgentFiles, read_tail, sandbox_directories
 from ..masking import mask_options
 from ..store.format import end_of, record
 from ..core.spec import ROLE_ORDER, JobSpec, TaskKey
+from ..core.status import StatusSnapshot
 from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore
 
 log = logging.getLogger("tfmesos.scheduler.job_end")
@@ -118,13 +120,13 @@ def record_end(sched: JobScheduler, store: StateStore, api: str | None, master: 
     return at
 
 
-def frozen(snapshot: dict[str, Any], at: float) -> dict[str, Any]:
+def frozen(snapshot: StatusSnapshot, at: float) -> StatusSnapshot:
     """The final status as served after the end: it says when the job ended (the page's elapsed
     time stops there)."""
-    return {**snapshot, "ended_at": at, "now": at, "connected": False}
+    return dataclasses.replace(snapshot, ended_at=at, now=at, connected=False)
 
 
-def keep_serving(api: ApiServer, final: dict[str, Any], ops: Operations, seconds: float, console: Console) -> None:
+def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds: float, console: Console) -> None:
     """Serve the final status, logs and metrics for ``seconds``, or until POST /v1/shutdown
     (``tfmesos kill``), SIGTERM or SIGINT; nothing can be acted on any more."""
     stop = threading.Event()

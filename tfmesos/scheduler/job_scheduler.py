@@ -7,6 +7,7 @@ pymesos, which would tear the framework (and the job) down.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -36,6 +37,7 @@ from ..mesos.messages import (
 from ..mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from .metrics import JobMetrics
 from ..core.spec import JobSpec, TaskKey
+from ..core.status import StatusSnapshot
 from ..store.format import journal_entry, record
 from ..store.state_store import StateStore
 
@@ -500,15 +502,12 @@ class JobScheduler:
                 self.stop_cause, self.stop_end = why, end
             self.cond.notify_all()
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> StatusSnapshot:
+        """The job's status with what only the scheduler knows (GET /v1/status serves it)."""
         with self.cond:
-            snap = self.job.snapshot()
-            snap["framework_id"] = self.framework_id
-            snap["connected"] = self.connected
-            snap["now"] = self.clock()
             master = getattr(self.driver, "master", None) if self.driver is not None else None
-            snap["master"] = master if isinstance(master, str) else None
-            return snap
+            return dataclasses.replace(self.job.snapshot(), framework_id=self.framework_id, connected=self.connected,
+                                       now=self.clock(), master=master if isinstance(master, str) else None)
 
     # ------------------------------------------------------------------ operating the job
     def restart(self, task: str) -> str:

@@ -22,10 +22,11 @@ from typing import Any, Callable
 
 from .http_api import ApiServer, Operations
 from .console import Console
+from ..core.status import StatusSnapshot
 
 MARATHON_APP = "MARATHON_APP_ID"  # set by Marathon in every app's environment
 
-Snapshot = Callable[[], dict[str, Any]]
+Snapshot = Callable[[], StatusSnapshot]
 # Starts the API of a job that is over: (status snapshot, what POST /v1/shutdown calls, operations).
 StartApi = Callable[[Snapshot, Callable[[], None], Operations], ApiServer]
 
@@ -47,7 +48,7 @@ def leaves_on_sigterm(local: bool) -> bool:
     return not local and under_marathon()
 
 
-def serve_recorded_end(name: str, saved: dict[str, Any], final: dict[str, Any], start_api: StartApi,
+def serve_recorded_end(name: str, saved: dict[str, Any], final: StatusSnapshot, start_api: StartApi,
                        console: Console, ops: Operations) -> int:
     """A scheduler started on a finished record: the job is not run again, its end is served."""
     console.event(f"job {name!r} already ended ({saved['job'].get('phase')}); serving its status")

@@ -5,17 +5,18 @@ last reported progress are read from its snapshot when scraped.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ..core.job import PHASES
+from ..core.status import Progress, StatusSnapshot
 
 
 class _SnapshotCollector:
-    def __init__(self, snapshot: Callable[[], dict[str, Any]], extra: Callable[[], dict[str, float]]):
+    def __init__(self, snapshot: Callable[[], StatusSnapshot], extra: Callable[[], dict[str, float]]):
         self._snapshot, self._extra = snapshot, extra
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -23,35 +24,35 @@ class _SnapshotCollector:
         phase = GaugeMetricFamily("tfmesos_job_phase", "1 for the job's current phase, 0 for the others",
                                   labels=["phase"])
         for name in PHASES:
-            phase.add_metric([name], 1.0 if snap["phase"] == name else 0.0)
+            phase.add_metric([name], 1.0 if snap.phase == name else 0.0)
         yield phase
         yield GaugeMetricFamily("tfmesos_job_restarts", "Relaunches counted against policies.max_job_restarts",
-                                value=snap["job_restarts"])
+                                value=snap.job_restarts)
         tasks = GaugeMetricFamily("tfmesos_tasks", "Tasks by role and Mesos state", labels=["role", "state"])
         counts: dict[tuple[str, str], int] = {}
-        for t in snap["tasks"]:
-            counts[(t["role"], t["state"])] = counts.get((t["role"], t["state"]), 0) + 1
+        for t in snap.tasks:
+            counts[(t.role, t.state)] = counts.get((t.role, t.state), 0) + 1
         for (role, state), n in sorted(counts.items()):
             tasks.add_metric([role, state], n)
         yield tasks
-        if snap.get("placement_wait") is not None:
+        if snap.placement_wait is not None:
             yield GaugeMetricFamily("tfmesos_placement_wait_seconds",
                                     "How long the last whole-job placement gathered offers",
-                                    value=snap["placement_wait"])
+                                    value=snap.placement_wait)
         for name, value in self._extra().items():
             yield GaugeMetricFamily(f"tfmesos_{name}", name.replace("_", " "), value=value)
-        progress = snap.get("progress") or {}
+        progress = snap.progress or Progress()
         for field, help_text in (("step", "Last step the training reported (tfmesos.report)"),
                                  ("loss", "Last loss the training reported (tfmesos.report)"),
                                  ("total_steps", "Total steps the training reported (tfmesos.report)")):
-            value = progress.get(field)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = getattr(progress, field)
+            if value is not None:  # a number (a value reported that is not one is a Progress metric)
                 yield GaugeMetricFamily(f"tfmesos_last_{field}" if field != "total_steps" else "tfmesos_total_steps",
                                         help_text, value=float(value))
 
 
 class JobMetrics:
-    def __init__(self, snapshot: Callable[[], dict[str, Any]]):
+    def __init__(self, snapshot: Callable[[], StatusSnapshot]):
         self.registry = CollectorRegistry(auto_describe=False)
         r = self.registry
         self.offers_received = Counter("tfmesos_offers_received", "Resource offers received", registry=r)

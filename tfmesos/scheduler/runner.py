@@ -334,8 +334,8 @@ def _waiting_for(sched: JobScheduler) -> str:
 
 def print_summary(console: Console, sched: JobScheduler, end: str, cause: str) -> None:
     snap = sched.snapshot()
-    console.line(f"job {snap['name']} {end}: {cause}")
-    for t in snap["tasks"]:
+    console.line(f"job {snap.name} {end}: {cause}")
+    for t in snap.tasks:
         console.line("  " + task_row(t))
     if end == FAILED:
         for rec in sched.job.tasks.values():

@@ -8,6 +8,7 @@ import json
 import os
 from typing import Any
 
+from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import UsageError
 from ..client.history import newest_first, same_address
 from .state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
@@ -86,8 +87,9 @@ def end_served_at(args: argparse.Namespace, api: str) -> dict[str, Any] | None:
     return None
 
 
-def probe_status(api: str, timeout: float) -> dict[str, Any] | None:
-    """/v1/status of a scheduler that answers within ``timeout`` (one try), else None."""
+def probe_status(api: str, timeout: float) -> StatusSnapshot | None:
+    """/v1/status of a scheduler that answers within ``timeout`` (one try), else None; raises
+    UsageError when that scheduler serves a newer status than this tfmesos reads."""
     from ..api.token import token_header
     from ..errors import UnreachableError
     from ..scheduler.reach import parse_host_port, probe_http
@@ -95,10 +97,13 @@ def probe_status(api: str, timeout: float) -> dict[str, Any] | None:
     try:
         status, body = probe_http(parse_host_port(api, "--api"), "/v1/status", timeout, "the scheduler API", "",
                                   token_header())
-        snap = json.loads(body)
+        if status != 200:
+            return None
+        return StatusSnapshot.from_json(json.loads(body))
+    except NewerStatusError as exc:
+        raise UsageError(f"the scheduler API at {api}", str(exc)) from None
     except (UnreachableError, ValueError):
         return None
-    return snap if status == 200 and isinstance(snap, dict) else None
 
 
 def api_of(args: argparse.Namespace, name: str | None) -> str:
@@ -115,5 +120,5 @@ def live_api_of(args: argparse.Namespace, name: str) -> str | None:
     if not api:
         return None
     snap = probe_status(api, QUICK_PROBE_SECONDS)
-    return api if snap is not None and snap.get("name") == name else None
+    return api if snap is not None and snap.name == name else None
 
