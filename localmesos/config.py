@@ -30,6 +30,10 @@ class Tuning:
     # within MESOS_SUBSCRIPTION_BACKOFF_MAX, 2 s) is back in time; plain pymesos' (2-15 s) may not be.
     executor_reregistration_timeout: float = 2.0
     kill_grace_period: float = 3.0  # command executor default KillPolicy
+    # --agent_ping_timeout / --max_agent_ping_timeouts: an agent that misses this many pings in a
+    # row is marked unreachable (its tasks TASK_LOST to frameworks that are not PARTITION_AWARE).
+    agent_ping_timeout: float = 15.0
+    max_agent_ping_timeouts: int = 5
     stop_grace_period: float = 3.0  # LocalMaster.stop(): SIGTERM, then SIGKILL
     # Executors run as `PYTHON -m MODULE` for these modules are forked from a warm interpreter
     # (forkserver.py) instead of exec'd: ~2 ms instead of ~90 ms of CPU each. () execs them all.

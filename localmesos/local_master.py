@@ -142,6 +142,18 @@ class LocalMaster:
         master = self._require_master()
         return self._call(lambda: master_state(master))
 
+    def pause_agent(self, index: int) -> None:
+        """Agent ``index`` stops as a SIGSTOPped mesos-agent does: it answers no ping and no
+        executor, while its tasks run on; after ``agent_ping_timeout`` x ``max_agent_ping_timeouts``
+        the master marks it unreachable."""
+        agent = self._agents[index]
+        self._call(agent.pause)
+
+    def resume_agent(self, index: int) -> None:
+        """Agent ``index`` continues (SIGCONT): it re-registers and does what it missed."""
+        agent = self._agents[index]
+        self._call(agent.resume)
+
     @property
     def agent_endpoints(self) -> dict[str, str]:
         """agent id -> ``host:port`` of that agent's HTTP API."""
@@ -208,6 +220,7 @@ class LocalMaster:
             if restored is not None:
                 agent.total = restored
             agent_server = HttpServer(AgentApi(agent, lambda: config.host).handle, f"agent-{index}")
+            agent_server.gate = agent.freeze.awake
             await agent_server.start(sock)
             agent.server = agent_server
             agent.port = agent_server.port

@@ -32,6 +32,7 @@ from ..durations import format_duration, from_nanoseconds
 from .executor_sessions import ExecutorSessions
 from .fetcher import FetchError, fetch_all
 from .forkserver import ForkServer
+from .freeze import Freeze
 from ..http.server import HttpServer
 from ..ids import IdGenerator
 from .procs import ManagedProcess, spawn, wait_status
@@ -55,6 +56,8 @@ class MasterLink(Protocol):
     def executor_message(self, agent_id: str, framework_id: str, executor_id: str, data: str) -> None: ...
 
     def exited_executor(self, agent_id: str, framework_id: str, executor_id: str, status: int) -> None: ...
+
+    def reregister_agent(self, agent: "Agent") -> None: ...
 
 
 def order_status(status: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +107,29 @@ class Agent:
         self.updates = StatusUpdateManager(loop, self._forward_update, self.tuning.status_update_retry_min,
                                            self.tuning.status_update_retry_max)
         self.sessions = ExecutorSessions(self, loop, functools.partial(master.executor_message, agent_id))
+        self.freeze = Freeze()  # kill -STOP / -CONT of a mesos-agent, for tests of agent loss
+
+    # -- stopped and continued (SIGSTOP / SIGCONT of a real agent) ---------
+    @property
+    def paused(self) -> bool:
+        """Stopped: it answers neither the master's pings nor its executors."""
+        return self.freeze.frozen
+
+    def pause(self) -> None:
+        if not self.terminating:
+            self.freeze.stop()
+
+    def resume(self) -> None:
+        """Continue: re-register with the master first (as an agent that missed its pings does),
+        then do what was held meanwhile."""
+        if self.paused:
+            self._loop.call_soon(self._master.reregister_agent, self)
+            self.freeze.thaw(self._loop)
+
+    def deliver(self, function: Callable[..., Any], *args: Any) -> None:
+        """A message from the master: handled now, or once continued."""
+        if not self.freeze.hold(function, *args):
+            function(*args)
 
     # -- identity -----------------------------------------------------------
     @property
@@ -129,6 +155,11 @@ class Agent:
     def url(self) -> dict[str, Any]:
         return {"scheme": "http", "address": {"hostname": self.hostname, "ip": self.hostname, "port": self.port},
                 "path": "/slave(1)"}
+
+    def live_tasks(self) -> dict[tuple[str, str], str]:
+        """(framework id, task id) -> latest state of every task not yet ended (re-registration)."""
+        return {(framework.id, task.task_id): task.state for framework in self.frameworks.values()
+                for executor in framework.executors.values() for task in executor.incomplete_tasks()}
 
     def find_executor(self, framework_id: str, executor_id: str) -> Executor | None:
         framework = self.frameworks.get(framework_id)
@@ -247,6 +278,7 @@ class Agent:
     async def stop(self, grace_period: float) -> None:
         """Kill every container (SIGTERM, SIGKILL after the grace) and close the socket."""
         self.terminating = True
+        self.freeze.drop()
         self.updates.close()
         for launch in list(self._launches):
             launch.cancel()
@@ -410,6 +442,8 @@ class Agent:
 
     def _destroy(self, executor: Executor) -> None:
         """Destroy the container: SIGKILL everything; the exit watcher finishes up."""
+        if self.freeze.hold(self._destroy, executor):
+            return
         executor.kill_timer = None
         if executor.process is not None:
             if executor.process.alive:
@@ -419,6 +453,8 @@ class Agent:
         # else: _launch notices the state change once fetching is done
 
     def _process_exited(self, executor: Executor, process: ManagedProcess) -> None:
+        if self.freeze.hold(self._process_exited, executor, process):
+            return  # reaped once the agent continues
         runner = self._runners.pop((executor.framework_id, executor.executor_id), None) \
             if executor.command_task else None
         if runner is not None:
@@ -525,6 +561,8 @@ class Agent:
     def accept_status(self, executor: Executor | None, framework_id: str, status: dict[str, Any],
                        source: str) -> None:
         """Slave::statusUpdate: stamp the update and hand it to the update manager."""
+        if self.freeze.hold(self.accept_status, executor, framework_id, status, source):
+            return
         status = dict(status)
         status["uuid"] = b64encode(b64decode(status["uuid"]))  # canonical, as protobuf re-encodes it
         status["agent_id"] = {"value": self.id}
@@ -558,6 +596,8 @@ class Agent:
         forward()
 
     def _forward_update(self, update: StatusUpdate) -> None:
+        if self.freeze.hold(self._forward_update, update):
+            return
         executor = self._task_executor.get((update.framework_id, update.task_id))
         task = executor.find_task(update.task_id) if executor is not None else None
         latest = task.state if task is not None else update.state

@@ -188,6 +188,8 @@ class HttpServer:
         self._connections: set[asyncio.StreamWriter] = set()
         self._streams: set[EventStream] = set()
         self.port = 0
+        # Set while requests may be handled: a stopped agent's requests wait (see agent/freeze.py).
+        self.gate: asyncio.Event | None = None
 
     async def start(self, sock: socket.socket) -> None:
         self._server = await asyncio.start_server(self._serve, sock=sock, limit=_MAX_HEADER_BYTES)
@@ -216,6 +218,8 @@ class HttpServer:
                     break
                 if request is None:
                     break
+                if self.gate is not None:
+                    await self.gate.wait()
                 try:
                     result = self._handler(request)
                     if asyncio.iscoroutine(result):

@@ -49,6 +49,8 @@ class AgentRecord:
     executors: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     offers: set[str] = field(default_factory=set)
     registered_time: float = field(default_factory=time.time)
+    missed_pings: int = 0
+    ping_pending: bool = False  # the last ping found the agent stopped
 
     def take(self, resources: Resources) -> None:
         self.available = self.available - resources
@@ -66,6 +68,9 @@ class Master:
         self.start_time = time.time()
         self.agents: dict[str, AgentRecord] = {}
         self.gone_agents: dict[str, float] = {}
+        # Marked unreachable (missed their pings), with when: their tasks wait for them here.
+        self.unreachable_agents: dict[str, tuple[AgentRecord, float]] = {}
+        self._ping_timer: asyncio.TimerHandle | None = None
         self.frameworks: dict[str, Framework] = {}
         self.completed_frameworks: deque[Framework] = deque(maxlen=config.tuning.max_completed_frameworks)
         self.offers: dict[str, Offer] = {}
@@ -83,6 +88,7 @@ class Master:
 
     def start(self) -> None:
         self.allocator.start()
+        self._ping_timer = self.loop.call_later(self.config.tuning.agent_ping_timeout, self._ping_agents)
 
     def recover_executor(self, agent_id: str, framework_info: dict[str, Any], executor_info: dict[str, Any],
                          tasks: list[tuple[dict[str, Any], str]]) -> None:
@@ -117,6 +123,8 @@ class Master:
 
     async def stop(self) -> None:
         self.allocator.stop()
+        if self._ping_timer is not None:
+            self._ping_timer.cancel()
         for framework in list(self.frameworks.values()):
             for timer in (framework.heartbeat_timer, framework.failover_timer):
                 if timer is not None:
@@ -124,7 +132,8 @@ class Master:
             if framework.stream is not None:
                 framework.stream.close()
         grace = self.config.tuning.stop_grace_period
-        stops = [record.agent.stop(grace) for record in self.agents.values()]
+        records = list(self.agents.values()) + [record for record, _ in self.unreachable_agents.values()]
+        stops = [record.agent.stop(grace) for record in records]
         await asyncio.gather(*stops, *self._agent_stops)
 
     @property
@@ -146,7 +155,108 @@ class Master:
         }
 
     def _post(self, function: Callable[..., Any], *args: Any) -> None:
-        self.loop.call_soon(function, *args)
+        agent = getattr(function, "__self__", None)
+        if isinstance(agent, Agent):  # a message to an agent waits while it is stopped
+            self.loop.call_soon(agent.deliver, function, *args)
+        else:
+            self.loop.call_soon(function, *args)
+
+    # -- agent health (Master::markUnreachable, Master::_reregisterSlave) ---
+    def _ping_agents(self) -> None:
+        """Every --agent_ping_timeout: was the last ping answered (a stopped agent answers once it
+        continues), then ping again. max_agent_ping_timeouts unanswered in a row: unreachable, 3 to 4
+        periods after the agent stopped (3.1 s at 1 s x 3 in trace 12)."""
+        tuning = self.config.tuning
+        for record in list(self.agents.values()):
+            missed = record.ping_pending and record.agent.paused
+            record.missed_pings = record.missed_pings + 1 if missed else 0
+            if record.missed_pings >= tuning.max_agent_ping_timeouts:
+                self.mark_unreachable(record.agent.id, "health check timed out")
+            else:
+                record.ping_pending = record.agent.paused
+        self._ping_timer = self.loop.call_later(tuning.agent_ping_timeout, self._ping_agents)
+
+    def mark_unreachable(self, agent_id: str, message: str) -> None:
+        """The agent is removed and its tasks with it: TASK_LOST (TASK_UNREACHABLE to a PARTITION_AWARE
+        framework), REASON_AGENT_REMOVED, then FAILURE (trace 12). Its tasks are kept for its return."""
+        record = self.agents.pop(agent_id)
+        now = time.time()
+        self.unreachable_agents[agent_id] = (record, now)
+        log.warning("marking agent %s unreachable: %s", agent_id, message)
+        for task in list(record.tasks.values()):
+            framework = self.frameworks.get(task.framework_id)
+            if framework is None:
+                continue
+            framework.tasks.pop(task.task_id, None)
+            state = "TASK_UNREACHABLE" if framework.partition_aware else "TASK_LOST"
+            status = _master_status(task.task_id, state, message, "REASON_AGENT_REMOVED", agent_id)
+            status["unreachable_time"] = {"nanoseconds": int(now * 1e9)}
+            if framework.connected:
+                framework.send({"type": "UPDATE", "update": {"status": status}})
+        self._agent_removed(record)
+
+    def _agent_removed(self, record: AgentRecord) -> None:
+        """What every removal of an agent does: its executors and offers go, frameworks hear FAILURE."""
+        agent_id = record.agent.id
+        for framework_id, executors in list(record.executors.items()):
+            framework = self.frameworks.get(framework_id)
+            for executor_id in list(executors):
+                if framework is not None:
+                    framework.executors.pop((agent_id, executor_id), None)
+        for offer_id in list(record.offers):
+            offer = self.offers[offer_id]
+            self._forget_offer(offer)
+            framework = self.frameworks.get(offer.framework_id)
+            if framework is not None:
+                framework.send({"type": "RESCIND", "rescind": {"offer_id": {"value": offer.id}}})
+        for framework in self.frameworks.values():
+            if framework.connected:
+                framework.send({"type": "FAILURE", "failure": {"agent_id": {"value": agent_id}}})
+
+    def reregister_agent(self, agent: Agent) -> None:
+        """An agent that was marked unreachable is back. Mesos 1.12 re-admits it with the tasks it
+        still runs and tells their frameworks their latest state, 'Unreachable agent re-reregistered'
+        (REASON_AGENT_REREGISTERED, trace 12); it kills nothing, partition-aware or not: a framework
+        that replaced a lost task kills the old one. Frameworks removed meanwhile are shut down there."""
+        entry = self.unreachable_agents.pop(agent.id, None)
+        if entry is None:
+            return  # never marked: the master saw nothing
+        old, _ = entry
+        record = AgentRecord(agent, agent.total, agent.total.copy())
+        self.agents[agent.id] = record
+        running = agent.live_tasks()
+        gone = {fid for fid, _ in old.tasks} | set(old.executors)
+        gone -= set(self.frameworks)
+        for framework_id in gone:
+            self._post(agent.shutdown_framework, framework_id)
+        for framework_id, executors in old.executors.items():
+            framework = self.frameworks.get(framework_id)
+            for executor_id, info in executors.items():
+                if framework is None or agent.find_executor(framework_id, executor_id) is None:
+                    continue
+                record.executors.setdefault(framework_id, {})[executor_id] = info
+                framework.executors[(agent.id, executor_id)] = info
+                resources = Resources.from_json(info.get("resources", [])).unallocate()
+                record.used = record.used + resources
+                record.take(resources)
+        for key, task in old.tasks.items():
+            framework = self.frameworks.get(task.framework_id)
+            state = running.get(key)
+            if framework is None or state is None:
+                continue  # it ended meanwhile: its own update follows
+            task.state = state
+            framework.tasks[task.task_id] = task
+            record.tasks[key] = task
+            record.used = record.used + task.resources.unallocate()
+            record.take(task.resources.unallocate())
+            latest = task.latest_status or {}
+            status = _master_status(task.task_id, state, "Unreachable agent re-reregistered",
+                                    "REASON_AGENT_REREGISTERED", agent.id,
+                                    container_status=latest.get("container_status"))
+            if framework.connected:
+                framework.send({"type": "UPDATE", "update": {"status": status}})
+        log.warning("agent %s re-registered after being unreachable", agent.id)
+        self.allocator.trigger()
 
     # -- subscription -------------------------------------------------------
     def subscribe(self, subscribe: dict[str, Any], principal: str | None) -> StreamResponse:
@@ -579,20 +689,7 @@ class Master:
             self._remove_task(task)
             if framework.connected:
                 framework.send({"type": "UPDATE", "update": {"status": status}})
-        for framework_id, executors in list(record.executors.items()):
-            framework = self.frameworks.get(framework_id)
-            for executor_id in list(executors):
-                if framework is not None:
-                    framework.executors.pop((agent_id, executor_id), None)
-        for offer_id in list(record.offers):
-            offer = self.offers[offer_id]
-            self._forget_offer(offer)
-            framework = self.frameworks.get(offer.framework_id)
-            if framework is not None:
-                framework.send({"type": "RESCIND", "rescind": {"offer_id": {"value": offer.id}}})
-        for framework in self.frameworks.values():
-            if framework.connected:
-                framework.send({"type": "FAILURE", "failure": {"agent_id": {"value": agent_id}}})
+        self._agent_removed(record)
         stop = self.loop.create_task(record.agent.stop(self.config.tuning.executor_shutdown_grace_period))
         self._agent_stops.add(stop)
         stop.add_done_callback(self._agent_stops.discard)

@@ -38,7 +38,7 @@ def master_state(master: "Master") -> dict[str, Any]:
         "capabilities": [c["type"] for c in info["capabilities"]],
         "activated_slaves": float(len(master.agents)),
         "deactivated_slaves": 0.0,
-        "unreachable_slaves": 0.0,
+        "unreachable_slaves": float(len(master.unreachable_agents)),
         "leader": info["pid"],
         "leader_info": leader_info,
         "flags": {
