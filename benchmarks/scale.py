@@ -143,7 +143,7 @@ class _NullDriver:
 
 
 def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
-    """CPU and wall time of the scheduler's handling of one status update (``JobScheduler.statusUpdate``:
+    """CPU and wall time of the scheduler's handling of one status update (``MesosAdapter.statusUpdate`` into ``JobShell``:
     parse, core ``Job.status``, persistence, the ClusterSpec message), live (TASK_STARTING after the
     launch) and terminal (TASK_KILLED while the job is torn down), for a job of ``tasks`` tasks,
     with the state store ``tfmesos run --master`` uses (a ``DirStore`` file) and without one (the
@@ -154,7 +154,8 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     from tfmesos.core.job import Job
     from tfmesos.mesos.offers import parse_offer
     from tfmesos.mesos.taskinfo import ExecutorSettings
-    from tfmesos.scheduler.job_scheduler import JobScheduler
+    from tfmesos.scheduler.job_shell import JobShell
+    from tfmesos.store.job_store import JobStore
     from tfmesos.store.state_store import DirStore
 
     from benchmarks.placement import job_of, synthetic_raw_offer
@@ -171,15 +172,15 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
             job.offers(offers, 0.0)  # the whole gang launched: every task TASK_STAGING with an id
             if kind == "terminal":
                 job.abort("benchmark", 0.0)  # FINISHING: every task being killed
-            sched = JobScheduler(job, spec, {"service": {"name": "bench"}}, ExecutorSettings(python=sys.executable),
-                                 store=store, framework_id="bench-framework")
+            sched = JobShell(job, ExecutorSettings(python=sys.executable), JobStore(store, {"service": {"name": "bench"}}),
+                             framework_id="bench-framework")
             sched.driver, sched.connected = _NullDriver(), True
             recs = list(job.tasks.values())[:samples]
             cpu, wall = [], []
             for rec in recs:
                 status = {"task_id": {"value": rec.task_id}, "state": state, "agent_id": {"value": rec.agent_id}}
                 c0, w0 = time.process_time(), time.perf_counter()
-                sched.statusUpdate(sched.driver, status)
+                sched.mesos.statusUpdate(sched.driver, status)
                 cpu.append(time.process_time() - c0)
                 wall.append(time.perf_counter() - w0)
             out.setdefault(kind, {})[label] = {"cpu_ms": statistics.median(cpu) * 1e3,

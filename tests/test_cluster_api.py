@@ -127,7 +127,7 @@ def test_import_tfmesos_stays_light():
     import subprocess
     import sys
 
-    heavy = "('tfmesos.client.cluster', 'tfmesos.scheduler.job_scheduler', 'localmesos', 'pymesos', 'tensorflow')"
+    heavy = "('tfmesos.client.cluster', 'tfmesos.scheduler.job_shell', 'localmesos', 'pymesos', 'tensorflow')"
     code = f"import sys, tfmesos; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

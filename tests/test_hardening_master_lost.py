@@ -6,7 +6,8 @@ from __future__ import annotations
 from tfmesos.core.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
-from tfmesos.scheduler.job_scheduler import LOST_MASTER_NOTE_EVERY, JobScheduler
+from tfmesos.scheduler.job_shell import LOST_MASTER_NOTE_EVERY, Hooks, JobShell
+from tfmesos.store.job_store import JobStore
 from tfmesos.options.jobspec import job_spec_from_options
 
 
@@ -18,20 +19,29 @@ class Clock:
         return self.now
 
 
-def _scheduler(failover_timeout: float) -> tuple[JobScheduler, Clock, list[str]]:
+class _Driver:
+    """pymesos' driver once re-subscribed: its calls go nowhere."""
+
+    framework_id = "F-1"
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None
+
+
+def _scheduler(failover_timeout: float) -> tuple[JobShell, Clock, list[str]]:
     options = resolve_options({"job": {"command": "true"}, "roles": {"worker": {"count": 1}},
                                "service": {"failover_timeout": failover_timeout}})
     spec = job_spec_from_options(options)
     clock, events = Clock(), []
-    sched = JobScheduler(Job.new(spec, clock.now), spec, options, ExecutorSettings(python="python3"),
-                         on_event=events.append, clock=clock)
+    sched = JobShell(Job.new(spec, clock.now), ExecutorSettings(python="python3"), JobStore(None, options),
+                     hooks=Hooks(event=events.append), clock=clock)
     return sched, clock, events
 
 
 def test_lost_master_is_waited_for_until_failover_timeout():
     sched, clock, events = _scheduler(failover_timeout=100)
     sched.subscribed_once = sched.connected = True
-    sched.disconnected(None)
+    sched.mesos.disconnected(None)
     assert sched.disconnected_at == clock.now and not sched.connected
     clock.now += LOST_MASTER_NOTE_EVERY + 1
     sched._master_lost(clock.now)
@@ -48,9 +58,9 @@ def test_lost_master_is_waited_for_until_failover_timeout():
 def test_master_back_in_time_is_reported_and_resets_the_wait():
     sched, clock, events = _scheduler(failover_timeout=100)
     sched.subscribed_once = True
-    sched.disconnected(None)
+    sched.mesos.disconnected(None)
     clock.now += 50
-    sched._subscribed(None)
+    sched.mesos.reregistered(_Driver(), {"hostname": "m", "port": 5050})
     assert sched.disconnected_at is None and any("back after 50 s" in e for e in events)
 
 

@@ -10,8 +10,9 @@ from tfmesos.core.job import Job
 from tfmesos.mesos.offers import parse_offer
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
-from tfmesos.scheduler.job_scheduler import JobScheduler
+from tfmesos.scheduler.job_shell import Hooks, JobShell
 from tfmesos.options.jobspec import job_spec_from_options
+from tfmesos.store.job_store import JobStore
 from tfmesos.store.state_store import DirStore
 
 
@@ -43,16 +44,16 @@ def test_failed_persist_stops_before_any_launch(tmp_path: Path):
     options = resolve_options({"service": {"name": "job"}, "job": {"command": "true"}, "roles": {"worker": {"count": 1}}})
     spec = job_spec_from_options(options)
     events: list[str] = []
-    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"),
-                         store=_broken_store(tmp_path), on_event=events.append)
+    sched = JobShell(Job.new(spec, 0.0), ExecutorSettings(python="python3"), JobStore(_broken_store(tmp_path), options),
+                     hooks=Hooks(event=events.append))
     driver = RecordingDriver()
-    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
     offer = {"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
         {"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
         {"name": "mem", "type": "SCALAR", "scalar": {"value": 8192}},
         {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 31010}]}}]}
     parse_offer(offer)  # a well-formed offer: what is refused below is the launch, not the offer
-    sched.resourceOffers(driver, [offer])
+    sched.mesos.resourceOffers(driver, [offer])
     assert sched.done.is_set() and sched.persist_error is not None
     assert "cannot save the job's state" in sched.result.cause and str(tmp_path) in sched.result.cause
     assert "launchTasks" not in driver.calls, driver.calls
@@ -64,8 +65,8 @@ def test_persisted_state_holds_no_env_values(tmp_path: Path):
                                "roles": {"worker": {"count": 1, "env": ["PW=hunter3"]}}})
     spec = job_spec_from_options(options)
     store = DirStore(tmp_path, "job")
-    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"), store=store)
-    sched.registered(RecordingDriver(), {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched = JobShell(Job.new(spec, 0.0), ExecutorSettings(python="python3"), JobStore(store, options))
+    sched.mesos.registered(RecordingDriver(), {"value": "F-1"}, {"hostname": "m", "port": 5050})
     text = Path(store.where).read_text()
     assert "F-1" in text and "TOKEN=<hidden>" in text and "PW=<hidden>" in text
     assert "hunter2" not in text and "hunter3" not in text

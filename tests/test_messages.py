@@ -104,7 +104,7 @@ def test_an_executor_given_another_protocol_fails_its_task_naming_both_versions(
 
 def test_a_terminal_update_carries_a_task_result() -> None:
     from tfmesos.executor.executor import _status
-    from tfmesos.scheduler.job_scheduler import parse_status
+    from tfmesos.mesos.events import parse_status
 
     status = _status("digits.worker.1.1", "TASK_FAILED", "exited", {"exit_code": 3, "log_tail": "boom"})
     parsed = parse_status(status)
@@ -138,23 +138,24 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
     from tfmesos.core.job import Job
     from tfmesos.mesos.taskinfo import ExecutorSettings
     from tfmesos.options.load import resolve_options
-    from tfmesos.scheduler.job_scheduler import JobScheduler
+    from tfmesos.scheduler.job_shell import JobShell
+    from tfmesos.store.job_store import JobStore
     from tfmesos.options.jobspec import job_spec_from_options
 
     options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"},
                                "roles": {"worker": {"count": 1}}})
     spec = job_spec_from_options(options)
-    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"))
+    sched = JobShell(Job.new(spec, 0.0), ExecutorSettings(python="python3"), JobStore(None, options))
     driver = _SchedulerDriver()
-    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
-    sched.resourceOffers(driver, [{"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [{"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
         {"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
         {"name": "mem", "type": "SCALAR", "scalar": {"value": 8192}},
         {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 31010}]}}]}])
     (launch,) = [args for name, args in driver.calls if name == "launchTasks"]
     (task_id,) = [task["task_id"]["value"] for task in launch[1]]
     # An executor of 0.1.0 (before versioning) asks for the ClusterSpec.
-    sched.frameworkMessage(driver, {"value": task_id}, {"value": "A1"}, _raw({"type": "need_spec", "task_id": task_id}))
+    sched.mesos.frameworkMessage(driver, {"value": task_id}, {"value": "A1"}, _raw({"type": "need_spec", "task_id": task_id}))
     assert ("killTask", ({"value": task_id},)) in [(n, a[:1]) for n, a in driver.calls]
     cause = sched.job.snapshot().cause
     assert "protocol 0 (before versioning)" in cause and f"speaks protocol {PROTOCOL}" in cause, cause

@@ -1,4 +1,4 @@
-"""The scheduler's shell (JobScheduler) driven by a fake of pymesos' driver: it persists before
+"""The scheduler's shell (JobShell, through its Mesos adapter) driven by a fake of pymesos' driver: it persists before
 Mesos hears of a task, adopts its tasks after a restart, and never launches a task id twice."""
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from tfmesos.core.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
 from tfmesos.mesos.driver import stop_driver
-from tfmesos.scheduler.job_scheduler import JobScheduler
+from tfmesos.scheduler.job_shell import JobShell
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.store.format import record
+from tfmesos.store.job_store import JobStore
 from tfmesos.store.state_store import DirStore
 
 OPTIONS = resolve_options({"service": {"name": "shell"}, "job": {"command": "python train.py"},
@@ -55,16 +56,16 @@ def _status(task_id: str, agent: str, state: str) -> dict[str, Any]:
     return {"task_id": {"value": task_id}, "agent_id": {"value": agent}, "state": state, "uuid": "dXVpZA=="}
 
 
-def _scheduler(store: DirStore, job: Job, keep_finished: bool = False) -> JobScheduler:
-    return JobScheduler(job, SPEC, OPTIONS, ExecutorSettings(python="python3"), store=store, clock=lambda: 10.0,
-                        keep_finished=keep_finished)
+def _scheduler(store: DirStore, job: Job, keep_finished: bool = False) -> JobShell:
+    return JobShell(job, ExecutorSettings(python="python3"), JobStore(store, OPTIONS, keep_finished=keep_finished),
+                    clock=lambda: 10.0)
 
 
 def test_tasks_are_on_disk_before_mesos_hears_of_them(tmp_path: Path) -> None:
     store = DirStore(tmp_path, "shell")
     driver, sched = FakeDriver(store), _scheduler(store, Job.new(SPEC, 0.0))
-    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
-    sched.resourceOffers(driver, [_offer(1), _offer(2)])
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [_offer(1), _offer(2)])
     assert len(driver.launched) == 3 and len(set(driver.launched)) == 3, "the whole gang, each id once"
     for on_disk in driver.on_disk_at_launch:
         assert set(driver.launched) <= on_disk
@@ -74,8 +75,8 @@ def test_a_restarted_scheduler_reconciles_adopts_and_launches_nothing_again(tmp_
     store = DirStore(tmp_path, "shell")
     first = FakeDriver(store)
     sched = _scheduler(store, Job.new(SPEC, 0.0))
-    sched.registered(first, {"value": "F-1"}, {"hostname": "m", "port": 5050})
-    sched.resourceOffers(first, [_offer(1), _offer(2)])
+    sched.mesos.registered(first, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(first, [_offer(1), _offer(2)])
     agents = {info_id: sched.attempt_agents[info_id] for info_id in first.launched}
 
     # The scheduler dies; a new one loads the record and re-subscribes with the same framework id.
@@ -83,13 +84,13 @@ def test_a_restarted_scheduler_reconciles_adopts_and_launches_nothing_again(tmp_
     assert saved is not None and saved["framework_id"] == "F-1"
     again = FakeDriver(store)
     resumed = _scheduler(store, Job.from_dict(SPEC, saved["job"]))
-    resumed.reregistered(again, {"hostname": "m", "port": 5050})
+    resumed.mesos.reregistered(again, {"hostname": "m", "port": 5050})
     reconciled = [args[0] for name, args in again.calls if name == "reconcileTasks"]
     assert reconciled and {t["task_id"]["value"] for t in reconciled[0]} == set(first.launched)
 
     for task_id, agent in agents.items():  # Mesos answers: they all still run
-        resumed.statusUpdate(again, _status(task_id, agent, "TASK_RUNNING"))
-    resumed.resourceOffers(again, [_offer(3), _offer(4)])
+        resumed.mesos.statusUpdate(again, _status(task_id, agent, "TASK_RUNNING"))
+    resumed.mesos.resourceOffers(again, [_offer(3), _offer(4)])
     assert again.launched == [], "adopted tasks are never launched a second time"
     assert {t.state for t in resumed.snapshot().tasks} == {"TASK_RUNNING"}
     assert json.loads(Path(store.where).read_text())["framework_id"] == "F-1"
@@ -115,19 +116,19 @@ def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(
     assert env["TFMESOS_CLUSTERSPEC_FILE"] == str(tmp_path / "clusterspec.json")
 
 
-def _run_to_success(store: DirStore, keep_finished: bool) -> tuple[JobScheduler, FakeDriver]:
+def _run_to_success(store: DirStore, keep_finished: bool) -> tuple[JobShell, FakeDriver]:
     """A job launched, running, then worker:0 exits 0 and its peers are killed: the job is over."""
     driver, sched = FakeDriver(store), _scheduler(store, Job.new(SPEC, 0.0), keep_finished)
-    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
-    sched.resourceOffers(driver, [_offer(1), _offer(2)])
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [_offer(1), _offer(2)])
     for task_id in driver.launched:
-        sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_RUNNING"))
+        sched.mesos.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_RUNNING"))
     worker0 = next(t for t in driver.launched if ".worker.0." in t)
-    sched.statusUpdate(driver, _status(worker0, sched.attempt_agents[worker0], "TASK_FINISHED"))
+    sched.mesos.statusUpdate(driver, _status(worker0, sched.attempt_agents[worker0], "TASK_FINISHED"))
     assert not sched.done.is_set(), "the others still run"
     for task_id in driver.launched:
         if task_id != worker0:
-            sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_KILLED"))
+            sched.mesos.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_KILLED"))
     assert sched.done.is_set() and sched.result is not None and sched.result.succeeded
     stop_driver(sched, driver, failover=False)  # what the runner does next: tear the framework down
     return sched, driver
@@ -157,18 +158,17 @@ def test_a_task_s_end_is_appended_to_the_journal_and_a_restart_reads_it(tmp_path
                                "policies": {"success": "all_workers"}})
     spec = job_spec_from_options(options)
     store = DirStore(tmp_path, "journal")
-    sched = JobScheduler(Job.new(spec, 0.0), spec, options, ExecutorSettings(python="python3"), store=store,
-                         clock=lambda: 10.0)
+    sched = JobShell(Job.new(spec, 0.0), ExecutorSettings(python="python3"), JobStore(store, options), clock=lambda: 10.0)
     driver = FakeDriver(store)
-    sched.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
-    sched.resourceOffers(driver, [_offer(i) for i in range(8)])
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [_offer(i) for i in range(8)])
     assert len(driver.launched) == 20
     whole = Path(store.where).read_bytes()
     for task_id in driver.launched:
-        sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_RUNNING"))
+        sched.mesos.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_RUNNING"))
     ended = driver.launched[:19]
     for task_id in ended:
-        sched.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_FINISHED"))
+        sched.mesos.statusUpdate(driver, _status(task_id, sched.attempt_agents[task_id], "TASK_FINISHED"))
     assert Path(store.where).read_bytes() == whole, "a task's end does not rewrite every task"
     assert len(store.journal.read_bytes().splitlines()) == len(ended)
     restarted = Job.from_dict(spec, store.load()["job"])

@@ -14,7 +14,7 @@ import pytest
 
 from tfmesos.core.job import Job
 from tfmesos.options.load import load_options_file
-from tfmesos.scheduler.job_scheduler import options_digest, resumable_with
+from tfmesos.store.job_store import options_digest, resumable_with
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.store.format import FORMAT, StateFormatError, decode, record
 from tfmesos.store.state_store import DirStore

@@ -219,7 +219,8 @@ class Cluster(Mapping[str, str]):
         from ..scheduler.embedded import start_embedded_master
         from ..mesos.driver import await_subscription, driver_class, framework_info
         from ..scheduler.runner import RunSettings
-        from ..scheduler.job_scheduler import JobScheduler
+        from ..scheduler.job_shell import Hooks, JobShell
+        from ..store.job_store import JobStore
 
         s = self.settings
         master = s.master or os.environ.get("MESOS_MASTER") or None
@@ -235,10 +236,10 @@ class Cluster(Mapping[str, str]):
             else:
                 master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
             self._master = master
-            self._sched = JobScheduler(
-                Job.new(self.spec, time.time()), self.spec, self.options,
+            self._sched = JobShell(
+                Job.new(self.spec, time.time()),
                 ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
-                on_output=self._console.output, on_event=self._event,
+                JobStore(None, self.options), hooks=Hooks(self._event, self._console.output),
             )
             self._start_api()
             secret = os.environ.get("MESOS_SECRET") or None

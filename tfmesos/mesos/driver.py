@@ -1,32 +1,300 @@
-"""The scheduler's pymesos driver, adapted: the one module that reaches into pymesos' private
-attributes (``_get_conn``, ``_conn``, ``_timeout``, ``_basic_credential``, ``_framework``,
-``stream_id``; the executor's side is ``executor_driver``).
+"""The scheduler's side of pymesos, adapted: the one module that reaches into pymesos' private
+attributes, all of them behind one class, ``Pymesos`` (``_get_conn``, ``_conn``, ``_timeout``,
+``_basic_credential``, ``_framework``, ``stream_id``, ``pymesos.process``' SIGINT handler and
+IO-thread error; the executor's side is ``executor_driver``; tests/test_pymesos_private.py keeps it so).
 
-Here: the FrameworkInfo a job subscribes with, the driver class (our choice of capabilities,
-calls on a kept-alive ``CallConnection``, pipelined gang ACCEPTs), waiting for SUBSCRIBED with a
-deadline, stopping, and the option behind each refusal the master gives.
+- ``MesosAdapter``: pymesos' Scheduler for one job's shell. It turns pymesos' callbacks into the
+  plain events of ``events.py`` (never raising into pymesos, which would tear the framework
+  down; backing off before pymesos re-subscribes), and the shell's calls into driver calls.
+- The FrameworkInfo a job subscribes with, the driver class (our choice of capabilities, calls on
+  a kept-alive ``CallConnection``, pipelined gang ACCEPTs), waiting for SUBSCRIBED with a
+  deadline, stopping, and the option behind each refusal the master gives.
 """
 from __future__ import annotations
 
+import functools
 import getpass
 import json
+import logging
+import signal
 import socket
+import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
+from ..core.job import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
 from .calls_http import CallConnection, CallResponse, CallSender
+from .events import OffersArrived, Subscribed, offers_arrived, parse_status, ref, value_of
+from .messages import ProtocolMismatch, decode
+
+log = logging.getLogger("tfmesos.mesos.driver")
+
+RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
+LAUNCH_FILTERS = {"refuse_seconds": 2.0}
 
 
-def connection_for(driver: Any, timeout: float | None) -> CallConnection | None:
-    """pymesos' ``_get_conn``: the driver's connection to its master (or agent), made once."""
-    if not driver.connected:
-        return None
-    if driver._conn is None:
-        host, port = driver.master.split(":", 2)
-        driver._conn = CallConnection(host, int(port), timeout=timeout)
-    return driver._conn
+class JobEvents(Protocol):
+    """What the adapter tells the job's shell (scheduler/job_shell.py), under no lock of its own."""
+
+    def subscribed(self, event: Subscribed) -> None: ...
+    def disconnected(self) -> bool: ...  # True: the run is ending, nothing to re-subscribe for
+    def offers_arrived(self, event: OffersArrived) -> None: ...
+    def offer_rescinded(self, offer_id: str) -> None: ...
+    def status_update(self, update: StatusUpdate) -> None: ...
+    def executor_said(self, message: Any) -> None: ...  # a decoded messages.* from an executor
+    def protocol_mismatch(self, reason: str) -> None: ...
+    def agent_lost(self, agent_id: str) -> None: ...
+    def master_error(self, message: str) -> None: ...
+
+
+def _guard(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def wrapper(self: "MesosAdapter", *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except Exception as exc:  # noqa: BLE001 - a raise here would make pymesos TEARDOWN the framework
+            # One line for the user; the traceback with -v.
+            log.error("error in %s (the job goes on): %s: %s", method.__name__, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
+    return wrapper
+
+
+class MesosAdapter:
+    """pymesos' Scheduler callbacks (duck-typed) as events for ``shell``, and the shell's way to
+    the master: one method per Mesos call it makes (public driver methods only)."""
+
+    def __init__(self, shell: JobEvents, revocable: bool = False) -> None:
+        self.shell, self.revocable = shell, revocable
+        self.driver: Any = None
+        self.released = threading.Event()  # set before the driver stops: no back-off wait holds it
+        self._quick_drops = 0
+        self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
+
+    # ------------------------------------------------------------------ pymesos callbacks
+    @_guard
+    def registered(self, driver: Any, framework_id: dict[str, str], master_info: dict[str, Any]) -> None:
+        self.driver, self._subscribed_at = driver, time.monotonic()
+        self.shell.subscribed(Subscribed(value_of(framework_id),
+                                         f"{master_info.get('hostname')}:{master_info.get('port')}"))
+
+    @_guard
+    def reregistered(self, driver: Any, master_info: dict[str, Any]) -> None:
+        self.driver, self._subscribed_at = driver, time.monotonic()
+        self.shell.subscribed(Subscribed(driver.framework_id,
+                                         f"{master_info.get('hostname')}:{master_info.get('port')}", again=True))
+
+    @_guard
+    def disconnected(self, driver: Any) -> None:
+        ending = self.shell.disconnected()
+        # pymesos reconnects the moment this returns. After a refusal there is nothing to
+        # retry; after a stream that dropped at once, back off as the Mesos docs advise.
+        if ending:
+            delay = RESUBSCRIBE_BACKOFF_MAX
+        elif time.monotonic() - self._subscribed_at < RESUBSCRIBE_BACKOFF_MAX:
+            self._quick_drops += 1
+            delay = min(0.5 * 2 ** (self._quick_drops - 1), RESUBSCRIBE_BACKOFF_MAX)
+        else:
+            self._quick_drops, delay = 0, 0.0
+        if delay:
+            self.released.wait(delay)  # the IO thread waits here; stop_driver releases it
+
+    @_guard
+    def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
+        self.shell.offers_arrived(offers_arrived(offers, self.revocable))
+
+    def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
+        pass  # maintenance windows: not acted on
+
+    @_guard
+    def offerRescinded(self, driver: Any, offer_id: dict[str, str]) -> None:  # noqa: N802
+        self.shell.offer_rescinded(value_of(offer_id))
+
+    @_guard
+    def statusUpdate(self, driver: Any, status: dict[str, Any]) -> None:  # noqa: N802
+        # pymesos acknowledges after we return: the new state is persisted by then.
+        self.shell.status_update(parse_status(status))
+
+    @_guard
+    def frameworkMessage(self, driver: Any, executor_id: dict, agent_id: dict, data: str) -> None:  # noqa: N802
+        try:
+            msg = decode(data, f"executor {value_of(executor_id)}")
+        except ProtocolMismatch as exc:
+            # A tfmesos of another protocol on an agent: it would wait for peers it cannot be told
+            # of, so the job stops with the reason rather than hanging half-started.
+            log.error("framework message refused: %s", exc)
+            self.shell.protocol_mismatch(str(exc))
+            return
+        except ValueError as exc:
+            log.warning("framework message refused: %s", exc)
+            return
+        self.shell.executor_said(msg)
+
+    @_guard
+    def slaveLost(self, driver: Any, agent_id: dict) -> None:  # noqa: N802
+        self.shell.agent_lost(value_of(agent_id))
+
+    @_guard
+    def executorLost(self, driver: Any, executor_id: dict, agent_id: dict, status: int) -> None:  # noqa: N802
+        log.info("executor %s on %s exited with status %s", value_of(executor_id), value_of(agent_id), status)
+
+    @_guard
+    def error(self, driver: Any, message: str) -> None:
+        self.shell.master_error(message)
+
+    def processHeartBeat(self, driver: Any) -> None:  # noqa: N802
+        pass
+
+    # ------------------------------------------------------------------ calls to the master
+    @property
+    def master(self) -> str | None:
+        """The master's host:port as the driver knows it (None before there is one)."""
+        master = getattr(self.driver, "master", None) if self.driver is not None else None
+        return master if isinstance(master, str) else None
+
+    @property
+    def pipelines_launches(self) -> bool:
+        # Looked up on the class: test doubles answer every attribute through __getattr__.
+        return hasattr(type(self.driver), "launch_many")
+
+    def launch(self, offer_id: str, task_infos: list[dict[str, Any]]) -> None:
+        self.driver.launchTasks([ref(offer_id)], task_infos, LAUNCH_FILTERS)
+
+    def launch_many(self, launches: list[tuple[str, list[dict[str, Any]]]],
+                    answer: Callable[[list[str | None] | Exception], None]) -> None:
+        """A gang's LAUNCHes, (offer id, task infos) each, pipelined by the driver's sender."""
+        self.driver.launch_many([(offer_id, infos, LAUNCH_FILTERS) for offer_id, infos in launches], answer)
+
+    def decline(self, offer_ids: list[str], refuse_seconds: float) -> None:
+        self.driver.declineOffer([ref(oid) for oid in offer_ids], {"refuse_seconds": refuse_seconds})
+
+    def kill(self, task_id: str) -> None:
+        self.driver.killTask(ref(task_id))
+
+    def send(self, task_id: str, agent_id: str, data: str) -> None:
+        """A framework message to the executor of ``task_id`` (tfmesos' executor id is its task's)."""
+        self.driver.sendFrameworkMessage(ref(task_id), ref(agent_id), data)
+
+    def revive(self) -> None:
+        self.driver.reviveOffers()
+
+    def suppress(self) -> None:
+        self.driver.suppressOffers()
+
+    def reconcile(self, task_ids: list[str]) -> None:
+        self.driver.reconcileTasks([{"task_id": ref(t)} for t in task_ids])
+
+    def release(self) -> None:
+        """Let pymesos' IO thread out of a back-off wait (before the driver stops)."""
+        self.released.set()
+
+
+class Pymesos:
+    """Every use of pymesos' private parts, in one class: its driver subclassed, its connection
+    replaced, its SIGINT handler tamed and its IO thread's error raised. A pymesos upgrade is
+    checked here and nowhere else."""
+
+    @staticmethod
+    def connection_for(driver: Any, timeout: float | None) -> CallConnection | None:
+        """pymesos' ``_get_conn``: the driver's connection to its master (or agent), made once."""
+        if not driver.connected:
+            return None
+        if driver._conn is None:
+            host, port = driver.master.split(":", 2)
+            driver._conn = CallConnection(host, int(port), timeout=timeout)
+        return driver._conn
+
+    @staticmethod
+    def driver_class(base: type) -> type:
+        """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice. Calls
+        go out on a ``CallConnection`` (mesos/calls_http.py): four per task in a big gang. Built
+        with a job's shell (anything with a ``MesosAdapter`` as ``mesos``), pymesos calls the adapter."""
+
+        class Driver(base):  # type: ignore[misc, valid-type]
+            def __init__(self, sched: Any, *args: Any, **kwargs: Any) -> None:
+                adapter = getattr(sched, "mesos", None)
+                if isinstance(adapter, MesosAdapter):
+                    sched, adapter.driver = adapter, self
+                super().__init__(sched, *args, **kwargs)
+
+            def _get_conn(self) -> CallConnection | None:
+                return Pymesos.connection_for(self, self._timeout)
+
+            _sender: CallSender | None = None
+
+            def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
+                            answer: Callable[[list[str | None] | Exception], None]) -> None:
+                """One ACCEPT (LAUNCH) per (offer id, task infos, filters), as pymesos' launchTasks
+                builds it, pipelined by a ``CallSender``; ``answer`` gets, per call, None or why it was
+                refused (or the exception that stopped them all)."""
+                if not self.connected or self.framework_id is None:
+                    raise RuntimeError("Not connected yet")
+                framework = {"value": self.framework_id}
+                bodies = [json.dumps({"type": "ACCEPT", "framework_id": framework, "accept": {
+                    "offer_ids": [{"value": offer_id}],
+                    "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}],
+                    "filters": filters}}).encode() for offer_id, infos, filters in launches]
+                headers = {"Content-Type": "application/json"}
+                if self.stream_id:
+                    headers["Mesos-Stream-Id"] = self.stream_id
+                if self._basic_credential:
+                    headers["Authorization"] = self._basic_credential
+                if self._sender is None:
+                    self._sender = CallSender("tfmesos-launches")
+
+                def answered(result: list[CallResponse] | Exception) -> None:
+                    answer(result if isinstance(result, Exception) else [
+                        None if 200 <= r.status < 300 else f"{r.status} {r.read()[:300].decode(errors='replace')}"
+                        for r in result])
+
+                self._sender.submit(self.master, "/api/v1/scheduler", bodies, headers, answered)
+
+            def stop(self, *args: Any, **kwargs: Any) -> Any:
+                if self._sender is not None:
+                    self._sender.close()
+                    self._sender = None
+                return super().stop(*args, **kwargs)
+
+            @property
+            def framework(self) -> dict[str, Any]:
+                info = super().framework
+                wanted = self._framework.get("capabilities", [])
+                if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
+                    kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
+                    info["capabilities"] = kept
+                return info
+
+        return Driver
+
+    @staticmethod
+    def tame_sigint() -> None:
+        """pymesos' SIGINT handler calls the handler it found at import; where that is SIG_DFL or
+        SIG_IGN (ours cannot replace it off the main thread) it would fail with "'Handlers' object
+        is not callable": make it a plain KeyboardInterrupt instead."""
+        import pymesos.process  # its import installs pymesos' handler
+
+        if not callable(pymesos.process._prev_handler):
+            pymesos.process._prev_handler = signal.default_int_handler
+
+    @staticmethod
+    def is_own_handler(handler: Any) -> bool:
+        """Whether a signal handler is pymesos' own (never to be put back)."""
+        return getattr(handler, "__module__", "") == "pymesos.process"
+
+    @staticmethod
+    def raise_io_error() -> None:
+        """pymesos' IO thread failed and interrupted the main thread (SIGINT) to say so: raise its error."""
+        import pymesos.process as process
+
+        failure = process._exc_info
+        if failure is not None:
+            process._exc_info = None
+            raise failure[1].with_traceback(failure[2])
+
+
+connection_for = Pymesos.connection_for
+driver_class = Pymesos.driver_class
 
 
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
@@ -53,61 +321,6 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
     return info
 
 
-def driver_class(base: type) -> type:
-    """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice. Calls
-    go out on a ``CallConnection`` (mesos/calls_http.py): four per task in a big gang."""
-
-    class Driver(base):  # type: ignore[misc, valid-type]
-        def _get_conn(self) -> CallConnection | None:
-            return connection_for(self, self._timeout)
-
-        _sender: CallSender | None = None
-
-        def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
-                        answer: Callable[[list[str | None] | Exception], None]) -> None:
-            """One ACCEPT (LAUNCH) per (offer id, task infos, filters), as pymesos' launchTasks
-            builds it, pipelined by a ``CallSender``; ``answer`` gets, per call, None or why it was
-            refused (or the exception that stopped them all)."""
-            if not self.connected or self.framework_id is None:
-                raise RuntimeError("Not connected yet")
-            framework = {"value": self.framework_id}
-            bodies = [json.dumps({"type": "ACCEPT", "framework_id": framework, "accept": {
-                "offer_ids": [{"value": offer_id}],
-                "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}],
-                "filters": filters}}).encode() for offer_id, infos, filters in launches]
-            headers = {"Content-Type": "application/json"}
-            if self.stream_id:
-                headers["Mesos-Stream-Id"] = self.stream_id
-            if self._basic_credential:
-                headers["Authorization"] = self._basic_credential
-            if self._sender is None:
-                self._sender = CallSender("tfmesos-launches")
-
-            def answered(result: list[CallResponse] | Exception) -> None:
-                answer(result if isinstance(result, Exception) else [
-                    None if 200 <= r.status < 300 else f"{r.status} {r.read()[:300].decode(errors='replace')}"
-                    for r in result])
-
-            self._sender.submit(self.master, "/api/v1/scheduler", bodies, headers, answered)
-
-        def stop(self, *args: Any, **kwargs: Any) -> Any:
-            if self._sender is not None:
-                self._sender.close()
-                self._sender = None
-            return super().stop(*args, **kwargs)
-
-        @property
-        def framework(self) -> dict[str, Any]:
-            info = super().framework
-            wanted = self._framework.get("capabilities", [])
-            if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
-                kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
-                info["capabilities"] = kept
-            return info
-
-    return Driver
-
-
 def refusal_hint(message: str) -> str:
     """The option behind a refusal the master gives (its exact texts: tests/data/mesos-traces)."""
     text = message.lower()
@@ -127,7 +340,7 @@ def refusal_hint(message: str) -> str:
 
 
 def stop_driver(sched: Any, driver: Any, failover: bool) -> None:
-    sched.released.set()  # let pymesos' IO thread out of a back-off wait
+    sched.mesos.release()  # let pymesos' IO thread out of a back-off wait
     driver.stop(failover=failover)
     driver.join()
 

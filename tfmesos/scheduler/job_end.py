@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .http_api import ApiServer, Operations
 from .console import Console
 from ..client.logs import FILES, AgentFiles, read_tail, sandbox_directories
-from ..masking import mask_options
-from ..store.format import end_of, record
+from ..store.format import end_of
 from ..core.spec import ROLE_ORDER, JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore
@@ -24,7 +23,7 @@ from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore
 log = logging.getLogger("tfmesos.scheduler.job_end")
 
 if TYPE_CHECKING:
-    from .job_scheduler import JobScheduler
+    from .job_shell import JobShell
 
 ATTEMPTS_KEPT = 5  # log locations kept per task: its newest attempts
 LOCATE_SECONDS = 2.0  # at most this long asking the agents where the sandboxes are (and for tails)
@@ -52,7 +51,7 @@ def announce(spec: JobSpec, state_dir: str, api: str) -> DirStore:
     return store
 
 
-def log_locations(sched: JobScheduler, task_ids: dict[str, list[Any]],
+def log_locations(sched: JobShell, task_ids: dict[str, list[Any]],
                   seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
     """ROLE:INDEX -> its newest attempts' {task_id, agent, directory}, oldest first, from the
     record's ``task_ids`` (task id -> [role, index]); the agents' /state is asked once each (an
@@ -91,13 +90,11 @@ def _role_order(task: str) -> tuple[int, int]:
     return (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), int(index or 0))
 
 
-def final_record(sched: JobScheduler, api: str | None, master: str | None, at: float) -> dict[str, Any]:
+def final_record(sched: JobShell, api: str | None, master: str | None, at: float) -> dict[str, Any]:
     """The record kept of a job that ended (state_format 4, ``end`` filled in)."""
-    from .job_scheduler import options_digest
-
-    job = sched.job.to_dict()
-    return record(sched.framework_id, options_digest(sched.options), mask_options(sched.options), job,
-                  finished=True, end=end_of(at, sched.job.progress(), log_locations(sched, job["task_ids"]), api, master))
+    task_ids = sched.job.to_dict()["task_ids"]
+    end = end_of(at, sched.job.progress(), log_locations(sched, task_ids), api, master)
+    return sched.store.final(sched.job, sched.framework_id, end).to_json()
 
 
 def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:
@@ -110,7 +107,7 @@ def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:
     return True
 
 
-def record_end(sched: JobScheduler, store: StateStore, api: str | None, master: str | None,
+def record_end(sched: JobShell, store: StateStore, api: str | None, master: str | None,
                console: Console) -> float:
     """Keep the final record of a job that has ended and whose framework is torn down (while the
     agents, and the embedded master's sandboxes, are still there to say where its logs are);
@@ -141,7 +138,7 @@ def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds
             signal.signal(sig, handler)
 
 
-def after_end(sched: JobScheduler, store: StateStore, api: ApiServer, master: str, console: Console,
+def after_end(sched: JobShell, store: StateStore, api: ApiServer, master: str, console: Console,
               serve_seconds: float, ops: Operations) -> None:
     """The job has ended and its framework is torn down: keep its record, then serve its end
     for ``serve_seconds``; without that, give a ``tfmesos logs --follow`` that was reading one

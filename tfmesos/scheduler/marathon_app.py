@@ -4,7 +4,7 @@ Marathon restarts an app whose process exits, for any reason, and it stops one w
 it moves, upgrades or removes it. So, under Marathon:
 
 - a job that ended must not end the process (Marathon would start it, and the job, again): its
-  record says finished (written with the job's last ``Persist``, see ``JobScheduler.persist``)
+  record says finished (written with the job's last ``Persist``, see ``JobStore.record``)
   and the scheduler serves the final status, health included, until the app is removed;
 - a scheduler started on a finished record only serves that status;
 - SIGTERM while the job runs on a real cluster is a restart, not a stop: the scheduler leaves and

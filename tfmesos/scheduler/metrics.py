@@ -1,7 +1,8 @@
 """The scheduler's Prometheus metrics (``GET /metrics``), one registry per job.
 
-Counters are counted by the scheduler as events happen; the job's phase, placement wait and
-last reported progress are read from its snapshot when scraped.
+Counters are counted as the scheduler's shell sees events happen, classified here (a task's end
+as a failure or not, a launch as a relaunch and why); the job's phase, placement wait and last
+reported progress are read from its snapshot when scraped.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from ..core.job import PHASES
+from ..core.job import LIVE, PHASES
+from ..core.spec import TaskKey
 from ..core.status import Progress, StatusSnapshot
 
 
@@ -66,10 +68,45 @@ class JobMetrics:
             ["role", "reason"], registry=r)
         self._gauges: dict[str, float] = {}
         r.register(_SnapshotCollector(snapshot, lambda: dict(self._gauges)))
+        self._launched: dict[TaskKey, int] = {}  # restarts count at each task's last launch
+        self._requested: set[TaskKey] = set()  # tasks a person asked to restart, not relaunched yet
+
+    def task_ended(self, key: TaskKey, state: str, reason: str, counts: bool) -> None:
+        """A task's status update; ``counts``: it ends an attempt that was live and that tfmesos
+        did not kill itself (for a relaunch, or while the job finishes)."""
+        label = failure_label(state, reason, counts)
+        if label is not None:
+            self.tasks_failed.labels(key.role, label).inc()
+
+    def restart_requested(self, key: TaskKey) -> None:
+        self._requested.add(key)
+
+    def launched(self, key: TaskKey, restarts: int) -> None:
+        """A task launched; a relaunch is counted as after a failure (its restarts grew), as asked
+        for by a person, or with its peers (a whole-job or peer restart)."""
+        self.tasks_launched.labels(key.role).inc()
+        if key in self._launched:
+            why = ("failure" if restarts > self._launched[key]
+                   else "requested" if key in self._requested else "with_peers")
+            self.tasks_relaunched.labels(key.role, why).inc()
+        self._launched[key] = restarts
+        self._requested.discard(key)
 
     def set_gauge(self, name: str, value: float) -> None:
         """A gauge the scheduler measures once, e.g. time_to_clusterspec_seconds."""
         self._gauges[name] = value
 
+    def clusterspec_sent(self, seconds_since_start: float) -> None:
+        """The first ClusterSpec sent: how long the job took to get there."""
+        self._gauges.setdefault("time_to_clusterspec_seconds", seconds_since_start)
+
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def failure_label(state: str, reason: str, counts: bool) -> str | None:
+    """The ``reason`` label of tasks_failed for a task's update, or None when it is no failure
+    (still live, finished, or an end tfmesos asked for)."""
+    if not counts or state in LIVE or state == "TASK_FINISHED":
+        return None
+    return reason or state

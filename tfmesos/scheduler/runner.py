@@ -32,7 +32,8 @@ from ..mesos.operator import role_quota
 from ..mesos.taskinfo import ExecutorSettings
 from ..options.load import OptionsError
 from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of
-from .job_scheduler import JobScheduler, resumable_with
+from .job_shell import Hooks, JobShell
+from ..store.job_store import JobStore, resumable_with
 from .signals import StopSignals, StoppedBeforeStart, signal_name
 from ..core.spec import JobSpec
 from ..api.status_text import task_row
@@ -213,12 +214,12 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
     if not local:
         refuse_duplicate(running_frameworks(master, spec.service.principal, os.environ.get("MESOS_SECRET", "")),
                          spec.service.name, framework_id, master)
-    sched = JobScheduler(
-        job, spec, options, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
-        store=store, framework_id=framework_id, on_output=console.output, on_event=console.event,
+    sched = JobShell(
+        job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
+        JobStore(store, options, keep_finished=marathon.keeps_finished(store is not None)), framework_id=framework_id,
+        hooks=Hooks(console.event, console.output, console.progress),
         quota_probe=None if local else functools.partial(
             role_quota, master, principal=spec.service.principal, secret=os.environ.get("MESOS_SECRET", "")),
-        on_progress=console.progress, keep_finished=marathon.keeps_finished(store is not None),
     )
 
     def shutdown() -> None:
@@ -297,7 +298,7 @@ def _run(spec: JobSpec, options: dict[str, Any], settings: RunSettings, master: 
         job_end.after_end(sched, store or job_end.local_store(spec, settings.state_dir),
                           api, master, console, settings.keep_serving,
                           _operations(spec, logs=sched.logs.read, metrics=sched.metrics.render))
-        if marathon.keeps_finished(store is not None):  # recorded finished with the Done (JobScheduler.persist)
+        if marathon.keeps_finished(store is not None):  # recorded finished with the Done (JobStore.record)
             final = sched.snapshot()
             api.stop()
             api = None
@@ -322,7 +323,7 @@ def end_code(end: str, signal_code: int | None) -> int:
     return 1
 
 
-def _waiting_for(sched: JobScheduler) -> str:
+def _waiting_for(sched: JobShell) -> str:
     """What a stopping run waits for (said at a second Ctrl-C)."""
     if not sched.subscribed_once and not sched.done.is_set():
         return "the Mesos master to answer the subscription (at most --connect-timeout)"
@@ -332,7 +333,7 @@ def _waiting_for(sched: JobScheduler) -> str:
     return "the framework's teardown by the Mesos master"
 
 
-def print_summary(console: Console, sched: JobScheduler, end: str, cause: str) -> None:
+def print_summary(console: Console, sched: JobShell, end: str, cause: str) -> None:
     snap = sched.snapshot()
     console.line(f"job {snap.name} {end}: {cause}")
     for t in snap.tasks:

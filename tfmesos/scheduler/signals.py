@@ -92,12 +92,11 @@ class StopSignals:
 
     # ------------------------------------------------------------------ set-up
     def install(self) -> "StopSignals":
-        import pymesos.process  # its import installs pymesos' handler: ours must come after
+        from ..mesos.driver import Pymesos
 
-        if not callable(pymesos.process._prev_handler):
-            # Where ours cannot be installed (not the main thread), pymesos' handler would call
-            # SIG_DFL/SIG_IGN ("'Handlers' object is not callable"): a plain KeyboardInterrupt instead.
-            pymesos.process._prev_handler = signal.default_int_handler
+        # pymesos' import installs its handler (ours must come after); where ours cannot be
+        # installed (not the main thread), it is made to raise a plain KeyboardInterrupt.
+        Pymesos.tame_sigint()
         if threading.current_thread() is not threading.main_thread():
             return self  # signal.signal works in the main thread only: the caller's handlers stay
 
@@ -115,7 +114,7 @@ class StopSignals:
     def restore(self) -> None:
         """Put the handlers found by ``install`` back (never pymesos' own: see the module's text)."""
         for sig, handler in self._previous.items():
-            if getattr(handler, "__module__", "") == "pymesos.process":
+            if _is_pymesos_handler(handler):
                 handler = signal.default_int_handler
             signal.signal(sig, handler)
         self._previous.clear()
@@ -175,9 +174,12 @@ class StopSignals:
 
 def _raise_pymesos_error() -> None:
     """pymesos' IO thread failed and interrupted the main thread to say so: raise its error."""
-    import pymesos.process as process
+    from ..mesos.driver import Pymesos
 
-    failure = process._exc_info
-    if failure is not None:
-        process._exc_info = None
-        raise failure[1].with_traceback(failure[2])
+    Pymesos.raise_io_error()
+
+
+def _is_pymesos_handler(handler: Any) -> bool:
+    from ..mesos.driver import Pymesos
+
+    return Pymesos.is_own_handler(handler)

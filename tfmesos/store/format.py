@@ -26,8 +26,10 @@ load, a newer one is refused with a message, never half-read.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterable
 
 from ..core.job import EVENTS_KEPT
 
@@ -38,12 +40,36 @@ class StateFormatError(ValueError):
     """A record this tfmesos cannot read: a newer format, or not a job record at all."""
 
 
+@dataclass(frozen=True)
+class JobRecord:
+    """The one definition of what a store keeps of a job, running or ended (format ``FORMAT``):
+    its JSON is ``{"format": FORMAT, <these fields>}``; an older format is upgraded to it by
+    ``decode``. A field added here is a new format, with an upgrade step (tests/test_state_format.py)."""
+
+    FORMAT: ClassVar[int] = FORMAT
+    framework_id: str | None
+    options_digest: str  # store/job_store.py: options_digest
+    options: dict[str, Any] | None  # env values hidden (masking.mask_options)
+    job: dict[str, Any]  # Job.to_dict()
+    finished: bool = False  # an ended job kept under Marathon (or in the history of ends)
+    journal_gen: int = 0  # the generation whose journal entries apply (format 3)
+    end: dict[str, Any] | None = None  # end_of(...) once the job ended and its record is kept (format 4)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> "JobRecord":
+        """A stored record (bytes, text or parsed JSON) of any format this tfmesos reads."""
+        data = decode(raw)
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+
+
 def record(framework_id: str | None, options_digest: str, options: dict[str, Any] | None,
            job: dict[str, Any], finished: bool = False, journal_gen: int = 0,
            end: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The record to persist, running or finished: the same shape."""
-    return {"format": FORMAT, "framework_id": framework_id, "options_digest": options_digest,
-            "options": options, "finished": finished, "job": job, "journal_gen": journal_gen, "end": end}
+    """The record to persist (JobRecord's JSON), running or finished: the same shape."""
+    return JobRecord(framework_id, options_digest, options, job, finished, journal_gen, end).to_json()
 
 
 def end_of(at: float, progress: dict[str, Any] | None, logs: dict[str, list[dict[str, Any]]],

@@ -1,0 +1,105 @@
+"""The job record is one typed, versioned definition (store/format.py's JobRecord): what every
+writer puts in a store, what every reader gets back, for the records of every format this
+tfmesos reads (tests/data/state). And the typed job store over it (store/job_store.py): a job
+resumes only with the options it ran with; a task's end is appended, not a rewrite."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tfmesos.core.job import Job
+from tfmesos.options.jobspec import job_spec_from_options
+from tfmesos.options.load import OptionsError, load_options_file
+from tfmesos.store import format as record_format
+from tfmesos.store.format import FORMAT, JobRecord, StateFormatError, decode, end_of, record
+from tfmesos.store.job_store import JOURNAL_MIN, JobStore, options_digest
+from tfmesos.store.state_store import DirStore
+
+DATA = Path(__file__).resolve().parent / "data" / "state"
+FIXTURES = ["format1-running.json", "format1-finished.json", "format2-running.json", "format3-running.json"]
+
+
+def _options() -> dict:
+    return load_options_file(DATA / "fixture-options.json")
+
+
+def test_the_record_is_its_dataclass_and_a_format_number() -> None:
+    fields = {f.name for f in dataclasses.fields(JobRecord)}
+    assert JobRecord.FORMAT == FORMAT
+    assert set(record("F-1", "d", None, {})) == {"format"} | fields
+    assert set(record("F-1", "d", None, {}, finished=True, end=end_of(1.0, None, {}, None, None))) == {"format"} | fields
+    # A new format is a new upgrade step: every older one is read forward to today's.
+    assert set(record_format._UPGRADES) == set(range(1, FORMAT))
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_every_older_record_reads_as_todays_typed_record(name: str) -> None:
+    raw = (DATA / name).read_bytes()
+    rec = JobRecord.from_json(raw)
+    assert rec.to_json() == decode(raw) and rec.to_json()["format"] == FORMAT
+    assert JobRecord.from_json(rec.to_json()) == rec
+    assert isinstance(rec.job, dict) and isinstance(rec.finished, bool)
+
+
+def test_a_newer_record_is_not_half_read() -> None:
+    with pytest.raises(StateFormatError, match="format 99"):
+        JobRecord.from_json((DATA / "format99-newer.json").read_bytes())
+
+
+def test_the_store_writes_the_typed_record_and_reads_it_back(tmp_path: Path) -> None:
+    options, spec = _options(), job_spec_from_options(_options())
+    store = JobStore(DirStore(tmp_path, "fixture-job"), options)
+    job = Job.from_dict(spec, decode((DATA / "format1-running.json").read_bytes())["job"])
+    store.record(job, "F-9")
+    saved = store.saved()
+    assert saved == JobRecord("F-9", options_digest(options), saved.options, job.to_dict(), journal_gen=saved.journal_gen)
+    on_disk = json.loads(Path(store.where).read_text())
+    assert on_disk == saved.to_json()
+    resumed, framework_id = store.resume(saved, spec, options)
+    assert framework_id == "F-9" and resumed.to_dict() == job.to_dict()
+
+
+def test_a_record_is_resumed_only_with_the_options_it_ran_with(tmp_path: Path) -> None:
+    options, spec = _options(), job_spec_from_options(_options())
+    store = DirStore(tmp_path, "fixture-job")
+    shutil.copy(DATA / "format1-running.json", store.where)
+    jobs = JobStore(store, options)
+    saved = jobs.saved()
+    assert saved is not None and jobs.resume(saved, spec, options)[1] == saved.framework_id
+    other = json.loads(json.dumps(options))
+    other["job"]["command"] = "sleep 31"
+    with pytest.raises(OptionsError, match="with other options"):
+        JobStore(store, other).resume(saved, spec, other)
+
+
+def test_task_ends_are_appended_until_the_journal_is_as_long_as_the_job(tmp_path: Path) -> None:
+    options, spec = _options(), job_spec_from_options(_options())
+    dirs = DirStore(tmp_path, "fixture-job")
+    store = JobStore(dirs, options)
+    job = Job.from_dict(spec, decode((DATA / "format1-running.json").read_bytes())["job"])
+    store.record(job, "F-1")
+    whole = Path(dirs.where).read_bytes()
+    key = next(iter(job.tasks))
+    limit = max(JOURNAL_MIN, len(job.tasks))
+    for _ in range(limit):
+        store.record(job, "F-1", changed=key)
+    assert Path(dirs.where).read_bytes() == whole and len(dirs.journal.read_bytes().splitlines()) == limit
+    store.record(job, "F-1", changed=key)  # one more: the whole record again, a new generation
+    assert not dirs.journal.exists() and JobRecord.from_json(Path(dirs.where).read_bytes()).journal_gen != \
+        JobRecord.from_json(whole).journal_gen
+
+
+def test_without_a_state_store_nothing_is_recorded_but_the_end_is_typed(tmp_path: Path) -> None:
+    options, spec = _options(), job_spec_from_options(_options())
+    store = JobStore(None, options)
+    job = Job.new(spec, 0.0)
+    store.record(job, "F-1")
+    assert store.saved() is None and not store.persists
+    end = end_of(5.0, None, {}, None, None)
+    final = store.final(job, "F-1", end)
+    assert final.finished and final.end == end and final.options_digest == options_digest(options)
+    assert "hunter" not in json.dumps(final.to_json())

@@ -1,0 +1,373 @@
+"""The scheduler's shell around one core ``Job``: Mesos events (plain, from ``mesos.driver``'s
+adapter) and the clock go in, under one lock; the core decides; its actions go out to Mesos
+through the adapter, after the job is recorded in its store when the core asks for it. Besides
+obeying the core, the shell keeps two policies of its own: how long it waits for a lost master
+(service.failover_timeout) and when it asks the master about quota while placement is held back
+(quota_watch.py; core/quota.py judges the answer).
+
+Thread model: pymesos delivers events on its IO thread; the runner's thread waits for the
+next deadline and calls ``tick``. Both go through one lock.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..core import actions as act
+from ..core.job import FAILED, FINISHING, KILLED, Job, StatusUpdate
+from ..core.spec import JobSpec, TaskKey
+from ..core.status import StatusSnapshot
+from ..client.logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
+from ..mesos.driver import MesosAdapter
+from ..mesos.events import OffersArrived, Subscribed
+from ..mesos.messages import ClusterSpecMessage, NeedSpec, OutputLines, Progress, encode
+from ..mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
+from ..store.job_store import JobStore
+from .metrics import JobMetrics
+from .quota_watch import QuotaProbe, QuotaWatch
+
+log = logging.getLogger("tfmesos.scheduler.job_shell")
+
+LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
+TICK_MIN_INTERVAL = 0.05  # seconds: the core's timers are acted on at most this late
+
+
+def ignore(*_: Any) -> None:
+    """A hook that does nothing."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What the shell tells its front-end: notable events, a task's output lines (the task that
+    decides success streams them), a task's reported progress."""
+
+    event: Callable[[str], None] = ignore
+    output: Callable[[str, list[str]], None] = ignore
+    progress: Callable[[str, dict[str, Any]], None] = ignore
+
+
+class JobShell:
+    """One job's imperative shell: ``mesos`` (the adapter pymesos calls) brings events in,
+    ``run_until_done`` drives the clock, ``request_stop``/``restart`` are a person's requests."""
+
+    def __init__(self, job: Job, settings: ExecutorSettings, store: JobStore,
+                 framework_id: str | None = None, hooks: Hooks = Hooks(), clock: Callable[[], float] = time.time,
+                 quota_probe: QuotaProbe | None = None):
+        self.job, self.settings, self.store, self.framework_id = job, settings, store, framework_id
+        self.hooks, self.clock = hooks, clock
+        service = job.spec.service
+        self.quota = QuotaWatch(quota_probe, service.mesos_roles, service.mesos_role) if quota_probe else None
+        self.mesos = MesosAdapter(self, job.spec.service.revocable)
+        self.cond = threading.Condition()
+        self.done = threading.Event()
+        self.result: act.Done | None = None
+        self.raw_offers: dict[str, dict[str, Any]] = {}
+        # The master: subscribed now, ever, lost since when; an ERROR it sent (Mesos sends one
+        # only for what no retry fixes, and closes the stream after it).
+        self.connected = self.subscribed_once = False
+        self.disconnected_at: float | None = None
+        self.refusal: str | None = None
+        self.persist_error: str | None = None
+        self.stop_cause: str | None = None  # why a person asked the job to stop (request_stop)
+        self.stop_end = KILLED  # and the end it asked for
+        self._lost_noted = 0.0
+        self._events_seen = len(job.events)  # the job's notable events already shown
+        self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        self._changed: TaskKey | None = None  # the task the event being applied is about
+        # For logs: where each attempt ran, and each agent's address (from its offers' URL).
+        self.attempt_agents: dict[str, str] = {}
+        self.agent_addresses: dict[str, str] = {}
+        self.logs = TaskLogs(self._attempts, self._agent_address, lambda: self.framework_id)
+        self.metrics = JobMetrics(self.snapshot)
+
+    @property
+    def spec(self) -> JobSpec:
+        return self.job.spec
+
+    @property
+    def driver(self) -> Any:
+        """The pymesos driver the adapter calls (set by whoever starts it, or by SUBSCRIBED)."""
+        return self.mesos.driver
+
+    @driver.setter
+    def driver(self, driver: Any) -> None:
+        self.mesos.driver = driver
+
+    # ------------------------------------------------------------------ applying actions
+    def _apply(self, actions: list[act.Action]) -> None:
+        """Persist first, then act: a task id is on disk before Mesos hears of it. The core says
+        when (a Persist action leads the list); the shell just obeys."""
+        if any(isinstance(a, act.Persist) for a in actions) and self.store.persists and self.framework_id:
+            try:
+                # Once the job is over and finished jobs are kept, the record says finished: it is on
+                # disk before the framework is torn down, so a scheduler restarted in between serves
+                # the end instead of finding its framework removed and running the job again.
+                self.store.record(self.job, self.framework_id, self._changed)
+            except Exception as exc:  # noqa: BLE001 - any store failure (disk full, ZooKeeper gone)
+                # Nothing is launched that a restarted scheduler could not find again: stop here.
+                self.persist_error = f"cannot save the job's state in {self.store.where}: {type(exc).__name__}: {exc}"
+                self.result = act.Done(FAILED, self.persist_error)
+                self.done.set()
+                self.cond.notify_all()
+                return
+        for text in self.job.events[self._events_seen:]:
+            self.hooks.event(text)
+        self._events_seen = len(self.job.events)
+        for launching, run in itertools.groupby(actions, lambda a: isinstance(a, act.Launch)):
+            group = list(run)
+            if launching and self.mesos.pipelines_launches and len(group) > 1:  # a gang: its ACCEPTs pipelined
+                self._carry_out("Launch", self._launch_together, group)
+            else:
+                for a in group:
+                    self._carry_out(type(a).__name__, self._apply_one, a)
+        self.cond.notify_all()
+
+    @staticmethod
+    def _carry_out(what: str, do: Callable[..., None], *args: Any) -> None:
+        try:
+            do(*args)
+        except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
+            log.error("could not carry out %s: %s: %s", what, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
+
+    def _task_infos(self, a: act.Launch) -> list[dict[str, Any]]:
+        raw = self.raw_offers.pop(a.offer_id)
+        ledger = OfferLedger(raw, self.spec.service.revocable)
+        infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.spec) for t in a.tasks]
+        for t in a.tasks:
+            self.hooks.event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
+            self.metrics.launched(t.key, t.restarts)
+            self.attempt_agents[t.task_id] = a.agent_id
+        return infos
+
+    def _launch_together(self, launches: list[act.Launch]) -> None:
+        """A gang's launches, handed to the driver's sender: this thread goes back to events."""
+        calls = [(a.offer_id, self._task_infos(a)) for a in launches]
+
+        def answered(result: list[str | None] | Exception) -> None:
+            if isinstance(result, Exception):  # the tasks never start: their startup timeout relaunches them
+                log.error("could not carry out %d Launches: %s: %s", len(launches), type(result).__name__, result)
+                return
+            for a, refused in zip(launches, result):
+                if refused is not None:
+                    log.error("could not carry out Launch of %s: %s", ", ".join(str(t.key) for t in a.tasks), refused)
+
+        self.mesos.launch_many(calls, answered)
+
+    def _apply_one(self, a: act.Action) -> None:
+        mesos = self.mesos
+        if isinstance(a, act.Launch):
+            mesos.launch(a.offer_id, self._task_infos(a))
+        elif isinstance(a, act.Decline):
+            self.metrics.offers_declined.inc(len(a.offer_ids))
+            for oid in a.offer_ids:
+                self.raw_offers.pop(oid, None)
+            if a.offer_ids:
+                mesos.decline(list(a.offer_ids), a.refuse_seconds)
+        elif isinstance(a, act.Kill):
+            mesos.kill(a.task_id)
+        elif isinstance(a, act.SendClusterSpec):
+            self.metrics.clusterspec_sent(self.clock() - self.job.started_at)
+            if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
+                self._encoded_spec = (a.message, encode(ClusterSpecMessage(a.message["version"], a.message["cluster"])))
+            mesos.send(a.task_id, a.agent_id, self._encoded_spec[1])
+        elif isinstance(a, act.Revive):
+            mesos.revive()
+        elif isinstance(a, act.Suppress):
+            mesos.suppress()
+        elif isinstance(a, act.Reconcile):
+            mesos.reconcile(list(a.task_ids))
+        elif isinstance(a, act.Done):
+            self.result = a
+            self.done.set()
+
+    # ------------------------------------------------------------------ Mesos events (mesos.driver.JobEvents)
+    def subscribed(self, event: Subscribed) -> None:
+        with self.cond:
+            self.connected = True
+            if self.disconnected_at is not None and self.subscribed_once:
+                self.hooks.event(f"the Mesos master is back after {self.clock() - self.disconnected_at:.0f} s")
+            self.subscribed_once, self.disconnected_at = True, None
+            self.framework_id = event.framework_id
+            if event.again:
+                self.hooks.event(f"re-registered as framework {self.framework_id}; reconciling")
+            else:
+                self.hooks.event(f"registered as framework {self.framework_id} with {event.master}")
+            self._apply(self.job.start())
+
+    def disconnected(self) -> bool:
+        with self.cond:
+            self.connected = False
+            if self.disconnected_at is None:
+                self.disconnected_at, self._lost_noted = self.clock(), self.clock()
+            self.raw_offers.clear()
+            for oid in list(self.job.held):
+                self.job.rescinded(oid)
+            self.cond.notify_all()
+            return self.refusal is not None or self.done.is_set()
+
+    def offers_arrived(self, event: OffersArrived) -> None:
+        with self.cond:
+            self.raw_offers.update(event.raw)
+            for o in event.offers:
+                address = agent_address_from_offer(event.raw[o.id])
+                if address:
+                    self.agent_addresses[o.agent_id] = address
+            self.metrics.offers_received.inc(len(event.offers))
+            self._apply(self.job.offers(list(event.offers), self.clock()))
+
+    def offer_rescinded(self, offer_id: str) -> None:
+        with self.cond:
+            self.raw_offers.pop(offer_id, None)
+            self.job.rescinded(offer_id)
+
+    def status_update(self, update: StatusUpdate) -> None:
+        with self.cond:
+            key = self.job.key_of(update.task_id)
+            if key is not None and update.task_id == self.job.tasks[key].task_id:
+                detail = update.message if update.state != "TASK_RUNNING" else ""
+                self.hooks.event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
+                                 f"{': ' + detail if detail else ''}")
+                rec = self.job.tasks[key]
+                if update.agent_id:
+                    self.attempt_agents[update.task_id] = update.agent_id
+                self.metrics.task_ended(key, update.state, update.reason,
+                                        counts=rec.live and not rec.relaunch_after_kill and self.job.phase != FINISHING)
+            self._changed = key
+            try:
+                self._apply(self.job.status(update, self.clock()))
+            finally:
+                self._changed = None
+
+    def protocol_mismatch(self, reason: str) -> None:
+        with self.cond:
+            if not self.job.terminal:
+                self._apply(self.job.abort(reason, self.clock()))
+
+    def executor_said(self, message: Any) -> None:
+        if isinstance(message, OutputLines):
+            self.hooks.output(message.task_id, list(message.lines))
+            return
+        if isinstance(message, NeedSpec):
+            with self.cond:
+                self._apply(self.job.executor_asks_spec(message.task_id))
+        if isinstance(message, Progress) and isinstance(message.values, dict):
+            with self.cond:
+                self.job.report(message.task_id, message.values, self.clock())
+                key = self.job.key_of(message.task_id)
+                progress = self.job.reports.get(key) if key else None
+            if key is not None and progress is not None:
+                self.hooks.progress(str(key), progress)
+
+    def agent_lost(self, agent_id: str) -> None:
+        self.hooks.event(f"agent {agent_id} lost")
+
+    def master_error(self, message: str) -> None:
+        with self.cond:
+            if self.refusal is not None:
+                return  # the run is already ending for the first one
+            self.refusal = message
+            self.hooks.event(f"error from the master: {message}")
+            self.result = act.Done(FAILED, f"Mesos master: {message}")
+            self.done.set()
+            self.cond.notify_all()
+
+    # ------------------------------------------------------------------ the clock
+    def run_until_done(self) -> act.Done:
+        """Drive timers until the job reaches its end (or the master gives up on us)."""
+        stopping = False
+        tick_at = last_tick = float("-inf")
+        with self.cond:
+            while not self.done.is_set():
+                now = self.clock()
+                if self.stop_cause is not None and not stopping:
+                    stopping = True
+                    self._apply(self.job.stop(self.stop_cause, now, self.stop_end))
+                    continue
+                if now >= tick_at:
+                    if self.connected:
+                        if self.quota is not None and self.quota.check(self.job, now):
+                            self._apply([])
+                        self._apply(self.job.tick(now))
+                    elif self.disconnected_at is not None:
+                        self._master_lost(now)
+                    if self.done.is_set():
+                        break
+                    last_tick = now
+                    tick_at = now + max(TICK_MIN_INTERVAL, min(self.job.next_deadline(now) - now, 1.0))
+                if self.cond.wait(timeout=max(0.0, tick_at - now)):
+                    # An event may have brought a deadline forward. Tick and next_deadline walk every
+                    # task: after a burst of events (a big gang's updates) tick once, not per event.
+                    tick_at = min(tick_at, max(self.clock(), last_tick + TICK_MIN_INTERVAL))
+        assert self.result is not None
+        return self.result
+
+    def _master_lost(self, now: float) -> None:
+        """Wait for the master as long as failover_timeout keeps the job alive on its side."""
+        away, limit = now - self.disconnected_at, self.spec.service.failover_timeout  # type: ignore[operator]
+        if away > limit:
+            self.result = act.Done(FAILED, f"the Mesos master did not come back within service.failover_timeout ({limit:g} s)")
+            self.done.set()
+        elif now - self._lost_noted >= LOST_MASTER_NOTE_EVERY:
+            self._lost_noted = now
+            self.hooks.event(f"no Mesos master for {away:.0f} s; waiting for it up to service.failover_timeout ({limit:g} s)")
+
+    def request_stop(self, why: str, end: str = KILLED) -> None:
+        """Stop the job (it ends ``end``, KILLED by default, unless it is ending already); the first
+        reason given stays."""
+        with self.cond:
+            if self.stop_cause is None:
+                self.stop_cause, self.stop_end = why, end
+            self.cond.notify_all()
+
+    def snapshot(self) -> StatusSnapshot:
+        """The job's status with what only the scheduler knows (GET /v1/status serves it)."""
+        with self.cond:
+            return dataclasses.replace(self.job.snapshot(), framework_id=self.framework_id, connected=self.connected,
+                                       now=self.clock(), master=self.mesos.master)
+
+    # ------------------------------------------------------------------ operating the job
+    def restart(self, task: str) -> str:
+        """``tfmesos restart ROLE:INDEX``: raises ValueError naming why it cannot be done."""
+        key = parse_task_key(task)
+        with self.cond:
+            self._apply(self.job.restart_task(key, self.clock()))
+            self.metrics.restart_requested(key)
+        return f"{key} is being killed and will be relaunched"
+
+    def _attempts(self, task: str) -> list[Attempt]:
+        key = parse_task_key(task)
+        with self.cond:
+            current = self.job.tasks.get(key)
+            # Attempts launched before a scheduler restart ran, most likely, where the task runs now.
+            fallback = current.agent_id if current else ""
+            return [Attempt(tid, self.attempt_agents.get(tid, fallback)) for tid in self.job.attempts(key)]
+
+    def _agent_address(self, agent_id: str) -> str | None:
+        known = self.agent_addresses.get(agent_id)
+        if known:
+            return known
+        master = self.mesos.master
+        if master:
+            try:
+                found = agent_address_from_master(master, agent_id)
+            except (OSError, ValueError) as exc:
+                log.info("cannot ask the master %s for agent %s: %s", master, agent_id, exc)
+                return None
+            if found:
+                self.agent_addresses[agent_id] = found
+            return found
+        return None
+
+
+def parse_task_key(text: str) -> TaskKey:
+    """ROLE:INDEX, e.g. worker:1."""
+    role, sep, index = text.partition(":")
+    if not sep or not index.isdigit() or not role:
+        raise ValueError(f"task: {text!r}: expected ROLE:INDEX, e.g. worker:1")
+    return TaskKey(role, int(index))

@@ -1,0 +1,113 @@
+"""One job's record in its store, typed: what a scheduler reads back to resume a job, and how it
+writes the job as it changes.
+
+- ``saved()`` is the record as kept (a ``JobRecord``), ``resume()`` the ``Job`` it holds and its
+  framework id, once the options given now are the ones it ran with (``resumable_with``).
+- ``record(job, framework_id, changed)`` is the journal policy: one task's end is appended (O(1));
+  the whole record is rewritten when a task id is new, when the job is over, or once the journal
+  holds as many entries as the job has tasks (``JOURNAL_MIN`` at least), so that loading replays
+  a bounded journal. Each whole record starts a new generation (format.py, format 3).
+- ``options_digest`` says which options a job ran with, so that a later run resumes it only with
+  the same ones.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from typing import Any
+
+from ..core.job import Job
+from ..core.spec import JobSpec, TaskKey
+from ..masking import mask_options
+from ..options.load import OptionsError, without_defaults
+from .format import JobRecord, journal_entry
+from .state_store import StateStore
+
+JOURNAL_MIN = 16
+DIGEST_PREFIX = "d2-"  # digests of the options without their defaults (tfmesos 0.1.0 hashed them all)
+
+
+def options_digest(options: dict[str, Any]) -> str:
+    """Which options a recorded job ran with: schema defaults left out, so that a newer tfmesos
+    with more options resumes a job an older one recorded."""
+    chosen = json.dumps(without_defaults(options), sort_keys=True)
+    return DIGEST_PREFIX + hashlib.sha256(chosen.encode()).hexdigest()[:16]
+
+
+def resumable_with(saved: JobRecord | dict[str, Any], options: dict[str, Any]) -> bool:
+    """Whether a recorded job is the one these options describe."""
+    rec = saved if isinstance(saved, JobRecord) else None
+    digest = (rec.options_digest if rec else saved.get("options_digest")) or ""  # type: ignore[union-attr]
+    if digest.startswith(DIGEST_PREFIX):
+        return digest == options_digest(options)
+    # Recorded by 0.1.0, whose digest covered every default of its own schema: compare the options
+    # it kept (env values hidden on both sides), defaults left out.
+    kept = rec.options if rec else saved.get("options")  # type: ignore[union-attr]
+    return kept is not None and without_defaults(kept) == without_defaults(mask_options(options))
+
+
+class JobStore:
+    """A ``StateStore`` holding one job's record for the options it runs with; without one
+    (``tfmesos.cluster()``, a run without --state-dir or --zk) nothing is recorded while the job
+    runs, and ``final`` still makes the record kept once it ended."""
+
+    def __init__(self, store: StateStore | None, options: dict[str, Any], keep_finished: bool = False):
+        self.store = store
+        self.keep_finished = keep_finished  # record the end rather than have it cleared (Marathon)
+        self._digest = options_digest(options)  # written with every record: computed once
+        self._options = mask_options(options)  # env values stay out of the state
+        self._generations = itertools.count(time.time_ns()).__next__  # unique across restarts
+        # The journal: the generation of the last whole record, the task ids it knew (launch_seq),
+        # entries appended since, the job's events written so far.
+        self._gen: int | None = None
+        self._saved_seq = -1
+        self._journal_len = 0
+        self._events_saved = 0
+
+    @property
+    def where(self) -> str:
+        return self.store.where if self.store is not None else "(no state store)"
+
+    @property
+    def persists(self) -> bool:
+        return self.store is not None
+
+    def saved(self) -> JobRecord | None:
+        """The record kept (older formats upgraded, its journal replayed), or None. Raises
+        StateFormatError for a newer format, ValueError for what is not JSON."""
+        raw = self.store.load() if self.store is not None else None
+        return None if raw is None else JobRecord.from_json(raw)
+
+    def resume(self, saved: JobRecord, spec: JobSpec, options: dict[str, Any], seed: int = 0) -> tuple[Job, str | None]:
+        """The job a running record holds and its framework id; OptionsError when these options
+        are not the ones it ran with."""
+        if not resumable_with(saved, options):
+            raise OptionsError(
+                [f"$.service.name: a job named {spec.service.name!r} is still recorded in {self.where} "
+                 f"(framework {saved.framework_id}) with other options: expected the same options to resume it, "
+                 "or another service name"])
+        return Job.from_dict(spec, saved.job, seed=seed), saved.framework_id
+
+    def record(self, job: Job, framework_id: str, changed: TaskKey | None = None) -> None:
+        """Write the job after a durable change; ``changed``: the one task it was about, if any.
+        Once the job is over and finished jobs are kept, the record says finished."""
+        if self.store is None:
+            return
+        if (changed is not None and self._gen is not None and job.launch_seq == self._saved_seq
+                and not job.terminal and self._journal_len < max(JOURNAL_MIN, len(job.tasks))):
+            # One task ended and no task id is new: O(1) on disk instead of every task again.
+            self.store.append(journal_entry(self._gen, job.own_fields(), job.events[self._events_saved:],
+                                            job.task_dict(changed)))
+            self._journal_len += 1
+        else:
+            self._gen = self._generations()
+            self.store.save(JobRecord(framework_id, self._digest, self._options, job.to_dict(),
+                                      finished=self.keep_finished and job.terminal, journal_gen=self._gen).to_json())
+            self._saved_seq, self._journal_len = job.launch_seq, 0
+        self._events_saved = len(job.events)
+
+    def final(self, job: Job, framework_id: str | None, end: dict[str, Any]) -> JobRecord:
+        """The record kept of a job that ended (``end``: format.end_of)."""
+        return JobRecord(framework_id, self._digest, self._options, job.to_dict(), finished=True, end=end)
