@@ -362,6 +362,25 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
                 f"| `tfmesos jobs` | {_f(_med(h['jobs_s']))} (n={_n(h['jobs_s'])}) | info | |",
                 f"| `tfmesos logs NAME chief:0 --tail 5` (the end kept in the record) | {_f(_med(h['logs_s']))} "
                 f"(n={_n(h['logs_s'])}) | info | |", ""]
+    se = results.get("startend")
+    if se:
+        start, end = _med(se["start_s"]), _med(se["end_s"])
+        v1 = _verdict(verdicts, "run_start", start, None if start is None else start <= se["start_bar_s"],
+                      f"<= {se['start_bar_s']:g} s")
+        v2 = _verdict(verdicts, "run_end", end, None if end is None else end <= se["end_bar_s"],
+                      f"<= {se['end_bar_s']:g} s")
+        out += ["## A tiny `tfmesos run` on the embedded master: start and end (whole command, Python start-up included)", "",
+                "| figure | median s (n) | min | max | bar | verdict |", "|---|---|---|---|---|---|",
+                f"| command start -> first launch | {_f(start, 3)} (n={_n(se['start_s'])}) | {_f(se['start_s']['min'], 3)} | "
+                f"{_f(se['start_s']['max'], 3)} | <= {se['start_bar_s']:g} | {v1} |",
+                f"| chief's exit -> command's exit | {_f(end, 3)} (n={_n(se['end_s'])}) | {_f(se['end_s']['min'], 3)} | "
+                f"{_f(se['end_s']['max'], 3)} | <= {se['end_bar_s']:g} | {v2} |",
+                f"| of the start: command start -> embedded master up | {_f(_med(se['master_up_s']), 3)} | | | info | |",
+                f"| of the start: command start -> framework registered | {_f(_med(se['registered_s']), 3)} | | | info | |",
+                f"| of the end: chief's exit -> its TASK_FINISHED printed | {_f(_med(se['finished_seen_s']), 3)} | | | info | |",
+                f"| of the end: chief's exit -> summary printed | {_f(_med(se['summary_s']), 3)} | | | info | |",
+                f"| the command's own CPU s (scheduler and embedded master) | {_f(_med(se['scheduler_cpu_s']), 3)} | | | info | |",
+                ""]
     out += ["## GPU", "",
             "Not measured: no GPU machine was lent to this task (issue 12, item 6: the MWMS example with one GPU per "
             "worker through the embedded master's GPU agents, against hand launch). Nothing here depends on one.", ""]

@@ -18,11 +18,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bringup, history, master_scale, placement, recovery, scale
+from benchmarks import bringup, history, master_scale, placement, recovery, scale, start_end
 from benchmarks.common import environment, log
 from benchmarks.report import render
 
-PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history")
+PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -41,6 +41,8 @@ FULL = {
     "scale": {"configs": ((1000, 10, 2), (1000, 100, 3), (1000, 1000, 3)), "probes": 3},
     "master": {"sizes": (1000, 10000)},
     "history": {"samples": 5},
+    # A tiny tfmesos run: command start -> first launch, chief exit -> command exit (issue 20).
+    "startend": {"samples": 7},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -51,6 +53,7 @@ QUICK = {
     "scale": {"configs": ((200, 10, 1), (200, 100, 1)), "probes": 1},
     "master": {"sizes": (1000,)},
     "history": {"samples": 1},
+    "startend": {"samples": 2},
 }
 
 
@@ -107,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                     results["recovery"] = recovery.run(tmp, **settings["recovery"])
                 elif part == "history":
                     results["history"] = history.run(tmp, **settings["history"])
+                elif part == "startend":
+                    results["startend"] = start_end.run(tmp, **settings["startend"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]

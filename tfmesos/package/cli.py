@@ -12,7 +12,6 @@ import sys
 from typing import Any
 
 from ..options.load import OptionsError, read_options_file
-from .deploy import DeployError, deploy, undeploy
 from .files import load_package
 from .render import RenderError, render_app
 from .repo import RepoError, build_repo
@@ -57,6 +56,8 @@ def cmd_package_build(args: argparse.Namespace) -> int:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    from .deploy import DeployError, deploy  # marathon and requests: only for the commands that talk to Marathon
+
     _quiet_marathon_library(args)
     try:
         app = _render(args.options)
@@ -69,6 +70,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_undeploy(args: argparse.Namespace) -> int:
+    from .deploy import DeployError, undeploy
+
     _quiet_marathon_library(args)
     try:
         undeploy(args.name, args.marathon, force=args.force, timeout=args.timeout)

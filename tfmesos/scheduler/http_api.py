@@ -27,6 +27,7 @@ from ..api.token import TOKEN_ENV
 from ..client.logs import LogError
 from ..core.status import StatusSnapshot
 
+STOP_POLL_SECONDS = 0.02  # how often the serving loop looks for stop()
 _WEB_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
               ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
 
@@ -156,7 +157,10 @@ class ApiServer:
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="tfmesos-api", daemon=True)
+        # stop() waits for the serving loop to see it: at most a poll interval (0.5 s by default) on
+        # the path from the job's end to the command's exit.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(STOP_POLL_SECONDS,),
+                                        name="tfmesos-api", daemon=True)
 
     @property
     def address(self) -> str:
