@@ -39,7 +39,7 @@ class Tuning:
     # (forkserver.py) instead of exec'd: ~2 ms instead of ~90 ms of CPU each. () execs them all.
     fork_modules: tuple[str, ...] = ("tfmesos.executor",)
     # What they import lazily, imported once too (encodings.idna: a socket connecting by host name).
-    fork_preload: tuple[str, ...] = ("pymesos", "encodings.idna")
+    fork_preload: tuple[str, ...] = ("tfmesos.executor.preload", "encodings.idna")
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
 

@@ -11,39 +11,27 @@ lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace p
 from __future__ import annotations
 
 import collections
-import ctypes
 import json
-import logging
 import os
 import re
-import selectors
-import shutil
-import signal
 import stat
-import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any, IO
 
-from ..core.clusterspec import ROLE_ENV, substitute_placeholders, tf_config
-from ..mesos.executor_driver import RecoveringExecutorDriver, parse_duration
-from ..mesos.messages import (
-    ClusterSpecMessage,
-    Message,
-    NeedSpec,
-    OutputLines,
-    TaskPayload,
-    TaskResult,
-    decode,
-    encode,
-    to_wire,
-)
-from .report_pipe import REPORT_ENV, ReportPipe, progress_message
-from ..core.spec import TaskKey
+from ..mesos.executor_driver import RecoveringExecutorDriver, log, parse_duration  # noqa: F401 (parse_duration: tests)
 
-log = logging.getLogger("tfmesos.executor")
+# A cold executor imports only what it needs to subscribe (the agent starts one per task, and
+# its CPU is a big gang's bring-up): the messages, the ClusterSpec code, subprocess and the
+# report pipe are imported when the task arrives. ``tfmesos.executor.preload`` lists them for
+# a warm interpreter that forks executors (the embedded agent's fork server).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    from ..core.spec import TaskKey
+    from ..mesos.messages import Message, TaskPayload
+    from .report_pipe import ReportPipe
 
 ASK_AGAIN_SECONDS = 5.0
 KILL_GRACE_SECONDS = 3.0
@@ -56,28 +44,43 @@ _PRCTL: Any = None  # libc's prctl, looked up in the executor: the forked child 
 
 def _die_with_parent() -> None:
     """In the child: get SIGKILL if the executor dies (kill -9 included), so no orphan remains."""
-    (_PRCTL or _prctl())(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    (_PRCTL or _prctl())(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
 
 
 def _runnable(program: str, env: dict[str, str]) -> bool:
     """Whether exec'ing ``program`` itself would work as the shell would run it: an absolute path
     or a name on the task's PATH (a relative path is left to the shell, in the task's cwd)."""
     if "/" in program:
-        return os.path.isabs(program) and os.access(program, os.X_OK) and not os.path.isdir(program)
-    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+        return os.path.isabs(program) and _executable(program)
+    return _on_path(program, env.get("PATH", os.defpath)) is not None
+
+
+def _executable(path: str) -> bool:
+    return os.access(path, os.X_OK) and not os.path.isdir(path)
+
+
+def _on_path(name: str, path: str) -> str | None:
+    """Where ``name`` is found on ``path`` (shutil.which's answer; shutil is ~3 ms to import)."""
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or os.curdir, name)
+        if _executable(candidate):
+            return candidate
+    return None
 
 
 def _pdeathsig_shim() -> list[str] | None:
     """util-linux's ``setpriv --pdeathsig KILL --``: sets what _die_with_parent sets, then execs the
     task (same pid), and lets Popen use vfork: a preexec_fn forces a fork() of the executor, whose
     copy-on-write faults cost ~3 ms per task. None where there is no setpriv."""
-    path = shutil.which("setpriv")
+    path = _on_path("setpriv", os.environ.get("PATH", os.defpath))
     return [path, "--pdeathsig", "KILL", "--"] if path else None
 
 
 def _prctl() -> Any:
     global _PRCTL
     if _PRCTL is None:
+        import ctypes
+
         _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
     return _PRCTL
 
@@ -134,6 +137,8 @@ def _status(task_id: str, state: str, message: str = "", data: dict | None = Non
     if message:
         status["message"] = message
     if data is not None:
+        from ..mesos.messages import TaskResult, encode
+
         status["data"] = encode(TaskResult(data.get("exit_code"), data.get("log_tail", ""),
                                            {k: v for k, v in data.items() if k not in ("exit_code", "log_tail")}))
     return status
@@ -148,6 +153,8 @@ class TaskProcess:
     (``forward``), or destined for pipes (a container logger), is pumped line by line instead."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
+        import subprocess
+
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
         self._forward = forward
         self._files = [] if forward is not None else _output_files()
@@ -230,6 +237,8 @@ class OutputForwarder:
             time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
             with self._cond:
                 lines, self._lines = self._lines, []
+            from ..mesos.messages import OutputLines
+
             self._send(OutputLines(self._task_id, lines))
 
     def close(self) -> None:
@@ -278,6 +287,8 @@ class TFExecutor:
     def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
         self.driver = driver
         self.task_id = task["task_id"]["value"]
+        from ..mesos.messages import ClusterSpecMessage, TaskPayload, decode, to_wire
+
         try:
             payload = decode(task["data"], "the scheduler's TaskInfo")
             if not isinstance(payload, TaskPayload):
@@ -295,6 +306,8 @@ class TFExecutor:
         threading.Thread(target=self._ask_for_spec, daemon=True).start()
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
+        from ..mesos.messages import ClusterSpecMessage, decode, to_wire
+
         try:
             message = decode(data, "the scheduler")
         except ValueError as exc:  # another protocol: the task cannot be told its peers
@@ -312,10 +325,11 @@ class TFExecutor:
             if self.spec is not None and msg["version"] <= self.spec["version"]:
                 return
             self.spec = msg
-            sandbox = Path(os.environ.get("MESOS_SANDBOX") or os.getcwd())
-            tmp = sandbox / ".clusterspec.json.tmp"
-            tmp.write_text(json.dumps(msg))  # no indent: json's C encoder (a big gang's spec is long)
-            tmp.replace(sandbox / "clusterspec.json")  # atomic: a task reading it never sees half
+            sandbox = os.environ.get("MESOS_SANDBOX") or os.getcwd()
+            tmp = os.path.join(sandbox, ".clusterspec.json.tmp")
+            with open(tmp, "w") as f:
+                f.write(json.dumps(msg))  # no indent: json's C encoder (a big gang's spec is long)
+            os.replace(tmp, os.path.join(sandbox, "clusterspec.json"))  # atomic: a task never reads half
             start = self.process is None and not self.killed
         self._have_spec.set()
         if start and self.run_here:
@@ -331,6 +345,8 @@ class TFExecutor:
         if proc is None:
             self._report("TASK_KILLED", "killed before it started")
             return
+        import signal
+
         proc.signal_group(signal.SIGTERM)
         threading.Timer(KILL_GRACE_SECONDS, proc.signal_group, args=(signal.SIGKILL,)).start()
 
@@ -342,6 +358,8 @@ class TFExecutor:
 
     # -- internals
     def _ask_for_spec(self) -> None:
+        from ..mesos.messages import NeedSpec, encode
+
         while not self._have_spec.wait(ASK_AGAIN_SECONDS) and not self.killed:
             try:
                 self.driver.sendFrameworkMessage(encode(NeedSpec(self.task_id)))
@@ -349,15 +367,20 @@ class TFExecutor:
                 log.warning("cannot ask for the ClusterSpec yet: %s", exc)
 
     def _send_message(self, msg: Message) -> None:
+        from ..mesos.messages import encode
+
         try:
             self.driver.sendFrameworkMessage(encode(msg))
         except Exception as exc:
             log.debug("output not forwarded: %s", exc)
 
     def _environment(self, key: TaskKey, cluster: dict[str, list[str]], sandbox: str) -> dict[str, str]:
+        from ..core.clusterspec import ROLE_ENV, tf_config
+        from .report_pipe import REPORT_ENV
+
         env = dict(os.environ)
-        tmp = Path(sandbox) / "tmp"
-        tmp.mkdir(exist_ok=True)
+        tmp = os.path.join(sandbox, "tmp")
+        os.makedirs(tmp, exist_ok=True)
         p = self.payload
         assert p is not None
         env.update(
@@ -371,9 +394,9 @@ class TFExecutor:
                 "TFMESOS_PYTHON": p.python,
                 "TFMESOS_SERVICE": p.service,
                 # Rewritten when the scheduler broadcasts a newer ClusterSpec (a peer moved).
-                "TFMESOS_CLUSTERSPEC_FILE": str(Path(sandbox) / "clusterspec.json"),
-                "TMPDIR": str(tmp),
-                REPORT_ENV: str(Path(sandbox) / "progress.fifo"),  # tfmesos.report() writes here
+                "TFMESOS_CLUSTERSPEC_FILE": os.path.join(sandbox, "clusterspec.json"),
+                "TMPDIR": tmp,
+                REPORT_ENV: os.path.join(sandbox, "progress.fifo"),  # tfmesos.report() writes here
                 "PYTHONUNBUFFERED": "1",
             }
         )
@@ -382,6 +405,10 @@ class TFExecutor:
         return env
 
     def _run_task(self) -> None:
+        from ..core.clusterspec import substitute_placeholders
+        from ..core.spec import TaskKey
+        from .report_pipe import ReportPipe, progress_message
+
         assert self.spec is not None
         p = self.payload
         assert p is not None
@@ -394,7 +421,7 @@ class TFExecutor:
         if p.stream_output:
             self.forwarder = OutputForwarder(self._send_message, self.task_id)
         watch = self.run_here  # this thread waits for the exit and the reports at once
-        reports = ReportPipe(str(Path(sandbox) / "progress.fifo"),
+        reports = ReportPipe(os.path.join(sandbox, "progress.fifo"),
                              lambda values: self._send_message(progress_message(self.task_id, values)), threaded=not watch)
         try:
             with self._lock:
@@ -425,6 +452,8 @@ class TFExecutor:
         elif code == 0:
             self._report("TASK_FINISHED", "exit code 0", data)
         else:
+            import signal
+
             how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
             self._report("TASK_FAILED", f"process ended with {how}", data)
 
@@ -449,7 +478,7 @@ class TFExecutor:
                 except Exception as exc:  # noqa: BLE001 - e.g. the end not reported: the driver stopped
                     log.warning("the task's end was not reported: %s: %s", type(exc).__name__, exc)
                     return
-            elif not driver._started:
+            elif not driver.running:
                 break
 
 
@@ -460,6 +489,8 @@ def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         return False
+    import selectors
+
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(pidfd, selectors.EVENT_READ)
@@ -475,9 +506,9 @@ def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s tfmesos.executor %(levelname)s %(message)s")
-    # pymesos reads MESOS_CHECKPOINT with bool(), so "0" would mean "checkpointing" and make the
-    # executor outlive its agent for a day; an empty value means what "0" should.
+    log.configure(level="INFO", format="%(asctime)s tfmesos.executor %(levelname)s %(message)s")
+    # The driver reads MESOS_CHECKPOINT with bool(), as pymesos' did, so "0" would mean
+    # "checkpointing" and make the executor outlive its agent; an empty value means what "0" should.
     if os.environ.get("MESOS_CHECKPOINT") == "0":
         os.environ["MESOS_CHECKPOINT"] = ""
     executor = TFExecutor()
@@ -486,7 +517,7 @@ def main() -> int:
     executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
     driver.wait_acknowledged()  # the agent holds the task's last update (or we gave up on the agent)
     driver.stop()
-    return 0
+    return 1 if driver.failed else 0
 
 
 if __name__ == "__main__":

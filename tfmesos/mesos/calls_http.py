@@ -11,13 +11,12 @@ id, credentials, error handling) is unchanged. The drivers get it from ``_get_co
 """
 from __future__ import annotations
 
-import logging
-import queue
 import socket
 import threading
-from typing import Any, Callable
 
-log = logging.getLogger("tfmesos.mesos.calls_http")
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the executor imports this module cold for every task: no typing, logging, queue
+    from typing import Any, Callable
 
 MAX_LINE = 65536  # a longer status or header line is not an HTTP response
 PIPELINE_DEPTH = 32  # requests sent ahead of their answers
@@ -170,6 +169,8 @@ class CallSender:
     ``answer`` gets the batch's responses, or the exception that ended it."""
 
     def __init__(self, name: str) -> None:
+        import queue
+
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._conn: CallConnection | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -197,6 +198,8 @@ class CallSender:
             try:
                 answer(result)
             except Exception:  # noqa: BLE001 - a callback's failure must not stop later batches
-                log.exception("handling the answers to %d calls failed", len(bodies))
+                import logging
+
+                logging.getLogger("tfmesos.mesos.calls_http").exception("handling the answers to %d calls failed", len(bodies))
         if self._conn is not None:
             self._conn.close()

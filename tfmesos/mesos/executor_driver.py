@@ -1,63 +1,76 @@
-"""pymesos' executor driver, made to follow the v1 executor API's recovery rules.
+"""The executor's end of the Mesos v1 executor HTTP API, following its recovery rules.
 
-When the agent goes away (a restart with ``--recover=reconnect``), an executor of a checkpointing
+The agent starts a cold ``python -m tfmesos.executor`` for every task, so this driver is written
+on the standard library's ``socket`` and ``json`` alone: pymesos' executor driver costs ~60 ms
+of CPU to import (``http.client``, ``email``, ``ssl``, ``six``, ``addict``, ``http_parser``, its
+scheduler and operator drivers), twice the interpreter's own start. It keeps pymesos' executor
+interface (the callbacks ``registered``, ``reregistered``, ``disconnected``, ``launchTask``,
+``killTask``, ``frameworkMessage``, ``shutdown``, ``error``; ``sendStatusUpdate``,
+``sendFrameworkMessage``, ``start``/``stop``/``abort``/``join``/``run``) and its reading of the
+agent's ``MESOS_*`` variables.
+
+Recovery (an agent restarted with ``--recover=reconnect``): an executor of a checkpointing
 framework must re-subscribe within the agent's ``--executor_reregistration_timeout`` (2 s by
 default), carrying every update the agent has not acknowledged and every task it has not seen an
-update of. pymesos breaks this in five ways: it backs off 2 s doubling to 15 s between connects
-(ignoring ``MESOS_SUBSCRIPTION_BACKOFF_MAX``); it retries a closed stream (the recovering agent's
-503) at once and without end; it aborts on the 404 a starting agent answers; it holds the driver's
-lock through each call, so a call hanging on the restarting agent stalls the re-subscription; and
-it never remembers an update, so one sent while the agent is down is lost. Here: each retry waits
-a random time up to ``MESOS_SUBSCRIPTION_BACKOFF_MAX``, as Mesos' own executor library does; any
-refusal of SUBSCRIBE is retried; calls take a lock of their own; updates are kept until the agent
-acknowledges them and go with the next SUBSCRIBE; after ``MESOS_RECOVERY_TIMEOUT`` without an
-agent the executor is shut down.
+update of. Each retry waits a random time up to ``MESOS_SUBSCRIPTION_BACKOFF_MAX``, as Mesos' own
+executor library does; any refusal of SUBSCRIBE is retried (a starting agent answers 404 before
+its executor endpoint is up, a recovering one 503); calls (UPDATE, MESSAGE) take a lock of their
+own, so a call hanging on the restarting agent cannot stall the re-subscription; updates are kept
+until the agent acknowledges them and go with the next SUBSCRIBE; after
+``MESOS_RECOVERY_TIMEOUT`` without an agent the executor is shut down. Without checkpointing, a
+lost agent shuts the executor down at once.
 """
 from __future__ import annotations
 
-import base64
+import binascii
 import json
-import logging
 import os
-import random
-import re
+import re  # json imports it anyway
+import socket
 import threading
 import time
-import uuid
-from typing import Any
-
-from pymesos import MesosExecutorDriver, process
 
 from .calls_http import CallConnection
 
-log = logging.getLogger("tfmesos.executor")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
-
-class _SubscribeConnection(process.Connection):  # type: ignore[misc]
-    """pymesos' event-stream connection. For a driver that sets ``retry_refused``, an answer other
-    than 200 to SUBSCRIBE ends the stream like a 503 (retried after the backoff) instead of
-    aborting the driver: an agent that is starting answers 404 before its executor endpoint is
-    installed (seen on Mesos 1.12), 503 while it recovers. Other drivers see no change."""
-
-    def read(self) -> bool:
-        try:
-            return bool(super().read())
-        except RuntimeError as exc:
-            if getattr(self._callback, "retry_refused", False) and str(exc).startswith("Failed with HTTP"):
-                log.warning("the agent refused SUBSCRIBE for now (%s); retrying", exc)
-                return False
-            raise
-
-
-process.Connection = _SubscribeConnection  # pymesos' loop looks the class up in its module
+DEFAULT_BACKOFF_MAX = 2.0  # the agent's EXECUTOR_REREGISTRATION_RETRY_INTERVAL_MAX
+DEFAULT_RECOVERY_TIMEOUT = 900.0  # the agent's --recovery_timeout
+CALL_TIMEOUT = 10.0  # an UPDATE or MESSAGE call (pymesos' http_timeout)
+CONNECT_TIMEOUT = 10.0
+MAX_LINE = 65536
+API = "/api/v1/executor"
 
 # stout's Duration units (what Mesos writes in MESOS_* variables: "2secs", "15mins", "100ms").
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "secs": 1.0, "mins": 60.0, "hrs": 3600.0, "days": 86400.0,
           "weeks": 604800.0}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*(ns|us|ms|secs|mins|hrs|days|weeks)\s*")
 
-DEFAULT_BACKOFF_MAX = 2.0  # the agent's EXECUTOR_REREGISTRATION_RETRY_INTERVAL_MAX
-DEFAULT_RECOVERY_TIMEOUT = 900.0  # the agent's --recovery_timeout
+
+class LazyLogger:
+    """``logging.getLogger(name)``, imported on first use: an executor whose task runs without a
+    hitch logs nothing, and ``logging``'s import is ~8 ms of every cold executor's CPU.
+    ``configure(**basicConfig)`` is applied then, where the process set nothing up itself."""
+
+    def __init__(self, name: str) -> None:
+        self._name, self._config, self._logger = name, None, None
+
+    def configure(self, **config: Any) -> None:
+        self._config = config
+
+    def __getattr__(self, attr: str) -> Any:  # debug, info, warning, error, exception, ...
+        if self._logger is None:
+            import logging
+
+            if self._config is not None:
+                logging.basicConfig(**self._config)
+            self._logger = logging.getLogger(self._name)
+        return getattr(self._logger, attr)
+
+
+log = LazyLogger("tfmesos.executor")
 
 
 def parse_duration(text: str, default: float) -> float:
@@ -69,25 +82,96 @@ def parse_duration(text: str, default: float) -> float:
 
 def _uuid_key(value: str) -> bytes:
     """An update's uuid as bytes: the agent may echo it in another base64 spelling."""
-    return base64.b64decode(value)
+    return binascii.a2b_base64(value)
 
 
-class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
-    retry_refused = True  # see _SubscribeConnection
+def _new_uuid() -> str:
+    """A random (version 4) UUID's 16 bytes in base64, as Mesos carries them."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return binascii.b2a_base64(bytes(raw), newline=False).decode()
 
+
+class SubscribeRefused(Exception):
+    """The agent answered SUBSCRIBE with something other than 200: retried after the backoff."""
+
+
+class RecoveringExecutorDriver:
     def __init__(self, executor: Any) -> None:
-        super().__init__(executor, use_addict=False)  # reads the MESOS_* variables of os.environ
         env = os.environ
+        self.agent = env["MESOS_AGENT_ENDPOINT"]
+        framework_id = env["MESOS_FRAMEWORK_ID"]
+        assert framework_id
+        self.framework_id = {"value": framework_id}
+        self.executor_id = {"value": env["MESOS_EXECUTOR_ID"]}
+        self.grace_shutdown_period = parse_duration(env.get("MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", ""), 0.0)
+        self.checkpoint = bool(env.get("MESOS_CHECKPOINT"))
+        self.local = bool(env.get("MESOS_LOCAL"))
         self.backoff_max = parse_duration(env.get("MESOS_SUBSCRIPTION_BACKOFF_MAX", ""), DEFAULT_BACKOFF_MAX)
         self.recovery_timeout = parse_duration(env.get("MESOS_RECOVERY_TIMEOUT", ""), DEFAULT_RECOVERY_TIMEOUT)
+        self.executor = executor
+        self.executor_info: dict[str, Any] | None = None
+        self.framework_info: dict[str, Any] | None = None
+        self.tasks: dict[str, dict[str, Any]] = {}  # launched, no update of theirs acknowledged yet
+        self.updates: dict[bytes, dict[str, Any]] = {}  # sent, not acknowledged yet
+        self.connected = False  # subscribed: the event stream is open
+        self.failed = False  # the event thread ended on an error
+        self._started = False
+        self._lock = threading.RLock()
         self._acknowledged = threading.Condition(self._lock)
+        self._stopping = threading.Event()  # wakes a backoff wait
         self._call_lock = threading.Lock()
+        self._conn: CallConnection | None = None
+        self._stream: socket.socket | None = None
+        self._thread: threading.Thread | None = None
         self._recovery_timer: threading.Timer | None = None
 
-    # -- status updates: kept until the agent acknowledges them
-    def sendStatusUpdate(self, status: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
-        status = {"timestamp": time.time(), "uuid": base64.b64encode(uuid.uuid4().bytes).decode(),
-                  "source": "SOURCE_EXECUTOR", **status}
+    # -- the driver's life
+    @property
+    def running(self) -> bool:
+        return self._started
+
+    @property
+    def aborted(self) -> bool:
+        return not self._started
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="tfmesos-executor-driver", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._started = False
+            self._acknowledged.notify_all()
+            stream = self._stream
+        self._stopping.set()
+        if stream is not None:  # wakes the event thread's read
+            try:
+                stream.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    abort = stop
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def run(self) -> None:
+        self.start()
+        self.join()
+
+    # -- calls
+    def sendStatusUpdate(self, status: dict[str, Any]) -> None:  # noqa: N802 (pymesos' API)
+        """Sent now if the agent is there, and kept until it acknowledges it: the next SUBSCRIBE
+        carries what it has not."""
+        status = {"timestamp": time.time(), "uuid": _new_uuid(), "source": "SOURCE_EXECUTOR", **status}
         with self._lock:
             self.updates[_uuid_key(status["uuid"])] = {"status": status}
         body = {"type": "UPDATE", "executor_id": self.executor_id, "framework_id": self.framework_id,
@@ -98,11 +182,9 @@ class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
             log.warning("%s of %s not delivered yet (%s); kept for the agent", status.get("state"),
                         status["task_id"]["value"], exc)
 
-    def on_acknowledged(self, event: dict[str, Any]) -> None:
-        with self._lock:
-            self.updates.pop(_uuid_key(event["uuid"]), None)
-            self.tasks.pop(event["task_id"]["value"], None)
-            self._acknowledged.notify_all()
+    def sendFrameworkMessage(self, data: str) -> None:  # noqa: N802 (pymesos' API)
+        self._send({"type": "MESSAGE", "executor_id": self.executor_id, "framework_id": self.framework_id,
+                    "message": {"data": data}})
 
     def wait_acknowledged(self) -> bool:
         """Block until the agent has every update (True), or the driver stopped (False)."""
@@ -111,60 +193,19 @@ class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
                 self._acknowledged.wait(1.0)
             return not self.updates
 
-    # -- reconnecting
-    def on_subscribed(self, info: dict[str, Any]) -> None:
-        with self._lock:
-            if self._recovery_timer is not None:
-                self._recovery_timer.cancel()
-                self._recovery_timer = None
-        super().on_subscribed(info)
-
-    def on_close(self) -> None:
-        super().on_close()  # without checkpointing this stops the driver and shuts the executor down
-        if not self.checkpoint or self.aborted:
-            return
-        with self._lock:
-            if self._recovery_timer is None:
-                self._recovery_timer = threading.Timer(self.recovery_timeout, self._recovery_expired)
-                self._recovery_timer.daemon = True
-                self._recovery_timer.start()
-        # Every retry, after a refused connect or a closed stream (a recovering agent answers 503),
-        # waits a random time up to the agent's maximum: it retries often enough to be back within
-        # the agent's re-registration timeout, and agents' executors do not retry in step.
-        time.sleep(random.uniform(0.0, self.backoff_max))
-
-    def _backoff(self, num_conn_retry: int) -> float:
-        return 0.0  # on_close has waited already (pymesos' own is 2 s doubling to 15 s)
-
-    def _recovery_expired(self) -> None:
-        with self._lock:
-            if self._recovery_timer is None or self.connected:
-                return
-        log.error("no agent for %s (MESOS_RECOVERY_TIMEOUT): shutting down", self.recovery_timeout)
-        self.executor.shutdown(self)
-        self.abort()
-        with self._lock:
-            self._acknowledged.notify_all()
-
-    def _get_conn(self) -> CallConnection | None:  # its calls on a light connection (calls_http.py)
-        if not self.connected:
-            return None
-        if self._conn is None:  # made once per agent address (pymesos resets it on a reconnect)
-            host, port = self.master.split(":", 2)  # pymesos names the agent "master"
-            self._conn = CallConnection(host, int(port), timeout=self._http_timeout)
-        return self._conn
-
-    def _send(self, body: dict[str, Any], path: str = "/api/v1/executor", method: str = "POST",
-              headers: dict[str, str] | None = None) -> dict[str, Any]:
-        """A call (UPDATE, MESSAGE). pymesos holds the driver's lock for the whole call, so a call
-        hanging on a restarting agent (up to the HTTP timeout) stalls the event thread, which needs
-        that lock to re-subscribe: past the agent's 2 s. Calls take a lock of their own."""
+    def _send(self, body: dict[str, Any]) -> None:
+        """A call on a connection of its own, under a lock of its own: a call hanging on a
+        restarting agent (up to the timeout) must not hold up the re-subscription."""
         with self._call_lock:
-            conn = self._get_conn()
-            if conn is None:
-                raise RuntimeError("Not connected yet")
+            with self._lock:
+                if not self.connected:
+                    raise RuntimeError("Not connected yet")
+                if self._conn is None:  # one per agent address, dropped when the stream closes
+                    host, port = self.agent.rsplit(":", 1)
+                    self._conn = CallConnection(host, int(port), timeout=CALL_TIMEOUT)
+                conn = self._conn
             try:
-                conn.request(method, path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+                conn.request("POST", API, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
                 resp = conn.getresponse()
             except Exception:
                 conn.close()
@@ -174,5 +215,187 @@ class RecoveringExecutorDriver(MesosExecutorDriver):  # type: ignore[misc]
                 raise
             if not 200 <= resp.status < 300:
                 raise RuntimeError(f"the agent refused the call: HTTP {resp.status}: {resp.read()!r}")
-            resp.read()
-            return {}
+
+    # -- the event thread
+    def _run(self) -> None:
+        try:
+            while self._started:
+                try:
+                    self._subscribe()
+                except SubscribeRefused as exc:
+                    log.warning("the agent refused SUBSCRIBE for now (%s); retrying", exc)
+                except OSError:
+                    pass  # no agent (yet), or the stream broke
+                if self._started:
+                    self._lost()
+        except Exception:  # noqa: BLE001 - e.g. a callback failed: the executor ends (exit 1)
+            log.exception("the executor driver stopped on an error")
+            self.failed = True
+            self.stop()
+
+    def _subscribe(self) -> None:
+        """Connect, SUBSCRIBE, and handle the events until the stream ends."""
+        host, port = self.agent.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), CONNECT_TIMEOUT)
+        try:
+            sock.settimeout(None)
+            with self._lock:
+                if not self._started:
+                    return
+                self._stream = sock
+                body = json.dumps({"type": "SUBSCRIBE", "framework_id": self.framework_id,
+                                   "executor_id": self.executor_id,
+                                   "subscribe": {"unacknowledged_tasks": list(self.tasks.values()),
+                                                 "unacknowledged_updates": list(self.updates.values())}}).encode()
+            sock.sendall(b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                         b"Accept: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
+                         % (API.encode(), self.agent.encode(), len(body), body))
+            reader = sock.makefile("rb")
+            status, headers = _response_head(reader)
+            if status != 200:
+                raise SubscribeRefused(f"HTTP {status}")
+            if "chunked" not in headers.get("transfer-encoding", ""):
+                raise RuntimeError("the agent's event stream is not chunked")
+            with self._lock:
+                self.connected = True
+            for event in _events(reader):
+                if not self._started:
+                    break
+                self._on_event(event)
+        finally:
+            with self._lock:
+                self._stream = None
+                self.connected = False
+                conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+            sock.close()
+
+    def _lost(self) -> None:
+        """The agent is away (refused, closed, or not there yet)."""
+        self.executor.disconnected(self)
+        if not self.checkpoint:  # the agent will not recover us: end now
+            if not self.local:
+                self._delay_kill()
+            self.executor.shutdown(self)
+            self.abort()
+            return
+        with self._lock:
+            if self._recovery_timer is None:
+                self._recovery_timer = threading.Timer(self.recovery_timeout, self._recovery_expired)
+                self._recovery_timer.daemon = True
+                self._recovery_timer.start()
+        # A random wait up to the agent's maximum: back within its re-registration timeout, and
+        # the agent's executors do not retry in step.
+        self._stopping.wait(self.backoff_max * int.from_bytes(os.urandom(4), "big") / 2**32)
+
+    def _recovery_expired(self) -> None:
+        with self._lock:
+            if self._recovery_timer is None or self.connected or not self._started:
+                return
+        log.error("no agent for %s (MESOS_RECOVERY_TIMEOUT): shutting down", self.recovery_timeout)
+        self.executor.shutdown(self)
+        self.abort()
+
+    def _delay_kill(self) -> None:
+        """The whole process group SIGKILLed after the grace period, should shutting down hang."""
+        def kill() -> None:
+            import signal
+
+            time.sleep(self.grace_shutdown_period)
+            os.killpg(0, signal.SIGKILL)
+
+        threading.Thread(target=kill, name="tfmesos-executor-kill", daemon=True).start()
+
+    # -- events
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind = str(event.get("type", "")).lower()
+        if kind == "heartbeat":
+            return
+        if kind == "shutdown":
+            if not self.local:
+                self._delay_kill()
+            self.executor.shutdown(self)
+            self.abort()
+            return
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None or kind not in event:
+            log.error("unexpected event from the agent: %.300s", event)
+            return
+        handler(event[kind])
+
+    def _on_subscribed(self, info: dict[str, Any]) -> None:
+        assert info["executor_info"]["executor_id"] == self.executor_id
+        assert info["framework_info"]["id"] == self.framework_id
+        with self._lock:
+            if self._recovery_timer is not None:
+                self._recovery_timer.cancel()
+                self._recovery_timer = None
+        if self.executor_info is None:
+            self.executor_info, self.framework_info = info["executor_info"], info["framework_info"]
+            self.executor.registered(self, self.executor_info, self.framework_info, info["agent_info"])
+        else:
+            self.executor.reregistered(self, info["agent_info"])
+
+    def _on_launch(self, event: dict[str, Any]) -> None:
+        task = event["task"]
+        with self._lock:
+            assert task["task_id"]["value"] not in self.tasks
+            self.tasks[task["task_id"]["value"]] = task
+        self.executor.launchTask(self, task)
+
+    def _on_kill(self, event: dict[str, Any]) -> None:
+        self.executor.killTask(self, event["task_id"])
+
+    def _on_acknowledged(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            self.updates.pop(_uuid_key(event["uuid"]), None)
+            self.tasks.pop(event["task_id"]["value"], None)
+            self._acknowledged.notify_all()
+
+    def _on_message(self, event: dict[str, Any]) -> None:
+        self.executor.frameworkMessage(self, event["data"])
+
+    def _on_error(self, event: dict[str, Any]) -> None:
+        self.executor.error(self, event["message"])
+
+
+def _line(reader: Any) -> bytes:
+    line = reader.readline(MAX_LINE + 1)
+    if not line:
+        raise ConnectionError("the agent closed the connection")
+    if len(line) > MAX_LINE:
+        raise ConnectionError("the agent sent a line too long for HTTP")
+    return line.rstrip(b"\r\n")
+
+
+def _response_head(reader: Any) -> tuple[int, dict[str, str]]:
+    """The status code and the headers (lower-case names) of an HTTP response."""
+    version, _, rest = _line(reader).decode("latin-1").partition(" ")
+    code = rest.partition(" ")[0]
+    if not version.startswith("HTTP/") or not code.isdigit():
+        raise ConnectionError(f"not an HTTP response: {version} {rest}"[:200])
+    headers = {}
+    while line := _line(reader):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip().lower()
+    return int(code), headers
+
+
+def _events(reader: Any) -> Iterator[dict[str, Any]]:
+    """The events of the stream: RecordIO ("LENGTH\\nJSON") records in the chunks of the body."""
+    buffer = b""
+    while True:
+        size = int(_line(reader).split(b";", 1)[0], 16)
+        if size == 0:
+            return  # the stream's end
+        chunk = reader.read(size + 2)  # its CRLF too
+        if len(chunk) < size + 2:
+            raise ConnectionError("the agent closed the connection mid-chunk")
+        buffer += chunk[:size]
+        while (newline := buffer.find(b"\n")) >= 0:
+            end = newline + 1 + int(buffer[:newline])
+            if len(buffer) < end:
+                break
+            yield json.loads(buffer[newline + 1:end])
+            buffer = buffer[end:]

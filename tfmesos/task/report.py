@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import math
 import os
 import threading
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and logging are not imported at run time: the executor imports
+    from typing import Any  # REPORT_ENV from here for every task it starts cold
 
 REPORT_ENV = "TFMESOS_REPORT_FILE"
 _MAX_LINE = 4096  # PIPE_BUF: one write of at most this many bytes reaches the reader whole
 
-log = logging.getLogger("tfmesos.report")
 _fd: int | None = None
 _lock = threading.Lock()
 
@@ -61,7 +62,9 @@ def report(step: int | None = None, loss: float | None = None, total_steps: int 
             return os.write(_fd, line) == len(line)
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.ENXIO, errno.EPIPE, errno.ENOENT):
-                log.debug("tfmesos.report: %s", exc)
+                import logging
+
+                logging.getLogger("tfmesos.report").debug("tfmesos.report: %s", exc)
             if exc.errno != errno.EAGAIN and _fd is not None:
                 os.close(_fd)
                 _fd = None
