@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.error
@@ -16,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tfmesos.scheduler.http_api import ApiServer, Operations, Refused
 from tfmesos.core.job import Job, StatusUpdate
-from tfmesos.core.status import VERSION, StatusSnapshot
+from tfmesos.core.status import VERSION, Progress, StatusSnapshot, TaskStatus
 from tfmesos.client.logs import LogError
 from tfmesos.scheduler.metrics import JobMetrics
 
@@ -147,3 +148,15 @@ def test_tfmesos_status_refuses_a_newer_status_plainly():
     assert status.returncode == 2, status.stderr
     assert f"serves status version {VERSION + 1}" in status.stderr and "upgrade tfmesos" in status.stderr
     assert "Traceback" not in status.stderr
+
+
+def test_the_page_reads_the_snapshots_fields_and_version():
+    """web/app.js reads the JSON of StatusSnapshot: every field it reads is one of the type's, and
+    it knows the version served (a renamed field or a new version fails here, not in a browser)."""
+    page = (ROOT / "tfmesos" / "scheduler" / "web" / "app.js").read_text()
+    read = lambda name: set(re.findall(rf"\b{name}\.([a-z_]+)", page))
+    assert read("snap") and read("snap") <= {f.name for f in dataclasses.fields(StatusSnapshot)}, read("snap")
+    assert read("t") and read("t") <= {f.name for f in dataclasses.fields(TaskStatus)}, read("t")
+    assert read("p") and read("p") <= set(Progress.NAMED), read("p")
+    (version,) = re.findall(r"const STATUS_VERSION = (\d+);", page)
+    assert int(version) == VERSION

@@ -3,6 +3,9 @@
 "use strict";
 
 const POLL_MS = 1000;
+// The /v1/status version this page reads (tfmesos.core.status.VERSION; a test keeps them equal, and
+// keeps every field read here one of StatusSnapshot's).
+const STATUS_VERSION = 1;
 const LOG_KEEP_CHARS = 200000;  // the page keeps the end of a long log, not all of it
 let chosen = null;              // "role:index" whose log is shown
 let log = null;                 // {task, file, attempt, offset}
@@ -252,11 +255,18 @@ async function pollLog() {
 }
 
 async function pollStatus() {
+  const stale = $("stale");
   try {
-    render(await getJSON("v1/status"));
-    $("stale").hidden = true;
+    const snap = await getJSON("v1/status");
+    if (snap.version > STATUS_VERSION) {  // the scheduler was upgraded under an open page
+      stale.textContent = `the scheduler now serves status version ${snap.version}: reload the page`;
+    } else {
+      render(snap);
+    }
+    stale.hidden = !(snap.version > STATUS_VERSION);
   } catch (err) {
-    $("stale").hidden = false;
+    stale.textContent = "the scheduler does not answer; showing its last status";
+    stale.hidden = false;
   }
   setTimeout(pollStatus, POLL_MS);
 }
