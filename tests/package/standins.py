@@ -51,6 +51,7 @@ class Scheduler(_Server):
 
     def __init__(self, log: list[str]):
         self.phases = ["RUNNING"]
+        self.version: int | None = None  # of the status served; None: served without one (before versioning)
         self.log = log
         super().__init__(self._handle)
 
@@ -61,7 +62,8 @@ class Scheduler(_Server):
             return 202, {"shutting_down": True}
         if method == "GET" and path == "/v1/status":
             phase = self.phases.pop(0) if len(self.phases) > 1 else self.phases[0]
-            return 200, {"name": "job", "phase": phase, "tasks": []}
+            versioned = {} if self.version is None else {"version": self.version}
+            return 200, {"name": "job", "phase": phase, "tasks": [], **versioned}
         return 404, {"error": f"no such endpoint: {path}"}
 
 

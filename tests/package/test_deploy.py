@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from tfmesos.core.status import VERSION
 from tfmesos.package.cli import add_subcommands
 from tfmesos.package.deploy import DeployError, Undeploy, deploy
 
@@ -84,6 +85,19 @@ def test_undeploy_keeps_the_app_when_the_scheduler_cannot_be_reached(cluster):
         quick().run("team-a/mnist", url)
     assert "/team-a/mnist" in marathon.apps
     quick(force=True).run("team-a/mnist", url)
+    assert "/team-a/mnist" not in marathon.apps
+
+
+def test_undeploy_does_not_misread_a_newer_schedulers_status(cluster):
+    marathon, scheduler, _ = cluster
+    url = f"http://127.0.0.1:{marathon.port}"
+    deploy(render(FULL_OPTIONS), url)
+    scheduler.version = VERSION + 1
+    with pytest.raises(DeployError, match=rf"serves status version {VERSION + 1}.*upgrade tfmesos.*--force"):
+        quick().run("team-a/mnist", url)
+    assert "/team-a/mnist" in marathon.apps
+    scheduler.version = VERSION
+    quick().run("team-a/mnist", url)
     assert "/team-a/mnist" not in marathon.apps
 
 

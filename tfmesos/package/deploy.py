@@ -19,6 +19,7 @@ from marathon import MarathonApp, MarathonClient
 from marathon.exceptions import ConflictError, MarathonError, MarathonHttpError, NoResponseError, NotFoundError
 
 from ..core.job import ENDED_PHASES
+from ..core.status import NewerStatusError, StatusSnapshot
 
 DONE_PHASES = ENDED_PHASES  # phases of GET /v1/status once the job is over
 
@@ -108,8 +109,11 @@ class Undeploy:
         except requests.RequestException:
             return True  # the scheduler has exited
         try:
-            return reply.ok and reply.json().get("phase") in DONE_PHASES
-        except (ValueError, AttributeError):
+            return reply.ok and StatusSnapshot.from_json(reply.json()).phase in DONE_PHASES
+        except NewerStatusError as exc:  # its phases may mean something else: say so, wait no longer
+            self._fail_or_warn(f"the scheduler at {endpoint}: {exc}")
+            return True
+        except ValueError:
             return False  # not the scheduler's status document (yet)
 
     def _shut_down(self, endpoint: str) -> None:
