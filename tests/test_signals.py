@@ -154,3 +154,31 @@ def test_off_the_main_thread_pymesos_handler_raises_a_plain_keyboard_interrupt(m
     assert pymesos.process._prev_handler is signal.default_int_handler
     with pytest.raises(KeyboardInterrupt):
         pymesos.process._handle_sigint(signal.SIGINT, None)  # what Ctrl-C would run there: no TypeError
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT])
+def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum: int) -> None:
+    """tfmesos run --keep-serving: the served end stops at SIGINT, SIGTERM and SIGHUP alike (the
+    StopSignals edge), long before its time is up, and the handlers found before are back after."""
+    import io
+
+    from tfmesos.core.status import StatusSnapshot
+    from tfmesos.scheduler import job_end
+    from tfmesos.scheduler.console import Console
+    from tfmesos.scheduler.http_api import ApiServer, Operations
+
+    api = ApiServer(lambda: StatusSnapshot(name="served", phase="SUCCEEDED"), lambda: None, lambda: None)
+    api.start()
+    hangup = signal.signal(signal.SIGHUP, lambda *_: None)  # without the edge, a SIGHUP would end pytest
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    threading.Timer(0.3, os.kill, (os.getpid(), signum)).start()
+    started = time.monotonic()
+    try:
+        job_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
+                             Console(io.StringIO()))
+    finally:
+        api.stop()
+        after = {sig: signal.getsignal(sig) for sig in before}
+        signal.signal(signal.SIGHUP, hangup)
+    assert time.monotonic() - started < 10, f"{signal.Signals(signum).name} did not end the serving"
+    assert after == before

@@ -133,12 +133,8 @@ class Cluster(Mapping[str, str]):
         self.events: list[str] = []
         self._on_event = on_event
         self._console = Console(out or sys.stdout, settings.quiet)
-        self._master_proc: Any = None
-        self._master = ""  # the master's address, for the job's record
-        self._api: Any = None  # ApiServer while the cluster runs
-        self._live: Any = None  # its address announced in the state directory (job_end.announce)
-        self._driver: Any = None
-        self._sched: Any = None
+        self._session: Any = None  # the running job (tfmesos.scheduler.session.Session)
+        self._sched: Any = None  # its JobShell, once started
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._closed = threading.Event()
@@ -211,88 +207,37 @@ class Cluster(Mapping[str, str]):
                 pass
 
     def start(self) -> "Cluster":
-        from pymesos import MesosSchedulerDriver
-
-        from ..core.job import Job
-        from ..mesos.taskinfo import ExecutorSettings
-        from ..scheduler.reach import check_master
-        from ..scheduler.embedded import start_embedded_master
-        from ..mesos.driver import await_subscription, driver_class, framework_info
-        from ..scheduler.runner import RunSettings
-        from ..scheduler.job_shell import Hooks, JobShell
-        from ..store.job_store import JobStore
+        """The servers on Mesos, each RUNNING (and serving, with ``wait_serving``), or an error
+        with nothing left running. The session is ``tfmesos run``'s, but: no state kept while it
+        runs, the embedded master a child process that dies with this one (from the main thread),
+        no restart through the API, the framework torn down whenever this process leaves."""
+        from ..scheduler.session import Profile, RunSettings, Session
 
         s = self.settings
-        master = s.master or os.environ.get("MESOS_MASTER") or None
+        run = RunSettings(master=s.master or os.environ.get("MESOS_MASTER") or None, api_port=0, api_host="127.0.0.1",
+                          agents=s.agents, agent_cpus=s.agent_cpus, agent_mem=s.agent_mem,
+                          gpus_per_agent=s.gpus_per_agent, quiet=s.quiet, connect_timeout=s.connect_timeout)
+        # Off the main thread a child would get SIGTERM when this thread ends: keep it in-process.
+        child = threading.current_thread() is threading.main_thread()
+        profile = Profile(persist=False, child_master=child, restart=False, failover=False, remote_checks=False,
+                          progress=False)
         try:
-            if master is None:
-                run = RunSettings(agents=s.agents, agent_cpus=s.agent_cpus, agent_mem=s.agent_mem,
-                                  gpus_per_agent=s.gpus_per_agent, connect_timeout=s.connect_timeout)
-                if threading.current_thread() is threading.main_thread():
-                    self._master_proc = self._start_child_master(run)
-                else:  # a child would get SIGTERM when this thread ends: keep it in-process
-                    self._master_proc, self.spec = start_embedded_master(self.spec, run, self._console)
-                master = self._master_proc.address
-            else:
-                master = check_master(master, s.connect_timeout)  # a clear error, not a day of retries
-            self._master = master
-            self._sched = JobShell(
-                Job.new(self.spec, time.time()),
-                ExecutorSettings(python=self.spec.python or sys.executable, framework_user=self.spec.service.user),
-                JobStore(None, self.options), hooks=Hooks(self._event, self._console.output),
-            )
-            self._start_api()
-            secret = os.environ.get("MESOS_SECRET") or None
-            self._driver = driver_class(MesosSchedulerDriver)(
-                self._sched, framework_info(self.spec, None, f"http://{self._api.address}"), master, use_addict=False,
-                implicit_acknowledgements=True, principal=self.spec.service.principal or None,
-                secret=secret if self.spec.service.principal else None,
-            )
-            self._sched.driver = self._driver
-            self._driver.start()
-            driver, self._driver = self._driver, None  # await_subscription stops it if it fails
-            await_subscription(self._sched, driver, master, s.connect_timeout, self.spec)
-            self._driver = driver
-            self._thread = threading.Thread(target=self._sched.run_until_done, name="tfmesos-cluster", daemon=True)
+            session = self._session = Session(self.spec, self.options, run, self._console, profile=profile,
+                                              on_event=self._event)
+            session.open()
+            self.spec = session.spec  # with the embedded master's checkpoint directory
+            if self._signals is not None and session.master_proc is not None:
+                self._signals.scratch.append(str(session.master_proc.work_dir))
+            job, _ = session.job_to_run()
+            self._sched = session.start(job)
+            session.subscribe()
+            self._thread = threading.Thread(target=session.wait, name="tfmesos-cluster", daemon=True)
             self._thread.start()
             self._wait_ready(time.monotonic() + s.start_timeout)
         except BaseException:
             self.close()
             raise
         return self
-
-    def _start_api(self) -> None:
-        """The job's API and page on this machine (no restart: the caller owns the servers), and
-        where they are in the state directory; ``tfmesos kill --api`` ends the cluster as a failure would."""
-        from ..scheduler import job_end
-        from ..scheduler.http_api import ApiServer
-        from ..scheduler.runner import _operations
-
-        sched = self._sched
-        self._api = ApiServer(sched.snapshot, lambda: sched.job.spec_message(),
-                              lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), "127.0.0.1", 0,
-                              _operations(self.spec, logs=sched.logs.read, metrics=sched.metrics.render))
-        self._api.start()
-        self._live = job_end.announce(self.spec, "", self._api.address)
-        self._event(f"status page on http://{self._api.address}/")
-
-    def _start_child_master(self, run: Any) -> Any:
-        """The embedded master as a child that stops every task if this process is killed."""
-        from ..scheduler.child_master import ChildMaster
-        from ..scheduler.embedded import local_fit_problems
-
-        problems = local_fit_problems(self.spec, run)
-        if problems:
-            raise OptionsError(problems)
-        master = ChildMaster(run.agents, run.agent_cpus, run.agent_mem, run.agent_disk, run.gpus_per_agent).start()
-        if self._signals is not None:
-            self._signals.scratch.append(str(master.work_dir))
-        self._console.event(f"embedded Mesos master (child process {master.proc.pid}) on {master.address} "
-                            f"with {run.agents} agent(s); sandboxes under {master.work_dir}")
-        if not self.spec.checkpoint_dir:
-            self.spec = dataclasses.replace(
-                self.spec, checkpoint_dir=str(master.work_dir / "checkpoints" / self.spec.service.name))
-        return master
 
     def _wait_ready(self, deadline: float) -> None:
         sched = self._sched
@@ -332,48 +277,29 @@ class Cluster(Mapping[str, str]):
         with self._close_lock:
             if self._closed.is_set():
                 return
+            session = self._session
             try:
                 self._stop.set()  # a start still waiting for servers gives up
-                if self._sched is not None:
-                    self._sched.request_stop(cause, end)
+                if session is not None:
+                    session.stop(cause, end)
                     if self._thread is not None:
                         self._thread.join()
-                if self._driver is not None:
-                    from ..mesos.driver import stop_driver
+                    session.teardown(failover=False)  # TEARDOWN: Mesos kills anything left
+                    if self._sched is not None and self._sched.result is not None:
+                        # Its end is kept (before the embedded master goes with its sandboxes) as the summary prints.
+                        session.keep_end()
+                        if self._signals is not None and self._signals.signum is not None:
+                            from ..scheduler.runner import print_summary
 
-                    stop_driver(self._sched, self._driver, failover=False)  # TEARDOWN: Mesos kills anything left
-                if self._signals is not None and self._signals.signum is not None and self._sched.result:
-                    from ..scheduler.runner import print_summary
-
-                    print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
-                self._record_end()
+                            print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
             finally:
-                if self._live is not None:
-                    self._live.withdraw()
-                if self._api is not None:
-                    self._api.stop()
-                if self._master_proc is not None:
-                    self._master_proc.stop()
+                if session is not None:
+                    session.close()
                 self._closed.set()
-
-    def _record_end(self) -> None:
-        """Keep the end of a cluster that had a framework (a refused subscription had none),
-        before the embedded master goes with its sandboxes."""
-        sched = self._sched
-        if sched is None or sched.result is None or not sched.framework_id:
-            return
-        from ..scheduler import job_end
-
-        job_end.record_end(sched, job_end.local_store(self.spec), self._api and self._api.address, self._master,
-                           self._console)
 
     def waiting_for(self) -> str:
         """What closing waits for (said at a second Ctrl-C)."""
-        sched = self._sched
-        if sched is not None and not sched.done.is_set():
-            with sched.cond:
-                return sched.job.waiting_for()
-        return "the framework's teardown" + (" and the embedded master to stop" if self._master_proc else "")
+        return self._session.waiting_for() if self._session is not None else "the cluster to start"
 
     # ------------------------------------------------------------------ signals
     def install_handlers(self) -> None:

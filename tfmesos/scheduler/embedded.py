@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localmesos.config import MasterConfig
@@ -12,7 +13,7 @@ from ..core.spec import JobSpec
 
 if TYPE_CHECKING:
     from .console import Console
-    from .runner import RunSettings
+    from .session import RunSettings
 
 EMBEDDED_PORTS_PER_AGENT = 100
 EMBEDDED = MasterConfig()  # the embedded agents' defaults have this one home
@@ -77,29 +78,44 @@ def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
     return []
 
 
-def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console) -> tuple[Any, JobSpec]:
-    """Start the embedded master sized by ``settings``; the spec gets a checkpoint directory."""
+def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console,
+                          child: bool = False) -> tuple[Any, JobSpec]:
+    """Start the embedded master sized by ``settings`` (``child``: in a child process that dies with
+    this one, see ``child_master``); the spec gets a checkpoint directory."""
     problems = local_fit_problems(spec, settings)
     if problems:
         raise OptionsError(problems)
-    from localmesos import LocalMaster
-    from localmesos.ports import free_port_block
+    if child:
+        from .child_master import ChildMaster
 
-    master_proc = LocalMaster(
-        # A block of ports nobody uses now: other embedded masters may run on this host.
-        first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
-        ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
-        agents=settings.agents,
-        agent_cpus=settings.agent_cpus,
-        agent_mem=settings.agent_mem,
-        agent_disk=settings.agent_disk,
-        gpus_per_agent=settings.gpus_per_agent,
-    )
-    master_proc.start()
-    console.event(f"embedded Mesos master on {master_proc.address} with {settings.agents} agent(s); "
+        master_proc: Any = ChildMaster(settings.agents, settings.agent_cpus, settings.agent_mem, settings.agent_disk,
+                                       settings.gpus_per_agent).start()
+        what = f"embedded Mesos master (child process {master_proc.proc.pid})"
+    else:
+        from localmesos import LocalMaster
+        from localmesos.ports import free_port_block
+
+        master_proc = LocalMaster(
+            # A block of ports nobody uses now: other embedded masters may run on this host.
+            first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
+            ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
+            agents=settings.agents,
+            agent_cpus=settings.agent_cpus,
+            agent_mem=settings.agent_mem,
+            agent_disk=settings.agent_disk,
+            gpus_per_agent=settings.gpus_per_agent,
+        )
+        master_proc.start()
+        what = "embedded Mesos master"
+    console.event(f"{what} on {master_proc.address} with {settings.agents} agent(s); "
                   f"sandboxes under {master_proc.work_dir}")
-    if not spec.checkpoint_dir:
-        # Every embedded agent shares this machine's disk: give the job a checkpoint directory
-        # so that relaunched tasks resume; it goes away with the master's work directory.
-        spec = dataclasses.replace(spec, checkpoint_dir=str(master_proc.work_dir / "checkpoints" / spec.service.name))
-    return master_proc, spec
+    return master_proc, with_checkpoints(spec, master_proc.work_dir)
+
+
+def with_checkpoints(spec: JobSpec, work_dir: Path) -> JobSpec:
+    """Every embedded agent shares this machine's disk: a job without a checkpoint directory gets
+    one in the embedded master's work directory, so that relaunched tasks resume; it goes away
+    with the master's work directory."""
+    if spec.checkpoint_dir:
+        return spec
+    return dataclasses.replace(spec, checkpoint_dir=str(work_dir / "checkpoints" / spec.service.name))

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import signal
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from .http_api import ApiServer, Operations
 from .console import Console
-from ..client.logs import FILES, AgentFiles, read_tail, sandbox_directories
+from ..client.logs import FILES, AgentFiles, agent_address_from_master, read_tail, sandbox_directories
 from ..store.format import end_of
 from ..core.spec import ROLE_ORDER, JobSpec, TaskKey
 from ..core.status import StatusSnapshot
@@ -51,16 +50,18 @@ def announce(spec: JobSpec, state_dir: str, api: str) -> DirStore:
     return store
 
 
-def log_locations(sched: JobShell, task_ids: dict[str, list[Any]],
+def log_locations(sched: JobShell, task_ids: dict[str, list[Any]], master: str | None = None,
                   seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
     """ROLE:INDEX -> its newest attempts' {task_id, agent, directory}, oldest first, from the
     record's ``task_ids`` (task id -> [role, index]); the agents' /state is asked once each (an
-    agent that does not answer in time leaves directory None)."""
+    agent that does not answer in time leaves directory None), ``master`` about an agent that no
+    offer named (one that ran a task before a scheduler restart)."""
     deadline = time.monotonic() + seconds
     by_task: dict[TaskKey, list[str]] = {}
     for task_id, (role, index) in task_ids.items():
         by_task.setdefault(TaskKey(role, index), []).append(task_id)
     wanted: dict[str, list[tuple[str, str]]] = {}
+    asked: dict[str, str | None] = {}  # agent id -> the master's answer
     for key, ids in by_task.items():
         ids.sort(key=lambda tid: int(tid.rsplit(".", 1)[1]))  # ids end with the launch sequence
         current = sched.job.tasks.get(key)
@@ -68,8 +69,10 @@ def log_locations(sched: JobShell, task_ids: dict[str, list[Any]],
         for task_id in ids[-ATTEMPTS_KEPT:]:
             agent_id = sched.attempt_agents.get(task_id, current.agent_id if current else "")
             address = sched.agent_addresses.get(agent_id)
-            if address is None and agent_id and time.monotonic() < deadline:
-                address = sched._agent_address(agent_id)  # asks the master about an agent no offer named
+            if address is None and agent_id and master and time.monotonic() < deadline:
+                if agent_id not in asked:
+                    asked[agent_id] = _agent_address(master, agent_id, deadline)
+                address = asked[agent_id]
             pairs.append((task_id, address or ""))
         wanted[str(key)] = pairs
     where = {task_id: address for pairs in wanted.values() for task_id, address in pairs if address}
@@ -85,15 +88,26 @@ def log_locations(sched: JobShell, task_ids: dict[str, list[Any]],
     return located
 
 
+def _agent_address(master: str, agent_id: str, deadline: float) -> str | None:
+    """The master's word on where an agent is (None: it does not say, or cannot be asked in time)."""
+    try:
+        return agent_address_from_master(master, agent_id, timeout=max(0.1, deadline - time.monotonic()))
+    except (OSError, ValueError) as exc:
+        log.info("cannot ask the master %s for agent %s: %s", master, agent_id, exc)
+        return None
+
+
 def _role_order(task: str) -> tuple[int, int]:
     role, _, index = task.partition(":")
     return (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), int(index or 0))
 
 
-def final_record(sched: JobShell, api: str | None, master: str | None, at: float) -> dict[str, Any]:
-    """The record kept of a job that ended (state_format 4, ``end`` filled in)."""
+def final_record(sched: JobShell, api: str | None, master: str | None, at: float,
+                 ask: str | None = None) -> dict[str, Any]:
+    """The record kept of a job that ended (state_format 4, ``end`` filled in); ``ask``: the
+    master to ask about agents (default ``master``: a zk:// one's leader is better)."""
     task_ids = sched.job.to_dict()["task_ids"]
-    end = end_of(at, sched.job.progress(), log_locations(sched, task_ids), api, master)
+    end = end_of(at, sched.job.progress(), log_locations(sched, task_ids, ask or master), api, master)
     return sched.store.final(sched.job, sched.framework_id, end).to_json()
 
 
@@ -108,12 +122,12 @@ def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:
 
 
 def record_end(sched: JobShell, store: StateStore, api: str | None, master: str | None,
-               console: Console) -> float:
-    """Keep the final record of a job that has ended and whose framework is torn down (while the
-    agents, and the embedded master's sandboxes, are still there to say where its logs are);
-    returns when it ended."""
-    at = time.time()
-    keep_end(store, final_record(sched, api, master, at), console)
+               console: Console, at: float | None = None, ask: str | None = None) -> float:
+    """Keep the final record of a job that has ended (at ``at``, default now) and whose framework
+    is torn down (while the agents, and the embedded master's sandboxes, are still there to say
+    where its logs are); returns when it ended."""
+    at = time.time() if at is None else at
+    keep_end(store, final_record(sched, api, master, at, ask), console)
     return at
 
 
@@ -125,26 +139,17 @@ def frozen(snapshot: StatusSnapshot, at: float) -> StatusSnapshot:
 
 def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds: float, console: Console) -> None:
     """Serve the final status, logs and metrics for ``seconds``, or until POST /v1/shutdown
-    (``tfmesos kill``), SIGTERM or SIGINT; nothing can be acted on any more."""
+    (``tfmesos kill``) or a stop signal (SIGINT, SIGTERM, SIGHUP: ``signals``); nothing can be
+    acted on any more."""
+    from .signals import StopSignals
+
     stop = threading.Event()
     api.serve_ended(lambda: final, ops, stop.set)
     console.event(f"job over; its status page stays on http://{api.address}/ for {seconds:g} s "
                   "(tfmesos kill or Ctrl-C ends it sooner)")
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    signals = StopSignals(lambda: "the status page to stop serving", console.line).install()
+    signals.arm(lambda signum: stop.set())
     try:
         stop.wait(seconds)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def after_end(sched: JobShell, store: StateStore, api: ApiServer, master: str, console: Console,
-              serve_seconds: float, ops: Operations) -> None:
-    """The job has ended and its framework is torn down: keep its record, then serve its end
-    for ``serve_seconds``; without that, give a ``tfmesos logs --follow`` that was reading one
-    more poll to read the last lines before the API goes."""
-    at = record_end(sched, store, api.address, master, console)
-    if serve_seconds > 0:
-        keep_serving(api, frozen(sched.snapshot(), at), ops, serve_seconds, console)
-    else:
-        sched.logs.linger()
+        signals.restore()

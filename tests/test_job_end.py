@@ -1,0 +1,38 @@
+"""tfmesos/scheduler/job_end.py: where an ended job's logs are, found through what the scheduler
+shell makes public (its agents' addresses) and the master, never through its private parts."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tfmesos.core.spec import TaskKey
+from tfmesos.scheduler import job_end
+
+
+def test_log_locations_asks_the_master_once_about_an_agent_no_offer_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def from_master(master: str, agent_id: str, timeout: float = 10.0) -> str | None:
+        asked.append((master, agent_id))
+        return "10.0.0.7:5051"
+
+    monkeypatch.setattr(job_end, "agent_address_from_master", from_master)
+    monkeypatch.setattr(job_end, "sandbox_directories", lambda where, framework_id, seconds: {
+        task_id: f"/sandbox/{task_id}" for task_id in where})
+    monkeypatch.setattr(job_end, "read_tail", lambda files, path, size: "")
+    # Only what the shell offers in public: no _agent_address to fall back on.
+    sched = SimpleNamespace(
+        job=SimpleNamespace(tasks={TaskKey("chief", 0): SimpleNamespace(agent_id="a-old")}),
+        attempt_agents={}, agent_addresses={"a-new": "10.0.0.8:5051"}, framework_id="f-1")
+    task_ids = {"job.chief.0.1": ["chief", 0], "job.chief.0.2": ["chief", 0], "job.ps.0.3": ["ps", 0]}
+    sched.attempt_agents = {"job.chief.0.1": "a-old", "job.chief.0.2": "a-old", "job.ps.0.3": "a-new"}
+
+    located = job_end.log_locations(sched, task_ids, "master:5050")  # type: ignore[arg-type]
+
+    assert asked == [("master:5050", "a-old")], "asked once, about the agent no offer named"
+    assert [a["agent"] for a in located["chief:0"]] == ["10.0.0.7:5051", "10.0.0.7:5051"]
+    assert located["ps:0"][0] == {"task_id": "job.ps.0.3", "agent": "10.0.0.8:5051", "directory": "/sandbox/job.ps.0.3",
+                                  "tail": {"stdout": "", "stderr": ""}}
+    assert job_end.log_locations(sched, {"job.chief.0.1": ["chief", 0]}, None)["chief:0"][0]["agent"] is None, \
+        "no master to ask: the location stays unknown"

@@ -1,0 +1,391 @@
+"""One running job, from its master to its end: the ``Session`` that ``tfmesos run``, ``tfrun`` and
+``tfmesos.cluster()`` are front-ends of.
+
+A session owns what a running job needs, and starts and stops it in this order:
+
+1. ``open()``: the local checks (state directory, ZooKeeper), the master (the embedded one, in this
+   process or as a child, or a remote one reached within the connect timeout), the state store;
+2. ``start(job, framework_id)``: the ``JobShell``, the API server (announced in the state
+   directory), the Mesos driver; ``subscribe()``: SUBSCRIBED within the connect timeout;
+3. ``wait()``: until the job ends (``stop(why)`` ends it from elsewhere: a signal, ``close()``);
+4. ``teardown(failover)``: the framework torn down (Mesos kills what is left) or left to a successor;
+   ``keep_end()``: the job's final record, gathered while the front-end prints its summary;
+5. ``close()``: the API, the store and the master, in that order; idempotent.
+
+The front-ends keep only what differs: the console and exit codes of ``tfmesos run`` (with its
+Marathon lifecycle, ``marathon_app``), the servers-in-a-``with``-block of ``cluster()``, worker 0
+on this machine for ``tfrun``. The heavy modules (pymesos, the embedded master) are imported
+where they are first needed, so a command that fails a local check never pays for them.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..core.job import KILLED, Job, job_seed
+from ..core.spec import JobSpec
+from ..errors import UsageError, cut
+from ..options.load import OptionsError
+from ..store.format import StateFormatError
+from . import job_end
+from .console import Console
+from .embedded import EMBEDDED, start_embedded_master
+from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of
+
+if TYPE_CHECKING:
+    from ..store.state_store import StateStore
+    from .http_api import ApiServer, Operations
+    from ..core.actions import Done as RunResult
+    from .job_shell import JobShell
+    from .signals import StopSignals
+
+
+@dataclass
+class RunSettings:
+    """Where a session's job runs and how it is reached: the master, the state, the API."""
+    master: str | None = None  # None: start the embedded master
+    zk: str = ""
+    state_dir: str = ""
+    api_port: int | None = None  # None: the options' service.api_port
+    api_host: str = "127.0.0.1"
+    # The embedded cluster's size: its defaults are the embedded master's own.
+    agents: int = EMBEDDED.agents
+    agent_cpus: float = EMBEDDED.agent_cpus
+    agent_mem: float = EMBEDDED.agent_mem
+    agent_disk: float = EMBEDDED.agent_disk
+    gpus_per_agent: int = EMBEDDED.gpus_per_agent
+    quiet: bool = False
+    connect_timeout: float = 30.0
+    keep_serving: float = 0.0  # seconds the API and the page stay up after the end (--keep-serving)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a front-end's session does differently; the defaults are ``tfmesos run``'s."""
+    persist: bool | None = None  # None: persist the state unless the embedded master (gone with us) runs it
+    child_master: bool = False  # the embedded master in a child process that dies with ours (cluster())
+    restart: bool = True  # the API offers POST /v1/restart/TASK
+    failover: bool = True  # a scheduler that dies leaves the job to the next one (not torn down)
+    remote_checks: bool = True  # on a remote master: refuse a duplicate framework, probe role quotas
+    progress: bool = True  # training progress lines on the console
+
+
+class Session:
+    """One running job: master, state store, scheduler, API, Mesos driver, clock (see the module)."""
+
+    def __init__(self, spec: JobSpec, options: dict[str, Any], settings: RunSettings, console: Console, *,
+                 profile: Profile = Profile(), signals: StopSignals | None = None,
+                 on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time):
+        self.spec, self.options, self.settings, self.console = spec, options, settings, console
+        self.profile, self.signals, self.clock = profile, signals, clock
+        self.on_event = on_event or console.event
+        self.master = ""  # the master's address, once open
+        self.master_proc: Any = None  # the embedded master (LocalMaster or ChildMaster)
+        self.store: StateStore | None = None
+        self.sched: JobShell | None = None
+        self.api: ApiServer | None = None
+        self.driver: Any = None  # while subscribed and not torn down
+        self._live: Any = None  # the API's address announced in the state directory
+        self._ending: threading.Thread | None = None  # keep_end's, joined by close()
+        self._end_at = 0.0
+        self._closed = False
+
+    @property
+    def local(self) -> bool:
+        """The embedded master runs the job (it stops with this session, and every task with it)."""
+        return self.settings.master is None
+
+    @property
+    def persists(self) -> bool:
+        if self.profile.persist is not None:
+            return self.profile.persist
+        # The embedded master dies with us, so a local run only persists state when asked to.
+        return not self.local or bool(self.settings.state_dir or self.settings.zk)
+
+    # ------------------------------------------------------------------ 1. master and store
+    def open(self) -> "Session":
+        """Local checks first (before any wait for the network), then the master, then the store."""
+        s = self.settings
+        try:
+            if where := state_dir_of(self.spec, s.master, s.state_dir, s.zk):
+                check_state_dir(*where)
+            if self.persists:
+                self._check_zk()  # before the embedded master starts: nothing to clean up
+            if self.local:
+                self.master_proc, self.spec = start_embedded_master(self.spec, s, self.console,
+                                                                    child=self.profile.child_master)
+                self.master = self.master_proc.address
+                if self.signals is not None:
+                    self.signals.scratch.append(str(self.master_proc.work_dir))
+            else:
+                from .reach import check_master
+
+                self.master = check_master(s.master, s.connect_timeout)  # type: ignore[arg-type]
+            if self.persists:
+                self.store = self._open_store()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _check_zk(self) -> None:
+        """The state's ZooKeeper, reached within the connect timeout (kazoo would raise a bare timeout)."""
+        zk = self.settings.zk or self.spec.service.zk
+        if zk:
+            from .reach import parse_zk_url, zk_session
+
+            flag = "--zk" if self.settings.zk else "$.service.zk"
+            servers, _ = parse_zk_url(zk, flag)
+            with zk_session(",".join(map(str, servers)), self.settings.connect_timeout, flag):
+                pass
+
+    def _open_store(self) -> StateStore:
+        """The state store, reached within the connect timeout; a plain error when it cannot be used."""
+        from ..store.state_store import open_store
+
+        s, spec = self.settings, self.spec
+        zk = s.zk or spec.service.zk
+        if zk:
+            return open_store(zk, "", spec.service.name)
+        flag = "--state-dir" if s.state_dir else "$.service.state_dir"
+        directory = os.path.expanduser(s.state_dir or spec.service.state_dir or DEFAULT_STATE_DIR)
+        check_state_dir(directory, flag)
+        store = open_store("", directory, spec.service.name)
+        if os.path.lexists(store.where) and not os.path.isfile(store.where):
+            raise UsageError(flag, f"{store.where!r} is not a regular file", "expected it to hold the job's state: remove it")
+        return store
+
+    def saved(self) -> dict[str, Any] | None:
+        """The job's record in the store (None: no store, or nothing recorded)."""
+        store = self.store
+        try:
+            return store.load() if store else None
+        except StateFormatError as exc:
+            raise UsageError(f"the job's state in {store.where}", str(exc)) from None  # type: ignore[union-attr]
+        except ValueError as exc:  # not JSON: a file edited or cut short by hand
+            raise UsageError(f"the job's state in {store.where}", f"unreadable ({cut(str(exc), 100)})",  # type: ignore[union-attr]
+                             "remove it to start the job afresh") from None
+
+    def job_to_run(self) -> tuple[Job, str | None]:
+        """The recorded job to resume (and its framework id), else a new one."""
+        from ..store.job_store import resumable_with
+
+        spec, store = self.spec, self.store
+        saved = self.saved()
+        if saved and saved.get("finished"):
+            # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+            self.on_event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
+            saved = None
+        if not saved:
+            return Job.new(spec, self.clock(), seed=job_seed(spec.service.name)), None
+        if not resumable_with(saved, self.options):
+            raise OptionsError(
+                [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
+                 f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "
+                 "or another service name"]
+            )
+        job = Job.from_dict(spec, saved["job"], seed=job_seed(spec.service.name))
+        self.on_event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} "
+                      f"(state in {store.where})")  # type: ignore[union-attr]
+        return job, saved["framework_id"]
+
+    # ------------------------------------------------------------------ 2. scheduler, API, driver
+    def start(self, job: Job, framework_id: str | None = None) -> JobShell:
+        """Schedule ``job``: its API up and announced, its driver started (``subscribe`` waits)."""
+        from ..mesos.driver import driver_class, framework_info
+        from ..mesos.taskinfo import ExecutorSettings
+        from ..store.job_store import JobStore
+        from .job_shell import Hooks, JobShell, ignore
+
+        spec, profile, secret = self.spec, self.profile, os.environ.get("MESOS_SECRET", "")
+        remote = not self.local and profile.remote_checks
+        if remote:
+            from .live_jobs import refuse_duplicate, running_frameworks
+
+            refuse_duplicate(running_frameworks(self.master, spec.service.principal, secret),
+                             spec.service.name, framework_id, self.master)
+        quota_probe = None
+        if remote:
+            import functools
+
+            from ..mesos.operator import role_quota
+
+            quota_probe = functools.partial(role_quota, self.master, principal=spec.service.principal, secret=secret)
+        sched = self.sched = JobShell(
+            job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
+            JobStore(self.store, self.options, keep_finished=self.keeps_finished), framework_id=framework_id,
+            hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore),
+            clock=self.clock, quota_probe=quota_probe,
+        )
+        self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
+                                   lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
+        self._live = job_end.announce(spec, self.settings.state_dir, self.api.address)  # tfmesos status NAME finds it
+        self.on_event(f"scheduler API on http://{self.api.address}/v1/status")
+        self.on_event(f"status page on http://{self.api.address}/")
+
+        from pymesos import MesosSchedulerDriver
+
+        from ..errors import mute_library_logs
+
+        mute_library_logs()  # pymesos' import set its own log level
+        api_host, api_port = self.api.address.rsplit(":", 1)
+        webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
+        driver = driver_class(MesosSchedulerDriver)(
+            sched, framework_info(spec, framework_id, webui), self.master, use_addict=False,
+            implicit_acknowledgements=True, principal=spec.service.principal or None,
+            secret=(secret or None) if spec.service.principal else None,
+            failover=profile.failover,  # tfmesos run: a crash must not tear the job down (a restart takes over)
+        )
+        sched.driver = driver
+        if self.signals is not None:
+            signals = self.signals
+            signals.waiting_for = self.waiting_for
+            signals.arm(lambda signum: sched.request_stop(signals.cause))
+        driver.start()
+        self.driver = driver
+        return sched
+
+    def subscribe(self) -> None:
+        """Until SUBSCRIBED (or the job ends: a refusal, a stop), within the connect timeout;
+        ``UnreachableError`` with the driver stopped when the master never answers."""
+        from ..mesos.driver import await_subscription
+
+        driver, self.driver = self.driver, None  # await_subscription stops it if it fails
+        await_subscription(self.sched, driver, self.master, self.settings.connect_timeout, self.spec)
+        self.driver = driver
+
+    @property
+    def keeps_finished(self) -> bool:
+        from . import marathon_app
+
+        return marathon_app.keeps_finished(self.store is not None)
+
+    def operations(self, live: bool = False) -> Operations:
+        """The API's operations (logs and metrics; restart while the job runs, where the profile
+        offers it), behind the API token when there is one."""
+        from .http_api import TOKEN_ENV, Operations, Refused
+
+        handlers: dict[str, Any] = {}
+        sched = self.sched
+        if sched is not None:
+            handlers = {"logs": sched.logs.read, "metrics": sched.metrics.render}
+            if live and self.profile.restart:
+                def restart(task: str) -> str:
+                    try:
+                        return sched.restart(task)  # type: ignore[union-attr]
+                    except ValueError as exc:
+                        raise Refused(409, str(exc)) from None
+
+                handlers["restart"] = restart
+        return Operations(**handlers, token=os.environ.get(TOKEN_ENV, ""), token_reads=self.spec.service.api_token_reads)
+
+    def _start_api(self, snapshot: Callable[[], Any], cluster: Callable[[], Any], shutdown: Callable[[], None],
+                   ops: Operations) -> ApiServer:
+        from .http_api import ApiServer
+
+        s = self.settings
+        port = self.spec.service.api_port if s.api_port is None else s.api_port
+        flag = "--api-port" if s.api_port is not None else "$.service.api_port"
+        try:
+            api = ApiServer(snapshot, cluster, shutdown, s.api_host, port, ops)
+        except OSError as exc:
+            raise UsageError(flag, f"cannot listen on {s.api_host}:{port}: {exc.strerror}",
+                             "expected a free port (0 picks one), or stop what uses it") from None
+        api.start()
+        return api
+
+    def ended_api(self, snapshot: Callable[[], Any], stop: Callable[[], None], ops: Operations) -> ApiServer:
+        """The API of a job that is over: its status, no ClusterSpec, shutdown ends the serving."""
+        return self._start_api(snapshot, lambda: None, stop, ops)
+
+    # ------------------------------------------------------------------ 3. running
+    def wait(self) -> RunResult:
+        """Until the job ends; pymesos' IO thread's error is raised here."""
+        assert self.sched is not None
+        return self.sched.run_until_done()
+
+    def stop(self, why: str, end: str = KILLED) -> None:
+        """End the job (``end``, unless it had ended already) because of ``why``; ``wait`` returns."""
+        if self.sched is not None:
+            self.sched.request_stop(why, end)
+
+    def waiting_for(self) -> str:
+        """What a stopping session waits for (said at a second Ctrl-C)."""
+        sched = self.sched
+        if sched is None:
+            return "the job to start"
+        if not sched.subscribed_once and not sched.done.is_set():
+            return "the Mesos master to answer the subscription (at most --connect-timeout)"
+        if not sched.done.is_set():
+            with sched.cond:
+                return sched.job.waiting_for()
+        return "the framework's teardown by the Mesos master" + (" and the embedded master to stop" if self.local else "")
+
+    # ------------------------------------------------------------------ 4. the end
+    def teardown(self, failover: bool) -> None:
+        """Tear the framework down (Mesos kills anything left), or leave it to another scheduler
+        (``failover``); once."""
+        driver, self.driver = self.driver, None
+        if driver is not None:
+            from ..mesos.driver import stop_driver
+
+            stop_driver(self.sched, driver, failover=failover)
+
+    def keep_end(self, store: StateStore | None = None) -> None:
+        """Keep the job's final record (``store``, else the state directory's) on a thread of its
+        own: asking the agents where the logs are runs while the front-end prints its summary;
+        ``close()`` (or ``ended()``) waits for it, before the embedded master takes the sandboxes."""
+        sched = self.sched
+        if sched is None or sched.result is None or not sched.framework_id or self._ending is not None:
+            return  # a refused subscription had no framework: nothing to keep
+        where = store or self.store or job_end.local_store(self.spec, self.settings.state_dir)
+        api = self.api.address if self.api else None
+        ask = getattr(sched.driver, "master", None)  # a zk:// master's leader, as pymesos found it
+        self._end_at = self.clock()
+        self._ending = threading.Thread(
+            target=job_end.record_end, args=(sched, where, api, self.master, self.console, self._end_at, ask),
+            name="tfmesos-record-end", daemon=True)
+        self._ending.start()
+
+    def ended(self) -> float:
+        """Wait for ``keep_end``'s record; returns when the job ended."""
+        if self._ending is not None:
+            self._ending.join(job_end.LOCATE_SECONDS + 1.0)
+            return self._end_at
+        return self.clock()
+
+    def end_attempt(self) -> None:
+        """Stop serving this attempt: the API withdrawn and stopped (a session may ``start`` again)."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.withdraw()
+        api, self.api = self.api, None
+        if api is not None:
+            api.stop()
+
+    def close(self) -> None:
+        """Everything the session started, stopped: the framework torn down unless the profile
+        leaves it to a successor (then the driver simply goes with this process, as after a crash),
+        the API, the store, the master. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if not self.profile.failover:
+                self.teardown(failover=False)
+            self.ended()
+            self.end_attempt()
+        finally:
+            try:
+                if self.store is not None:
+                    self.store.close()
+            finally:
+                if self.master_proc is not None:
+                    if self.signals is not None:
+                        self.signals.waiting_for = lambda: "the embedded master to stop its executors"
+                    self.master_proc.stop()
+
