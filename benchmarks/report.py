@@ -193,7 +193,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         out += ["", "Seconds from SUBSCRIBED. " + ("; ".join(growth_note) + "." if growth_note else ""), ""]
         ev = sc.get("per_event") or []
         if ev:
-            out += ["One status update handled by `JobScheduler.statusUpdate` (median of 20), by job size; *live*: TASK_STARTING "
+            out += ["One status update handled by `MesosAdapter.statusUpdate` into `JobShell` (median of 20), by job size; *live*: TASK_STARTING "
                     "after the launch, *terminal*: TASK_KILLED while the job is torn down:", "",
                     "| tasks | live: CPU ms with the state store (`--master`) | live: CPU ms, no store (embedded master) | "
                     "terminal: CPU ms with the store | terminal: wall ms with the store | terminal: CPU ms, no store | "
