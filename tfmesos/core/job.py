@@ -686,7 +686,7 @@ class Job:
         return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
 
     def defer_placement(self, reason: str, now: float) -> None:
-        """The job is held back for a known reason (its role's quota): keep waiting, say why once."""
+        """The job is held back for a known reason (its Mesos role's quota): keep waiting, say why once."""
         if reason not in self.events[-3:]:
             self._note(reason)
         self.placing_since = now

@@ -29,7 +29,7 @@ class Resources:
 
 @dataclass(frozen=True, order=True)
 class TaskKey:
-    role: str
+    role: str  # a TensorFlow role (RoleSpec.name); a Mesos role is ServiceSpec.mesos_role
     index: int
 
     @property
