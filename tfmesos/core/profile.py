@@ -26,7 +26,8 @@ class PeerRestart(NamedTuple):
 
 @dataclass(frozen=True)
 class Profile:
-    name: str
+    """The hooks, each a plain function over the job's plain data (no state of its own)."""
+
     # What the job is, in the framework's words (shown in the status: "parameter_server", ...).
     mode: Callable[[JobSpec], str]
     # The tasks whose exit 0 ends the job successfully; none: it runs until stopped.

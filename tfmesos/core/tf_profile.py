@@ -61,7 +61,6 @@ def is_server(role: RoleSpec) -> bool:
 
 
 TENSORFLOW = Profile(
-    name="tensorflow",
     mode=mode,
     success_keys=success_keys,
     restarts_whole_job=restarts_whole_job,
