@@ -18,11 +18,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bringup, history, master_scale, placement, recovery, scale, start_end
+from benchmarks import bringup, executor_start, history, master_scale, placement, recovery, scale, start_end
 from benchmarks.common import environment, log
 from benchmarks.report import render
 
-PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend")
+PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -43,6 +43,8 @@ FULL = {
     "history": {"samples": 5},
     # A tiny tfmesos run: command start -> first launch, chief exit -> command exit (issue 20).
     "startend": {"samples": 7},
+    # A cold python -m tfmesos.executor (no fork server): CPU to SUBSCRIBE and to TASK_RUNNING (issue 20).
+    "coldexec": {"samples": 15},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -54,6 +56,7 @@ QUICK = {
     "master": {"sizes": (1000,)},
     "history": {"samples": 1},
     "startend": {"samples": 2},
+    "coldexec": {"samples": 3},
 }
 
 
@@ -112,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                     results["history"] = history.run(tmp, **settings["history"])
                 elif part == "startend":
                     results["startend"] = start_end.run(tmp, **settings["startend"])
+                elif part == "coldexec":
+                    results["coldexec"] = executor_start.run(tmp, **settings["coldexec"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]

@@ -1,0 +1,177 @@
+"""A cold executor's start: the CPU of ``python -m tfmesos.executor`` exec'd as a real Mesos agent
+starts it (no fork server), to its SUBSCRIBE and to its TASK_RUNNING.
+
+A stand-in agent (``FakeAgent``: a socket in this process, the v1 executor API's two requests and
+nothing else) gets the executor's SUBSCRIBE. In the ``subscribe`` mode it kills the executor
+(SIGKILL) the moment the request has arrived, so the executor's ``wait4`` rusage (user + sys,
+which the kernel scales to the exact run time) is its CPU from exec to SUBSCRIBE sent. In the
+``running`` mode it answers SUBSCRIBED and a LAUNCH of a gang-launched task (``exec sleep 30``,
+its ClusterSpec in the TaskInfo, the payload built by the scheduler's own ``task_payload``) and
+kills the executor when its TASK_RUNNING arrives: the CPU of a whole task start, without the
+task's own. The executor's environment is the embedded agent's (``executor_environment``), its
+stdout and stderr are sandbox files. ``python -c pass`` is measured the same way: the floor.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import PYTHON, log, summary
+from localmesos.agent.sandbox import executor_environment
+from tfmesos.core.actions import TaskLaunch
+from tfmesos.core.spec import JobSpec, Resources, RoleSpec, ServiceSpec, TaskKey
+from tfmesos.mesos.messages import encode
+from tfmesos.mesos.taskinfo import task_payload
+
+FRAMEWORK, EXECUTOR, TASK = "bench-fw-0000", "bench.worker.0.1", "bench.worker.0.1"
+
+
+def _record(event_type: str, body: dict[str, Any]) -> bytes:
+    """One RecordIO record of the event stream, as one HTTP chunk."""
+    data = json.dumps({"type": event_type, event_type.lower(): body}).encode()
+    record = b"%d\n%s" % (len(data), data)
+    return b"%x\r\n%s\r\n" % (len(record), record)
+
+
+class FakeAgent:
+    """Accepts the executor's connections; ``until`` (SUBSCRIBE or TASK_RUNNING) sets ``reached``."""
+
+    def __init__(self, until: str, task_data: str) -> None:
+        self.until, self.task_data = until, task_data
+        self.reached = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = "127.0.0.1:%d" % self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        reader = conn.makefile("rb")
+        try:
+            while True:
+                head = [reader.readline()]
+                while head[-1] not in (b"\r\n", b"\n", b""):
+                    head.append(reader.readline())
+                if head[-1] == b"":
+                    return
+                length = next((int(line.split(b":", 1)[1]) for line in head if line.lower().startswith(b"content-length")), 0)
+                call = json.loads(reader.read(length))
+                if call["type"] == "SUBSCRIBE":
+                    if self.until == "SUBSCRIBE":
+                        self.reached.set()
+                        return
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 + _record("SUBSCRIBED", self._subscribed()) + _record("LAUNCH", {"task": self._task()}))
+                    continue
+                conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+                if call["type"] == "UPDATE" and call["update"]["status"]["state"] == self.until:
+                    self.reached.set()
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+    def _subscribed(self) -> dict[str, Any]:
+        return {"executor_info": {"executor_id": {"value": EXECUTOR}, "framework_id": {"value": FRAMEWORK},
+                                  "command": {"value": f"{PYTHON} -m tfmesos.executor"}},
+                "framework_info": {"id": {"value": FRAMEWORK}, "user": "", "name": "bench", "checkpoint": True},
+                "agent_info": {"id": {"value": "bench-S0"}, "hostname": "127.0.0.1"}}
+
+    def _task(self) -> dict[str, Any]:
+        return {"name": TASK, "task_id": {"value": TASK}, "agent_id": {"value": "bench-S0"}, "data": self.task_data}
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _task_data(port: int) -> str:
+    key = TaskKey("worker", 0)
+    spec = JobSpec(service=ServiceSpec(name="bench"),
+                   roles=(RoleSpec("worker", 1, Resources(cpus=0.1, mem=32), "exec sleep 30"),), streamed=())
+    launch = TaskLaunch(key, TASK, port, Resources(cpus=0.1, mem=32), 0)
+    payload = task_payload(spec, launch, PYTHON, {"version": 1, "cluster": {"worker": [f"127.0.0.1:{port}"]}})
+    return encode(payload)
+
+
+def _cpu_of_killed(proc: subprocess.Popen) -> float:
+    """SIGKILL, reap: user + sys of the process (its threads included, its unreaped task not)."""
+    try:
+        proc.send_signal(signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = -9
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_executor(tmp: Path, until: str, index: int, timeout: float = 30.0) -> float:
+    """CPU seconds of one cold executor from exec until the fake agent sees ``until``."""
+    sandbox = tmp / f"exec-{until.lower()}-{index}"
+    sandbox.mkdir(parents=True)
+    agent = FakeAgent(until, _task_data(24990 + index % 10))
+    env = executor_environment(agent_endpoint=agent.endpoint, agent_id="bench-S0", agent_pid="slave(1)@" + agent.endpoint,
+                               framework_id=FRAMEWORK, executor_id=EXECUTOR, directory=sandbox, checkpoint=True,
+                               shutdown_grace_period=5.0, gpus=None, command=None)
+    if os.environ.get("PYTHONPATH"):  # a checkout other than the installed one (before/after figures)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
+        proc = subprocess.Popen([PYTHON, "-m", "tfmesos.executor"], env=env, cwd=sandbox, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, process_group=0)
+    try:
+        if not agent.reached.wait(timeout):
+            raise RuntimeError(f"the executor sent no {until} within {timeout:.0f}s: "
+                               + (sandbox / "stderr").read_text()[-1500:])
+        return _cpu_of_killed(proc)
+    finally:
+        if proc.returncode is None:
+            _cpu_of_killed(proc)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the task (sleep), if one started
+        except ProcessLookupError:
+            pass
+        agent.close()
+
+
+def interpreter_floor() -> float:
+    proc = subprocess.Popen([PYTHON, "-c", "pass"])
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(tmp: Path, samples: int = 9) -> dict[str, Any]:
+    """Interleaved samples of the three (floor, to SUBSCRIBE, to TASK_RUNNING); medians in ms."""
+    log(f"executor start: {samples} cold executors to SUBSCRIBE and to TASK_RUNNING, and python -c pass")
+    floor, subscribe, running = [], [], []
+    load = os.getloadavg()[0]
+    for i in range(samples):
+        floor.append(interpreter_floor())
+        subscribe.append(one_executor(tmp, "SUBSCRIBE", i))
+        running.append(one_executor(tmp, "TASK_RUNNING", i))
+        time.sleep(0.05)
+    ms = lambda xs: [round(x * 1000, 1) for x in xs]  # noqa: E731
+    return {"python_pass_ms": summary(ms(floor)), "to_subscribe_ms": summary(ms(subscribe)),
+            "to_running_ms": summary(ms(running)),
+            "load_average": [round(load, 2), round(os.getloadavg()[0], 2)]}
+
+
+if __name__ == "__main__":  # python -m benchmarks.executor_start [SAMPLES]: the figures alone
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tfmesos-exec-bench-") as work:
+        print(json.dumps(run(Path(work), int(sys.argv[1]) if len(sys.argv) > 1 else 9), indent=1))
