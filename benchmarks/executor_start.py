@@ -1,8 +1,8 @@
 """A cold executor's start: the CPU of ``python -m tfmesos.executor`` exec'd as a real Mesos agent
 starts it (no fork server), to its SUBSCRIBE and to its TASK_RUNNING.
 
-A stand-in agent (``FakeAgent``: a socket in this process, the v1 executor API's two requests and
-nothing else) gets the executor's SUBSCRIBE. In the ``subscribe`` mode it kills the executor
+A stand-in agent (the executor driver tests' ``ScriptedAgent``: a socket in this process, the v1
+executor API's SUBSCRIBE and calls, nothing else) gets the executor's SUBSCRIBE. In the ``subscribe`` mode it kills the executor
 (SIGKILL) the moment the request has arrived, so the executor's ``wait4`` rusage (user + sys,
 which the kernel scales to the exact run time) is its CPU from exec to SUBSCRIBE sent. In the
 ``running`` mode it answers SUBSCRIBED and a LAUNCH of a gang-launched task (``exec sleep 30``,
@@ -13,13 +13,10 @@ stdout and stderr are sandbox files. ``python -c pass`` is measured the same way
 """
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
-import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,72 +27,21 @@ from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.spec import JobSpec, Resources, RoleSpec, ServiceSpec, TaskKey
 from tfmesos.mesos.messages import encode
 from tfmesos.mesos.taskinfo import task_payload
+from tests.test_executor_driver import ScriptedAgent
 
 FRAMEWORK, EXECUTOR, TASK = "bench-fw-0000", "bench.worker.0.1", "bench.worker.0.1"
 
 
-def _record(event_type: str, body: dict[str, Any]) -> bytes:
-    """One RecordIO record of the event stream, as one HTTP chunk."""
-    data = json.dumps({"type": event_type, event_type.lower(): body}).encode()
-    record = b"%d\n%s" % (len(data), data)
-    return b"%x\r\n%s\r\n" % (len(record), record)
+def _subscribed() -> dict[str, Any]:
+    return {"type": "SUBSCRIBED", "subscribed": {
+        "executor_info": {"executor_id": {"value": EXECUTOR}, "framework_id": {"value": FRAMEWORK},
+                          "command": {"value": f"{PYTHON} -m tfmesos.executor"}},
+        "framework_info": {"id": {"value": FRAMEWORK}, "user": "", "name": "bench", "checkpoint": True},
+        "agent_info": {"id": {"value": "bench-S0"}, "hostname": "127.0.0.1"}}}
 
 
-class FakeAgent:
-    """Accepts the executor's connections; ``until`` (SUBSCRIBE or TASK_RUNNING) sets ``reached``."""
-
-    def __init__(self, until: str, task_data: str) -> None:
-        self.until, self.task_data = until, task_data
-        self.reached = threading.Event()
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.endpoint = "127.0.0.1:%d" % self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        reader = conn.makefile("rb")
-        try:
-            while True:
-                head = [reader.readline()]
-                while head[-1] not in (b"\r\n", b"\n", b""):
-                    head.append(reader.readline())
-                if head[-1] == b"":
-                    return
-                length = next((int(line.split(b":", 1)[1]) for line in head if line.lower().startswith(b"content-length")), 0)
-                call = json.loads(reader.read(length))
-                if call["type"] == "SUBSCRIBE":
-                    if self.until == "SUBSCRIBE":
-                        self.reached.set()
-                        return
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                 + _record("SUBSCRIBED", self._subscribed()) + _record("LAUNCH", {"task": self._task()}))
-                    continue
-                conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-                if call["type"] == "UPDATE" and call["update"]["status"]["state"] == self.until:
-                    self.reached.set()
-        except OSError:
-            return
-        finally:
-            conn.close()
-
-    def _subscribed(self) -> dict[str, Any]:
-        return {"executor_info": {"executor_id": {"value": EXECUTOR}, "framework_id": {"value": FRAMEWORK},
-                                  "command": {"value": f"{PYTHON} -m tfmesos.executor"}},
-                "framework_info": {"id": {"value": FRAMEWORK}, "user": "", "name": "bench", "checkpoint": True},
-                "agent_info": {"id": {"value": "bench-S0"}, "hostname": "127.0.0.1"}}
-
-    def _task(self) -> dict[str, Any]:
-        return {"name": TASK, "task_id": {"value": TASK}, "agent_id": {"value": "bench-S0"}, "data": self.task_data}
-
-    def close(self) -> None:
-        self.sock.close()
+def _running(agent: ScriptedAgent) -> bool:
+    return any(c["type"] == "UPDATE" and c["update"]["status"]["state"] == "TASK_RUNNING" for c in agent.calls)
 
 
 def _task_data(port: int) -> str:
@@ -122,7 +68,10 @@ def one_executor(tmp: Path, until: str, index: int, timeout: float = 30.0) -> fl
     """CPU seconds of one cold executor from exec until the fake agent sees ``until``."""
     sandbox = tmp / f"exec-{until.lower()}-{index}"
     sandbox.mkdir(parents=True)
-    agent = FakeAgent(until, _task_data(24990 + index % 10))
+    task = {"name": TASK, "task_id": {"value": TASK}, "agent_id": {"value": "bench-S0"},
+            "data": _task_data(24990 + index % 10)}
+    # Until SUBSCRIBE: no answer is needed (the stream stays open, unanswered at the kill).
+    agent = ScriptedAgent([] if until == "SUBSCRIBE" else [[_subscribed(), {"type": "LAUNCH", "launch": {"task": task}}]])
     env = executor_environment(agent_endpoint=agent.endpoint, agent_id="bench-S0", agent_pid="slave(1)@" + agent.endpoint,
                                framework_id=FRAMEWORK, executor_id=EXECUTOR, directory=sandbox, checkpoint=True,
                                shutdown_grace_period=5.0, gpus=None, command=None)
@@ -132,9 +81,11 @@ def one_executor(tmp: Path, until: str, index: int, timeout: float = 30.0) -> fl
         proc = subprocess.Popen([PYTHON, "-m", "tfmesos.executor"], env=env, cwd=sandbox, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=err, process_group=0)
     try:
-        if not agent.reached.wait(timeout):
+        try:
+            agent.wait((lambda: agent.subscribes) if until == "SUBSCRIBE" else (lambda: _running(agent)), timeout)
+        except AssertionError:
             raise RuntimeError(f"the executor sent no {until} within {timeout:.0f}s: "
-                               + (sandbox / "stderr").read_text()[-1500:])
+                               + (sandbox / "stderr").read_text()[-1500:]) from None
         return _cpu_of_killed(proc)
     finally:
         if proc.returncode is None:
