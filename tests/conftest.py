@@ -1,9 +1,17 @@
 """Fixtures shared across the suite, and the markers that pick parts of it.
 
-Every test gets one marker from its folder: ``unit`` (pure logic, no process), ``protocol``
-(the embedded master against the recorded Mesos traces and real pymesos drivers), ``e2e`` (whole
-jobs with real TensorFlow processes) or ``chaos``; ``zookeeper`` marks the tests that need a
-real ZooKeeper. Nothing is skipped unless asked for with ``-m``: a missing ZooKeeper fails.
+A test's markers come from what it starts (tests/starts.py reads its body, its helpers and its
+fixtures), not from its folder:
+
+- one tier: ``unit`` starts nothing (no process, no socket); ``protocol`` starts processes or
+  opens sockets without running a TensorFlow job (the embedded master, an HTTP server, a
+  ``tfmesos`` command); ``e2e`` and ``chaos`` are whole jobs (tests/e2e, tests/chaos, or a test
+  importing TensorFlow itself). A tier written on a test is kept, except ``unit`` on a test that
+  starts something: that test fails, naming what it starts.
+- what it starts, one marker each: ``subprocess``, ``socket``, ``localmaster``, ``zookeeper``
+  (the ``zk`` fixture), ``chromium``, ``tensorflow``.
+
+Nothing is skipped unless asked for with ``-m``: a missing ZooKeeper fails.
 """
 from __future__ import annotations
 
@@ -14,10 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import zookeeper
+from tests import starts, zookeeper
 
 _TESTS = Path(__file__).resolve().parent
-_FOLDER_MARKERS = {"core": "unit", "localmaster": "protocol", "e2e": "e2e", "chaos": "chaos", "package": "unit"}
 
 
 def pytest_configure(config):
@@ -34,15 +41,37 @@ def pytest_unconfigure(config):
     shutil.rmtree(getattr(config, "_tfmesos_home", ""), ignore_errors=True)
 
 
+_CONFLICT = pytest.StashKey[str]()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        rel = Path(str(item.fspath)).resolve().relative_to(_TESTS)
+        path = Path(str(item.fspath)).resolve()
+        if _TESTS not in path.parents:
+            continue
+        rel = path.relative_to(_TESTS)
         folder = rel.parts[0] if len(rel.parts) > 1 else ""
-        if not any(item.get_closest_marker(m) for m in ("unit", "protocol", "e2e", "chaos")):
-            item.add_marker(getattr(pytest.mark, _FOLDER_MARKERS.get(folder, "unit")))
-        if "zk" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.zookeeper)
+        function = getattr(item, "function", None)
+        if function is None:  # not a Python test: what it starts is unknown, so it is no unit test
+            if not any(item.get_closest_marker(m) for m in starts.TIERS):
+                item.add_marker(getattr(pytest.mark, starts.FOLDER_TIERS.get(folder, "protocol")))
+            continue
+        found = starts.starts(path, function.__qualname__, tuple(getattr(item, "fixturenames", ())))
+        for kind in sorted(found.kinds):
+            item.add_marker(getattr(pytest.mark, kind))
+        declared = {m for m in starts.TIERS if item.get_closest_marker(m)}
+        if not declared:
+            item.add_marker(getattr(pytest.mark, starts.tier(found, folder)))
+        conflict = starts.unit_conflict(found, declared)
+        if conflict:
+            item.stash[_CONFLICT] = conflict
+
+
+def pytest_runtest_setup(item):
+    conflict = item.stash.get(_CONFLICT, None)
+    if conflict:
+        pytest.fail(conflict, pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,6 @@ import pytest
 
 from tfmesos.mesos.calls_http import CallConnection
 
-pytestmark = pytest.mark.unit
-
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"

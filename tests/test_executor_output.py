@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
-
 # A task writing to both streams, run by TaskProcess inside an executor-like process whose own
 # stdout and stderr are what the test gives it. It prints what it found as JSON on fd 3.
 _PROBE = r"""

@@ -14,7 +14,6 @@ from tfmesos.options.load import resolve_options
 from tfmesos.scheduler.preflight import environment_problems, state_dir_of
 from tfmesos.options.jobspec import job_spec_from_options
 
-pytestmark = pytest.mark.unit
 TFMESOS = [sys.executable, "-m", "tfmesos.client.cli"]
 UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1: a run would retry it for --connect-timeout
 

@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.unit
-
 
 def _relative_imports(path: Path) -> list[tuple[int, str]]:
     """(line, dotted module) of every ``from .x import y`` in the file, resolved against its package."""

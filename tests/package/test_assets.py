@@ -12,7 +12,6 @@ from tfmesos.package.checks import check_package
 
 from tests.package.helpers import PACKAGE_DIR, REFERENCE, ROOT, render
 
-pytestmark = pytest.mark.unit
 RESOURCE = json.loads((PACKAGE_DIR / "resource.json").read_text())
 VERSION = json.loads((PACKAGE_DIR / "package.json").read_text())["version"]
 
