@@ -17,15 +17,10 @@ from tfmesos.client.dry_run import DRY_RUN_AGENT_ID, DRY_RUN_OFFER_ID, dry_run, 
 from tfmesos.core.spec import EXECUTOR_CPUS, EXECUTOR_MEM
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import resolve_options
+from tests.localmesos.sandbox_procs import assert_no_processes
+from tests.localmesos.scheduler_client import RawScheduler, launch  # the embedded master's tests' raw v1 scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
-# The raw v1 scheduler of the embedded master's tests, imported as they import it (their folder on
-# sys.path), wherever that folder is now.
-_HELPERS = next(p for p in (ROOT / "tests" / "localmesos", ROOT / "tests" / "localmaster")
-                if (p / "localmaster_client.py").exists())
-sys.path.insert(0, str(_HELPERS))
-from localmaster_client import RawScheduler, launch  # noqa: E402
-from localmaster_procs import assert_no_processes  # noqa: E402
 
 SECRET = "hunter2-s3cret"
 SLEEP = f"{sys.executable} -c 'import time; time.sleep(60)'"
