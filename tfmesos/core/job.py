@@ -720,23 +720,15 @@ class Job:
 
     def snapshot(self) -> StatusSnapshot:
         progress = self.progress()
+        same_name = {f: getattr(self, f) for f in ("phase", "mode", "succeeded", "cause", "job_restarts", "started_at",
+                                                   "placement_wait")}
+        ordered = sorted(self.tasks.values(), key=lambda r: (_rank(r.key.role), r.key.index))
         return StatusSnapshot(
-            name=self.spec.service.name,
-            phase=self.phase,
-            mode=self.mode,
-            succeeded=self.succeeded,
-            cause=self.cause,
-            job_restarts=self.job_restarts,
-            clusterspec_version=self.spec_version,
-            started_at=self.started_at,
-            placement_wait=self.placement_wait,
+            name=self.spec.service.name, clusterspec_version=self.spec_version, **same_name,
             progress=Progress.from_json(progress) if progress is not None else None,
             series=tuple((at, step, loss) for at, step, loss in self.series.to_list()),
-            tasks=tuple(self._task_status(r) for r in sorted(self.tasks.values(),
-                                                             key=lambda r: (_rank(r.key.role), r.key.index))),
-            tensorboard=self._tensorboard(),
-            events=tuple(self.events[-50:]),
-        )
+            tasks=tuple(self._task_status(r) for r in ordered), tensorboard=self._tensorboard(),
+            events=tuple(self.events[-50:]))
 
     def _task_status(self, r: TaskRecord) -> TaskStatus:
         report = self.reports.get(r.key)
