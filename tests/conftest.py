@@ -7,7 +7,9 @@ fixtures), not from its folder:
   opens sockets without running a TensorFlow job (the embedded master, an HTTP server, a
   ``tfmesos`` command); ``e2e`` and ``chaos`` are whole jobs (tests/e2e, tests/chaos, or a test
   importing TensorFlow itself). A tier written on a test is kept, except ``unit`` on a test that
-  starts something: that test fails, naming what it starts.
+  starts something: that test fails, naming what it starts. And at run time, a ``unit`` test
+  that binds or connects a socket, or starts a process, from its own thread fails, naming it
+  (what the reader could not see: teach ``tests/starts.py`` the entry point).
 - what it starts, one marker each: ``subprocess``, ``socket``, ``localmaster``, ``zookeeper``
   (the ``zk`` fixture), ``chromium``, ``tensorflow``.
 
@@ -17,7 +19,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -72,6 +77,46 @@ def pytest_runtest_setup(item):
     conflict = item.stash.get(_CONFLICT, None)
     if conflict:
         pytest.fail(conflict, pytrace=False)
+
+
+class _UnitGuard:
+    """Records a socket bound or connected, or a process started, by the thread running a unit test."""
+
+    thread: int | None = None
+    seen: list[str] = []
+
+    @classmethod
+    def wrap(cls, owner: object, name: str, what: str) -> None:
+        original = getattr(owner, name)
+
+        def guarded(*args, **kwargs):
+            if cls.thread is not None and threading.get_ident() == cls.thread:
+                cls.seen.append(what)
+            return original(*args, **kwargs)
+
+        setattr(owner, name, guarded)
+
+
+_UnitGuard.wrap(socket.socket, "bind", "a socket bound")
+_UnitGuard.wrap(socket.socket, "connect", "a socket connected")
+_UnitGuard.wrap(subprocess.Popen, "_execute_child", "a process started")
+_UnitGuard.wrap(os, "fork", "a process forked")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    if not item.get_closest_marker("unit"):
+        yield
+        return
+    _UnitGuard.thread, _UnitGuard.seen = threading.get_ident(), []
+    try:
+        outcome = yield
+    finally:
+        _UnitGuard.thread = None
+    if _UnitGuard.seen and outcome.exception is None:
+        outcome.force_exception(pytest.fail.Exception(
+            f"marked unit but {', '.join(sorted(set(_UnitGuard.seen)))} while it ran: unit means no process and "
+            "no socket; name what starts it in tests/starts.py (CALLS) or the module's STARTS", pytrace=False))
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,8 @@ value of the test helpers it uses (same module, or imported from tests/) call: `
 starts a process, ``socket.socket`` or an HTTP server opens a socket, ``LocalMaster`` an embedded
 master, the ``zk`` fixture ZooKeeper, a ``"chromium"`` string the browser. tfmesos' own code is not
 followed: its entry points that start things are listed in ``CALLS`` (``ApiServer``, ``cluster``...).
+A module whose tests start something through code the reader does not follow (an agent's recovery
+spawning a process, an executor run in the test's process) says so: ``STARTS = ("subprocess",)``.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
+_SELF = Path(__file__).resolve()  # the reader is no helper: its tables name what it looks for
 
 PROCESS, SOCKET, LOCALMASTER, ZOOKEEPER, CHROMIUM, TENSORFLOW = (
     "subprocess", "socket", "localmaster", "zookeeper", "chromium", "tensorflow")
@@ -44,6 +47,12 @@ CALLS: dict[str, frozenset[str]] = {
     "tfmesos.client.cluster.open_cluster": frozenset({LOCALMASTER, SOCKET, PROCESS}),
     "tfmesos.scheduler.runner.run_job": frozenset({LOCALMASTER, SOCKET, PROCESS}),
     "tests.zookeeper.ZooKeeper": frozenset({ZOOKEEPER, SOCKET, PROCESS}),
+    # in-process code that starts a task's process or reaches an agent (found by the runtime guard)
+    "localmesos.agent.procs.spawn": frozenset({PROCESS}),
+    "tfmesos.executor.executor.TFExecutor": frozenset({PROCESS}),
+    "tfmesos.client.logs.kept_log": frozenset({SOCKET}),
+    "tfmesos.client.tfrun.main": frozenset({LOCALMASTER, SOCKET, PROCESS}),
+    "tfmesos.client.tfrun.run": frozenset({LOCALMASTER, SOCKET, PROCESS}),
 }
 # Fixtures that are not functions of the suite (pytest's own start nothing).
 FIXTURES: dict[str, frozenset[str]] = {"pytester": frozenset({PROCESS})}
@@ -173,7 +182,7 @@ def _starts_in(node: ast.AST, module: _Module, label: str, seen: set[tuple[Path,
                     add(found.kinds, found.why[0] if found.why else sub.id)
             elif dotted.startswith("tests.") or (isinstance(sub, ast.Name) and sub.id in module.aliases):
                 helper = _helper_path(dotted, module.path)
-                if helper is not None and helper[0] != module.path:
+                if helper is not None and helper[0] != module.path and helper[0] != _SELF:
                     found = _starts_of(helper[0], helper[1], seen)
                     if found.kinds:
                         add(found.kinds, found.why[0] if found.why else dotted)
@@ -228,6 +237,10 @@ def starts(path: Path, qualname: str, fixtures: tuple[str, ...] = ()) -> Found:
                 if fixture == "zk":
                     kinds.add(ZOOKEEPER)
                 break
+    declared = declared_starts(path)
+    if declared:
+        kinds |= declared
+        why.append(f"{path.name} declares STARTS = {tuple(sorted(declared))}")
     # Module-level code runs for every test of the module (at import).
     for stmt in module.tree.body:
         if isinstance(stmt, ast.Expr) or (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
@@ -252,6 +265,21 @@ def tier(found: Found, folder: str) -> str:
     if TENSORFLOW in found.kinds:
         return "e2e"
     return "protocol" if found.kinds & NOT_UNIT else "unit"
+
+
+KINDS = frozenset({PROCESS, SOCKET, LOCALMASTER, ZOOKEEPER, CHROMIUM, TENSORFLOW})
+
+
+def declared_starts(path: Path) -> frozenset[str]:
+    """The module's ``STARTS = (...)``: what its tests start through code the reader does not follow."""
+    for stmt in _module(path).tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "STARTS" for t in stmt.targets):
+            value = ast.literal_eval(stmt.value)
+            unknown = set(value) - KINDS
+            if unknown:
+                raise ValueError(f"{path}: STARTS names {sorted(unknown)}: expected some of {sorted(KINDS)}")
+            return frozenset(value)
+    return frozenset()
 
 
 def declared_tiers(path: Path, qualname: str) -> set[str]:

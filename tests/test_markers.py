@@ -119,3 +119,27 @@ def test_the_conftest_applies_the_derived_markers(request: pytest.FixtureRequest
     # This very test starts nothing: it is unit, and carries no start marker.
     assert request.node.get_closest_marker("unit") is not None
     assert not any(request.node.get_closest_marker(m) for m in ("protocol", "subprocess", "socket", "localmaster"))
+
+
+def test_the_run_time_guard_sees_a_socket_or_a_process_of_the_test_thread_only() -> None:
+    # What the reader cannot see (a start hidden in tfmesos' or localmesos' own code) the guard
+    # sees while a unit test runs. This test binds a socket itself, so it is protocol, unguarded.
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    from tests.conftest import _UnitGuard
+
+    _UnitGuard.thread, _UnitGuard.seen = threading.get_ident(), []
+    try:
+        elsewhere = threading.Thread(target=lambda: socket.socket().bind(("127.0.0.1", 0)))
+        elsewhere.start()
+        elsewhere.join()
+        assert _UnitGuard.seen == []  # another thread's socket (a server left by an earlier test) is not this test's
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        assert _UnitGuard.seen == ["a socket bound", "a process started"]
+    finally:
+        _UnitGuard.thread, _UnitGuard.seen = None, []
