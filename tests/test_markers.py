@@ -143,3 +143,17 @@ def test_the_run_time_guard_sees_a_socket_or_a_process_of_the_test_thread_only()
         assert _UnitGuard.seen == ["a socket bound", "a process started"]
     finally:
         _UnitGuard.thread, _UnitGuard.seen = None, []
+
+
+def test_a_module_declares_what_the_reader_cannot_see(tmp_path: Path) -> None:
+    path = _module(tmp_path, "test_declared.py", """
+        STARTS = ("subprocess",)
+
+        def test_runs_an_executor_in_process():
+            pass
+        """)
+    found = starts.starts(path, "test_runs_an_executor_in_process")
+    assert found.kinds == {PROCESS} and starts.tier(found, "") == "protocol"
+    wrong = _module(tmp_path, "test_wrong.py", "STARTS = ('a process',)\n\ndef test_x():\n    pass\n")
+    with pytest.raises(ValueError, match="STARTS names"):
+        starts.starts(wrong, "test_x")
