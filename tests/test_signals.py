@@ -171,12 +171,15 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
     api.start()
     hangup = signal.signal(signal.SIGHUP, lambda *_: None)  # without the edge, a SIGHUP would end pytest
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    threading.Timer(0.3, os.kill, (os.getpid(), signum)).start()
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signum))
+    timer.start()
     started = time.monotonic()
     try:
         job_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
                              Console(io.StringIO()))
     finally:
+        timer.cancel()  # a serving that failed before the signal must not leave it to hit pytest
+        timer.join()
         api.stop()
         after = {sig: signal.getsignal(sig) for sig in before}
         signal.signal(signal.SIGHUP, hangup)
