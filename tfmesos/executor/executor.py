@@ -249,7 +249,7 @@ class OutputForwarder:
 
 
 class TFExecutor:
-    """pymesos Executor callbacks (duck-typed: pymesos calls them by name)."""
+    """The executor driver's callbacks (pymesos' Executor interface, duck-typed: called by name)."""
 
     def __init__(self) -> None:
         self.driver: Any = None
@@ -269,7 +269,7 @@ class TFExecutor:
         self._have_spec = threading.Event()
         self._agent_away = False
 
-    # -- pymesos callbacks
+    # -- the driver's callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
         self.driver = driver
 

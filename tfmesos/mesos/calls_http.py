@@ -1,4 +1,4 @@
-"""The HTTP connection pymesos' drivers send their calls on (ACCEPT, ACKNOWLEDGE, UPDATE, ...).
+"""The HTTP connection the drivers send their calls on (ACCEPT, ACKNOWLEDGE, UPDATE, ...).
 
 pymesos opens an ``http.client.HTTPConnection`` per driver and, for every call, uses only
 ``request``, ``getresponse`` (``status``, ``read()``) and ``close``. http.client parses each
@@ -6,8 +6,9 @@ response's header block with the ``email`` package: about half of a call's CPU, 
 makes four calls per task in the scheduler and three in each executor. ``CallConnection`` offers
 the same four members over one keep-alive socket and reads a response the way Mesos writes it
 (status line, headers, a ``Content-Length`` or chunked body), so pymesos' own ``_send`` (stream
-id, credentials, error handling) is unchanged. The drivers get it from ``_get_conn`` (``mesos/driver.py``)
-(``driver.driver_class``, the executor's driver).
+id, credentials, error handling) is unchanged. The scheduler's pymesos driver gets it from
+``_get_conn`` (``mesos/driver.py``); the executor's own driver (``executor_driver.py``) uses it
+directly, and so this module imports nothing but ``socket`` and ``threading`` at load time.
 """
 from __future__ import annotations
 
