@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -24,8 +23,7 @@ from tests.e2e.harness import LocalMaster
 
 from benchmarks.common import log, rss_mib
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "localmaster"))
-from localmaster_client import RawScheduler  # noqa: E402  (the protocol tests' raw v1 HTTP scheduler)
+from tests.localmesos.scheduler_client import RawScheduler  # the protocol tests' raw v1 HTTP scheduler
 
 
 def _metrics(address: str) -> dict[str, float]:

@@ -6,5 +6,6 @@
   environment), ``fetcher`` (URIs), ``command_executor`` (the built-in command executor).
 - Processes: ``procs`` (process groups, exits, kills), ``forkserver`` + ``zygote`` (Python
   executors forked from a warm interpreter instead of exec'd), ``recovery`` (checkpoints; what a
-  restart with the same work_dir adopts or kills).
+  restart with the same work_dir adopts or kills), ``freeze`` (an agent stopped as SIGSTOP stops a
+  mesos-agent, and continued: the twin of a partitioned agent).
 """

@@ -1,17 +1,13 @@
 """Fixtures for the embedded master tests: masters that always stop, leak checks."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from localmaster_procs import assert_no_processes  # noqa: E402
-
 from localmesos import LocalMaster, Tuning
+from tests.localmesos.sandbox_procs import assert_no_processes
 
 
 @pytest.fixture

@@ -5,9 +5,11 @@ from pathlib import Path
 
 import psutil
 
-from localmaster_client import wait_until
+from tests.localmesos.scheduler_client import wait_until
 
-HERE = Path(__file__).parent
+# The test executors, run by path as agents run executors: in a folder of their own, because a
+# script's folder comes first on its sys.path, and beside http/ they would import it for the stdlib's.
+EXECUTORS = Path(__file__).parent / "executors"
 
 
 def processes_under(work_dir: Path) -> list[psutil.Process]:

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from localmaster_procs import assert_no_processes, processes_under
-from localmaster_client import RawScheduler, command_task, framework_info, http_call, launch, wait_until
+from tests.localmesos.sandbox_procs import assert_no_processes, processes_under
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, http_call, launch, wait_until
 
 from localmesos import main
 

@@ -7,7 +7,7 @@ import base64
 import json
 import sys
 
-from localmaster_client import RawScheduler, framework_info
+from tests.localmesos.scheduler_client import RawScheduler, framework_info
 
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.mesos import messages

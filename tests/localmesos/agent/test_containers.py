@@ -5,8 +5,8 @@ import json
 import os
 import signal
 
-from localmaster_procs import assert_no_processes, processes_under
-from localmaster_client import RawScheduler, command_task, framework_info, launch, wait_until
+from tests.localmesos.sandbox_procs import assert_no_processes, processes_under
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, wait_until
 
 
 def _start(master, scheduler: RawScheduler, task_id: str, command: str) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
-from localmaster_client import RawScheduler, command_task, framework_info, http_call, launch
-from localmaster_traces import load
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, http_call, launch
+from tests.localmesos.traces import load
 
 TRACE = load("10-files.jsonl")
 RECORDED_DIR = TRACE[0]["directory"]

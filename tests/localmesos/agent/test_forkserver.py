@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 import pytest
 
-from localmaster_client import RawScheduler, framework_info, wait_until
+from tests.localmesos.scheduler_client import RawScheduler, framework_info, wait_until
 
 from localmesos import Tuning
 from localmesos.agent.forkserver import module_command

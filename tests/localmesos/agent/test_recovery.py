@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from localmaster_procs import HERE, assert_no_processes, processes_under
-from localmaster_client import RawScheduler, framework_info, http_call, launch, scalar, wait_until
+from tests.localmesos.sandbox_procs import EXECUTORS, assert_no_processes, processes_under
+from tests.localmesos.scheduler_client import RawScheduler, framework_info, http_call, launch, scalar, wait_until
 
 from pymesos import decode_data, encode_data
 
@@ -82,7 +82,7 @@ def test_restart_readopts_checkpointed_executors(tmp_path, clis):
             "resources": [scalar("cpus", 0.5), scalar("mem", 64)],
             "data": encode_data(json.dumps({"finish_on": "finish"}).encode()),
             "executor": {"executor_id": {"value": "echo-executor"},
-                         "command": {"value": f"{sys.executable} {HERE / 'pymesos_executor.py'} --recovering"},
+                         "command": {"value": f"{sys.executable} {EXECUTORS / 'pymesos_executor.py'} --recovering"},
                          "resources": [scalar("cpus", 0.1), scalar("mem", 32)]}}
     launch(scheduler, offer, [task])
     assert scheduler.next_update()["state"] == "TASK_RUNNING"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import threading
 
-from localmaster_client import RawScheduler, command_task, framework_info, launch, wait_until
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, wait_until
 
 from tfmesos.core.status import StatusSnapshot
 from tfmesos.scheduler.http_api import ApiServer, Operations

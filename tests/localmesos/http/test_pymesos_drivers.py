@@ -8,10 +8,10 @@ from typing import Any
 
 from pymesos import MesosSchedulerDriver, Scheduler, decode_data, encode_data
 
-from localmaster_procs import HERE, assert_no_processes, processes_under
-from localmaster_client import wait_until
+from tests.localmesos.sandbox_procs import EXECUTORS, assert_no_processes, processes_under
+from tests.localmesos.scheduler_client import wait_until
 
-EXECUTOR = HERE / "pymesos_executor.py"
+EXECUTOR = EXECUTORS / "pymesos_executor.py"
 
 
 class RecordingScheduler(Scheduler):

@@ -3,7 +3,7 @@
 Each test sends the same calls as the trace recorder (raw http.client) and
 compares statuses, headers, bodies and events with the trace files; ids,
 uuids, timestamps and pids are matched through consistent placeholder
-bindings (see localmaster_traces.Bindings).
+bindings (see tests/localmesos/traces.py, Bindings).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from localmaster_procs import HERE, assert_no_processes
-from localmaster_client import (EventStreamClient, RawScheduler, http_call, open_stream, wait_until)
-from localmaster_traces import Bindings, call_with_note, calls, events, load, load_json, raw_frame, update
+from tests.localmesos.sandbox_procs import EXECUTORS, assert_no_processes
+from tests.localmesos.scheduler_client import (EventStreamClient, RawScheduler, http_call, open_stream, wait_until)
+from tests.localmesos.traces import Bindings, call_with_note, calls, events, load, load_json, raw_frame, update
 
 from localmesos import LocalMaster
 
@@ -378,7 +378,7 @@ def test_07_custom_executor(make_master):
     trace = load("07-custom-executor.jsonl")
     b = bindings_for(master)
     b.bind("<VENV>", sys.prefix, "venv")
-    b.bind("<RECORDER_DIR>", str(HERE), "recorder dir")
+    b.bind("<RECORDER_DIR>", str(EXECUTORS), "recorder dir")
     assert Path(sys.prefix, "bin", "python").exists()
     scheduler = subscribe_like(trace, master, b)
     match_offers(scheduler, trace, 0, b)

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from localmaster_client import RawScheduler, command_task, framework_info, launch, wait_until
-from localmaster_procs import processes_under
-from localmaster_traces import TRACE_DIR
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, wait_until
+from tests.localmesos.sandbox_procs import processes_under
+from tests.localmesos.traces import TRACE_DIR
 
 from localmesos import LocalMaster, Tuning
 

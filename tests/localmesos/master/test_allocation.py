@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from localmaster_client import RawScheduler, command_task, framework_info, launch, scalar, wait_until
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, scalar, wait_until
 
 from localmesos import LocalMaster
 

@@ -2,7 +2,7 @@
 agent, every task run once on its own agent; and the allocator's metrics under Mesos' names."""
 from __future__ import annotations
 
-from localmaster_client import RawScheduler, command_task, framework_info, http_call, launch
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, http_call, launch
 
 AGENTS = 40
 

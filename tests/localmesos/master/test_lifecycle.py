@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from localmaster_procs import assert_no_processes, processes_under
-from localmaster_client import (JSON_HEADERS, RawScheduler, command_task, framework_info, http_call, launch,
-                                scalar, wait_until)
+from tests.localmesos.sandbox_procs import assert_no_processes, processes_under
+from tests.localmesos.scheduler_client import (
+    JSON_HEADERS, RawScheduler, command_task, framework_info, http_call, launch, scalar, wait_until)
 
 from localmesos import LocalMaster, Tuning
 

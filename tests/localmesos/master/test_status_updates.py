@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from localmaster_client import RawScheduler, command_task, framework_info, launch
+from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch
 
 from localmesos import Tuning
 

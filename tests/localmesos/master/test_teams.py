@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from localmaster_client import RawScheduler, http_call, open_stream, wait_until
-from localmaster_traces import load
+from tests.localmesos.scheduler_client import RawScheduler, http_call, open_stream, wait_until
+from tests.localmesos.traces import load
 
 from localmesos.cli import team_settings
 from localmesos.config import QuotaConfig

@@ -1,8 +1,8 @@
 """ACCEPT validation outcomes and HTTP-level refusals beyond trace 04."""
 from __future__ import annotations
 
-from localmaster_client import (JSON_HEADERS, RawScheduler, command_task, framework_info, http_call, launch, scalar,
-                                wait_until)
+from tests.localmesos.scheduler_client import (
+    JSON_HEADERS, RawScheduler, command_task, framework_info, http_call, launch, scalar, wait_until)
 
 
 def test_task_validation_messages(make_master):
