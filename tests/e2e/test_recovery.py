@@ -5,9 +5,13 @@ import re
 import signal
 import socket
 
+import psutil
 import pytest
 
-from tests.e2e.harness import LocalMaster, accuracy, find_task_process, run_scheduler, wait_gone, write_options
+from localmesos import LocalMaster as EmbeddedMaster, Tuning
+from localmesos.ports import free_port_block
+from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_process, run_scheduler, task_processes,
+                               wait_gone, write_options)
 from tests.e2e.test_jobs import PSS
 
 LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
@@ -206,6 +210,12 @@ def task_ids(state: dict, name: str) -> list[str]:
             for t in f.get("tasks", []) + f.get("completed_tasks", [])]
 
 
+def task_states(state: dict, name: str) -> dict[str, str]:
+    """Task id -> its latest state, for every task the master knows of the framework ``name``."""
+    return {t["id"]: t["state"] for f in state.get("frameworks", []) + state.get("completed_frameworks", [])
+            if f["name"] == name for t in f.get("tasks", []) + f.get("completed_tasks", [])}
+
+
 def run_agent_restart_keeps_the_job(tmp_path, cluster) -> None:
     """The agent is SIGKILLed mid-training and started again with recovery (``cluster.restart_agent``):
     every executor re-subscribes within the agent's re-registration timeout, so no task is lost or
@@ -259,6 +269,96 @@ class RestartableLocalMaster:
 
     def stop(self) -> None:
         self.master.stop()
+
+
+def run_agent_lost_then_back(tmp_path, cluster) -> None:
+    """The agent running the chief stops answering (``cluster.stop_agent``; the master pings every
+    1 s, 3 misses): its tasks are TASK_LOST and the job carries on on the other agent. Back
+    (``cluster.continue_agent``), the agent re-registers and the master says its old tasks are
+    running (trace 12); the framework is not PARTITION_AWARE and kills them: no stale process, no
+    second live copy of a task, no task id twice, and the job succeeds."""
+    name = "agent-lost"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": name},
+                         job={**LONG, "checkpoint_dir": str(tmp_path / "checkpoints")})
+    run = run_scheduler(opts, "--master", cluster.address, "--state-dir", str(tmp_path / "state"))
+    try:
+        run.wait_for(r"chief:0 \| step 200 ", 180)
+        tasks = [t for f in cluster.state()["frameworks"] for t in f["tasks"] if t["state"] == "TASK_RUNNING"]
+        agent_id = next(t["slave_id"] for t in tasks if t["name"].endswith("/job:chief/task:0"))
+        index = int(agent_id.rsplit("-S", 1)[1])
+        stranded = [p for p in task_processes(name) if cluster.runs_on(p, index)]
+        assert stranded, "the chief's agent runs processes of the job"
+        old_ids = [t["id"] for t in tasks if t["slave_id"] == agent_id]
+        cluster.stop_agent(index)
+        run.wait_for(r"chief:0 TASK_LOST", 60)
+        run.wait_for(r"launch chief:0 as \S+ on \S+", 120)
+        assert all(p.is_running() for p in stranded), "a stopped agent's tasks run on until it is back"
+        cluster.continue_agent(index)
+        _, alive = psutil.wait_procs(stranded, timeout=60)
+        assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "the old tasks were killed on return"
+        eventually(lambda: _one_copy_each(name), 60, "one live process per task")
+        assert run.wait(400) == 0, run.output[-4000:]
+        ids = task_ids(cluster.state(), name)
+        assert len(ids) == len(set(ids)), ids
+        ends = task_states(cluster.state(), name)
+        assert {ends[i] for i in old_ids} == {"TASK_KILLED"}, "killed once back, not left to end on their own"
+        assert not wait_gone(name)
+    finally:
+        run.killpg()
+    assert accuracy(run.output) >= 0.9
+    assert "chief:0 TASK_LOST (REASON_AGENT_REMOVED)" in run.output
+
+
+def _one_copy_each(name: str) -> bool:
+    """Each (role, index) of the job has at most one live task process (the TF_CONFIG'd python)."""
+    keys = []
+    for proc in task_processes(name):
+        try:
+            env, cmd = proc.environ(), proc.cmdline()
+        except psutil.Error:
+            continue
+        if "TFMESOS_JOB_NAME" in env and cmd[:1] != ["/bin/sh"] and "tfmesos.executor" not in cmd:
+            keys.append((env["TFMESOS_JOB_NAME"], env["TFMESOS_TASK_INDEX"]))
+    return len(keys) == len(set(keys))
+
+
+class StoppableLocalMaster:
+    """An embedded master (in this process) whose agents stop as a SIGSTOPped mesos-agent does
+    (``LocalMaster.pause_agent``), pinged every 1 s and unreachable after 3 misses, like the real
+    cluster of test_recovery_real_mesos.py."""
+
+    def __init__(self, work_dir, agents: int = 2) -> None:
+        self.master = EmbeddedMaster(agents=agents, work_dir=work_dir, ports_per_agent=100,
+                                     first_port=free_port_block(100 * agents),
+                                     tuning=Tuning(agent_ping_timeout=1.0, max_agent_ping_timeouts=3)).start()
+        self.address = self.master.address
+
+    def state(self) -> dict:
+        return self.master.state()
+
+    def stop_agent(self, index: int) -> None:
+        self.master.pause_agent(index)
+
+    def continue_agent(self, index: int) -> None:
+        self.master.resume_agent(index)
+
+    def runs_on(self, proc: psutil.Process, index: int) -> bool:
+        agent_id = next(s["id"] for s in self.state()["slaves"] if s["id"].endswith(f"-S{index}"))
+        try:
+            return proc.environ().get("MESOS_SANDBOX", "").startswith(str(self.master.work_dir / "agents" / agent_id) + "/")
+        except psutil.Error:
+            return False
+
+    def stop(self) -> None:
+        self.master.stop()
+
+
+def test_agent_lost_then_back_leaves_no_stale_process(tmp_path):
+    cluster = StoppableLocalMaster(tmp_path / "m")
+    try:
+        run_agent_lost_then_back(tmp_path, cluster)
+    finally:
+        cluster.stop()
 
 
 def test_agent_restart_with_recovery_loses_no_task(tmp_path):
