@@ -353,17 +353,13 @@ class StoppableLocalMaster:
         self.master.stop()
 
 
-def test_agent_lost_then_back_leaves_no_stale_process(tmp_path):
-    cluster = StoppableLocalMaster(tmp_path / "m")
+@pytest.mark.parametrize("cluster_class, scenario", [
+    (StoppableLocalMaster, run_agent_lost_then_back),
+    (RestartableLocalMaster, run_agent_restart_keeps_the_job),
+], ids=["agent_lost_then_back_leaves_no_stale_process", "agent_restart_with_recovery_loses_no_task"])
+def test_agent_scenario_on_the_embedded_master(tmp_path, cluster_class, scenario):
+    cluster = cluster_class(tmp_path / "m")
     try:
-        run_agent_lost_then_back(tmp_path, cluster)
-    finally:
-        cluster.stop()
-
-
-def test_agent_restart_with_recovery_loses_no_task(tmp_path):
-    cluster = RestartableLocalMaster(tmp_path / "m")
-    try:
-        run_agent_restart_keeps_the_job(tmp_path, cluster)
+        scenario(tmp_path, cluster)
     finally:
         cluster.stop()
