@@ -8,7 +8,7 @@ import pytest
 from tfmesos.options.load import OptionsError, deep_merge, load_options_file, resolve_options
 from tfmesos.options.jobspec import job_spec_from_options
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 META = ROOT / "tests" / "data" / "dcos" / "config-schema.json"
 
 

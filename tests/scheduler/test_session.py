@@ -15,7 +15,7 @@ from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import resolve_options
 from tfmesos.scheduler import runner, session
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FRONT_ENDS = ("tfmesos/scheduler/runner.py", "tfmesos/client/cluster.py", "tfmesos/client/tfrun.py")
 # What starting a job's parts takes: only the session (and the modules it calls) may name these.
 START_UP = {

@@ -124,7 +124,7 @@ def test_the_console_scripts_start_quiet_on_ctrl_c_before_the_command_runs():
     import tfmesos.client.entry as entry
 
     config = configparser.ConfigParser()
-    config.read(Path(__file__).resolve().parents[1] / "setup.cfg")
+    config.read(Path(__file__).resolve().parents[2] / "setup.cfg")
     scripts = dict(line.split(" = ") for line in config["options.entry_points"]["console_scripts"].split("\n") if line)
     assert scripts == {"tfmesos": "tfmesos.client.entry:tfmesos", "tfrun": "tfmesos.client.entry:tfrun"}
     for target in scripts.values():

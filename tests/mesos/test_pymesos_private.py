@@ -15,7 +15,7 @@ from pathlib import Path
 import pymesos
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "tfmesos"
+PACKAGE = Path(__file__).resolve().parents[2] / "tfmesos"
 ADAPTERS = {PACKAGE / "mesos" / "driver.py", PACKAGE / "mesos" / "executor_driver.py"}
 UNPREFIXED_INTERNALS = {"stream_id"}  # pymesos state without a leading underscore
 

@@ -74,6 +74,9 @@ class ScriptedAgent:
             self._note(self.subscribes, body)
             step = self.script.pop(0) if self.script else []
             if step is None:
+                # shutdown first: a close alone leaves the port listening while the accept thread
+                # still blocks in accept() (it holds the socket), and the next SUBSCRIBE got in
+                self.sock.shutdown(socket.SHUT_RDWR)
                 self.sock.close()
                 return conn.close()
             if isinstance(step, int):
@@ -253,7 +256,7 @@ def test_a_cold_executor_imports_nothing_heavy_before_it_subscribes() -> None:
     ~80 ms of CPU: none is imported before the task arrives (main() up to the SUBSCRIBE)."""
     probe = ("import sys, tfmesos.executor.__main__ as m, tfmesos.executor.executor as e; "
              "print(' '.join(sorted(sys.modules)))")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(__file__).parents[2])}
     loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
                                 check=True).stdout.split())
     heavy = {"pymesos", "http.client", "email", "ssl", "logging", "typing", "dataclasses", "subprocess",

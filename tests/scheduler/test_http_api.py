@@ -24,7 +24,7 @@ from tfmesos.scheduler.metrics import JobMetrics
 from tests.core.helpers import offer, spec_of
 from tests.core.test_job import PSS, launch_all, run_all
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def call(api: ApiServer, method: str, path: str, token: str | None = None) -> tuple[int, str, bytes]:

@@ -26,7 +26,7 @@ os.write(int(os.environ["REPORT_FD"]), json.dumps({"code": code, "tail": p.log_t
 
 def _run(tmp_path: Path, stdout: object, stderr: object) -> dict:
     read, write = os.pipe()
-    env = {"PYTHONPATH": str(Path(__file__).parents[1]), "PATH": "/usr/bin:/bin", "REPORT_FD": str(write)}
+    env = {"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin", "REPORT_FD": str(write)}
     proc = subprocess.Popen([sys.executable, "-c", _PROBE], stdout=stdout, stderr=stderr, pass_fds=(write,),
                             cwd=tmp_path, env=env)
     os.close(write)
@@ -117,7 +117,7 @@ def test_a_task_dies_with_its_executor_killed_by_sigkill(tmp_path: Path, how: st
 
     import psutil
 
-    env = {"PYTHONPATH": str(Path(__file__).parents[1]), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    env = {"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     executor = subprocess.Popen([sys.executable, "-c", _ORPHAN_PROBE, how], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, cwd=tmp_path, env=env, text=True)
     assert executor.stdout is not None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRACE = {c["case"]: c for c in map(json.loads, (ROOT / "tests/data/mesos-traces/09-authz.jsonl").read_text().splitlines())}
 
 

@@ -19,7 +19,7 @@ from tfmesos.store.format import FORMAT, JobRecord, StateFormatError, decode, en
 from tfmesos.store.job_store import JOURNAL_MIN, JobStore, options_digest
 from tfmesos.store.state_store import DirStore
 
-DATA = Path(__file__).resolve().parent / "data" / "state"
+DATA = Path(__file__).resolve().parents[1] / "data" / "state"
 FIXTURES = ["format1-running.json", "format1-finished.json", "format2-running.json", "format3-running.json"]
 
 

@@ -20,7 +20,7 @@ from tfmesos.options.load import resolve_options
 from tests.localmesos.sandbox_procs import assert_no_processes
 from tests.localmesos.scheduler_client import RawScheduler, launch  # the embedded master's tests' raw v1 scheduler
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SECRET = "hunter2-s3cret"
 SLEEP = f"{sys.executable} -c 'import time; time.sleep(60)'"

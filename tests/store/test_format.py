@@ -19,7 +19,7 @@ from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.store.format import FORMAT, StateFormatError, decode, record
 from tfmesos.store.state_store import DirStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "state"
 
 

@@ -28,7 +28,7 @@ from tfmesos.store.state_store import DirStore
 from tests.core.helpers import spec_of
 from tests.core.test_job import PSS, launch_all, run_all
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ended_record(tmp_path: Path, name: str = "hist", at: float = 1_800_000_000.0) -> dict:

@@ -21,7 +21,7 @@ from typing import Callable
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"job": {"command": "true"}, "roles": {"worker": {"count": 1}}}
 
 

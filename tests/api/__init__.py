@@ -1,0 +1,1 @@
+"""Tests of the scheduler API as a contract (tfmesos/api/)."""

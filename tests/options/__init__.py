@@ -1,0 +1,1 @@
+"""Tests of options in, JobSpec out (tfmesos/options/)."""

@@ -1,0 +1,1 @@
+"""Tests of the persisted record and the kept history (tfmesos/store/)."""
