@@ -27,7 +27,7 @@ from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.spec import JobSpec, Resources, RoleSpec, ServiceSpec, TaskKey
 from tfmesos.mesos.messages import encode
 from tfmesos.mesos.taskinfo import task_payload
-from tests.test_executor_driver import ScriptedAgent
+from tests.mesos.test_executor_driver import ScriptedAgent
 
 FRAMEWORK, EXECUTOR, TASK = "bench-fw-0000", "bench.worker.0.1", "bench.worker.0.1"
 

@@ -1,7 +1,7 @@
 """The scheduler's side of pymesos, adapted: the one module that reaches into pymesos' private
 attributes, all of them behind one class, ``Pymesos`` (``_get_conn``, ``_conn``, ``_timeout``,
 ``_basic_credential``, ``_framework``, ``stream_id``, ``pymesos.process``' SIGINT handler and
-IO-thread error; the executor's side is ``executor_driver``; tests/test_pymesos_private.py keeps it so).
+IO-thread error; the executor's side is ``executor_driver``; tests/mesos/test_pymesos_private.py keeps it so).
 
 - ``MesosAdapter``: pymesos' Scheduler for one job's shell. It turns pymesos' callbacks into the
   plain events of ``events.py`` (never raising into pymesos, which would tear the framework

@@ -44,7 +44,7 @@ class StateFormatError(ValueError):
 class JobRecord:
     """The one definition of what a store keeps of a job, running or ended (format ``FORMAT``):
     its JSON is ``{"format": FORMAT, <these fields>}``; an older format is upgraded to it by
-    ``decode``. A field added here is a new format, with an upgrade step (tests/test_state_format.py)."""
+    ``decode``. A field added here is a new format, with an upgrade step (tests/store/test_format.py)."""
 
     FORMAT: ClassVar[int] = FORMAT
     framework_id: str | None
