@@ -224,10 +224,6 @@ GRAPH = build_graph(ROOT)
 # (so a new path to the same place still fails), and each must still exist (a fixed one leaves the
 # list, or the list would hide the next).
 KNOWN_BREAKS: dict[tuple[str, str], str] = {
-    # logs.py is cut by feature across processes: the scheduler's log service (LogError, the agent
-    # /files reader the final record uses for log tails) lives in the client's `tfmesos logs` module;
-    # it belongs to the scheduler or the wire (http_api, task_output, job_end, the job shell).
-    ("tfmesos.scheduler", "tfmesos.client.logs"): "the log service, in the client",
     # records.py is the client's finder of kept records, filed in the store: it needs the client's
     # history order (newest_first, same_address) and the scheduler's HTTP probe (lazy).
     ("tfmesos.store.records", "tfmesos.client.history"): "newest_first, same_address",

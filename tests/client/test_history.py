@@ -21,7 +21,9 @@ from tfmesos.scheduler.http_api import ApiServer, Operations
 from tfmesos.core.job import Job, StatusUpdate
 from tfmesos.core.status import StatusSnapshot, TaskStatus
 from tfmesos.client.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
-from tfmesos.client.logs import LogError, TaskLogs, kept_log
+from tfmesos.client.logs import kept_log
+from tfmesos.mesos.agent_files import LogError
+from tfmesos.scheduler.task_logs import TaskLogs
 from tfmesos.store.format import end_of, record
 from tfmesos.store.state_store import DirStore
 

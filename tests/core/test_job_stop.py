@@ -13,6 +13,10 @@ from tfmesos.scheduler.metrics import JobMetrics
 from tfmesos.scheduler.runner import STOPPED_EXIT, end_code
 from tfmesos.core.spec import TaskKey
 from tfmesos.api.status_text import task_row
+# At collection, not in the test: importing deploy imports urllib3, whose import probes IPv6
+# by binding a socket (a unit test's guard would take it for the test's own).
+from tfmesos.client.logs import ENDED_PHASES as read_by_logs
+from tfmesos.package.deploy import DONE_PHASES
 
 from tests.core.helpers import offer, spec_of
 from tests.core.test_job import PSS, launch_all, of, run_all
@@ -129,8 +133,6 @@ def test_a_stopping_job_says_what_it_still_waits_for():
 
 def test_every_phase_reader_knows_killed():
     assert ENDED_PHASES == (SUCCEEDED, FAILED, KILLED) and KILLED in PHASES
-    from tfmesos.client.logs import ENDED_PHASES as read_by_logs
-    from tfmesos.package.deploy import DONE_PHASES
 
     assert read_by_logs == DONE_PHASES == ENDED_PHASES
     job, launched = _running_job()

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tfmesos.scheduler.http_api import ApiServer, Operations, Refused
 from tfmesos.core.job import Job, StatusUpdate
 from tfmesos.core.status import VERSION, Progress, StatusSnapshot, TaskStatus
-from tfmesos.client.logs import LogError
+from tfmesos.mesos.agent_files import LogError
 from tfmesos.scheduler.metrics import JobMetrics
 
 from tests.core.helpers import offer, spec_of

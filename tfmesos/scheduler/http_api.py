@@ -5,7 +5,7 @@ GET  /v1/health             200 {"healthy": true} while the scheduler runs (Mara
 GET  /v1/status             the job: phase, progress, each task's role, index, host:port, state, restarts
 GET  /v1/clusterspec        {"version": n, "cluster": {...}} once every task has an endpoint
 GET  /v1/endpoints          ["host:port", ...] of the TensorFlow tasks by role
-GET  /v1/logs/ROLE:INDEX    a chunk of a task's stdout/stderr from its sandbox (see tfmesos.client.logs)
+GET  /v1/logs/ROLE:INDEX    a chunk of a task's stdout/stderr from its sandbox (see tfmesos.scheduler.task_logs)
 GET  /metrics               Prometheus text format
 POST /v1/shutdown           kill every task, tear the framework down, exit (tfmesos kill, undeploy)
 POST /v1/restart/ROLE:INDEX kill one task; it is relaunched, counted as asked for, not as a failure
@@ -24,7 +24,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..api.token import TOKEN_ENV
-from ..client.logs import LogError
+from ..mesos.agent_files import LogError
 from ..core.status import StatusSnapshot
 
 STOP_POLL_SECONDS = 0.02  # how often the serving loop looks for stop()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .http_api import ApiServer, Operations
 from .console import Console
-from ..client.logs import FILES, AgentFiles, agent_address_from_master, read_tail, sandbox_directories
+from ..mesos.agent_files import FILES, AgentFiles, agent_address_from_master, read_tail, sandbox_directories
 from ..store.format import end_of
 from ..core.spec import ROLE_ORDER, JobSpec, TaskKey
 from ..core.status import StatusSnapshot

@@ -22,7 +22,8 @@ from ..core import actions as act
 from ..core.job import FAILED, FINISHING, KILLED, Job, StatusUpdate
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
-from ..client.logs import Attempt, TaskLogs, agent_address_from_master, agent_address_from_offer
+from ..mesos.agent_files import agent_address_from_master, agent_address_from_offer
+from .task_logs import Attempt, TaskLogs
 from ..mesos.driver import MesosAdapter
 from ..mesos.events import OffersArrived, Subscribed
 from ..mesos.messages import ClusterSpecMessage, NeedSpec, OutputLines, Progress, encode

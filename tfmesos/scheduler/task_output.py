@@ -5,7 +5,7 @@ import urllib.error
 from typing import Any, Callable
 
 from ..core.job import TaskRecord
-from ..client.logs import LogError
+from ..mesos.agent_files import LogError
 
 TAIL_LINES = 10
 FAILED_STATES = ("TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_DROPPED", "TASK_GONE")

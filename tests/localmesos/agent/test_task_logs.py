@@ -8,7 +8,9 @@ from tests.localmesos.scheduler_client import RawScheduler, command_task, framew
 
 from tfmesos.core.status import StatusSnapshot
 from tfmesos.scheduler.http_api import ApiServer, Operations
-from tfmesos.client.logs import Attempt, LogError, TaskLogs, stream_log
+from tfmesos.client.logs import stream_log
+from tfmesos.mesos.agent_files import LogError
+from tfmesos.scheduler.task_logs import Attempt, TaskLogs
 
 import pytest
 
