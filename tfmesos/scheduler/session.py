@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..core.job import KILLED, Job, job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError, cut
-from ..options.load import OptionsError
 from ..store.format import StateFormatError
 from . import job_end
 from .console import Console
@@ -172,7 +171,8 @@ class Session:
 
     def job_to_run(self) -> tuple[Job, str | None]:
         """The recorded job to resume (and its framework id), else a new one."""
-        from ..store.job_store import resumable_with
+        from ..store.format import JobRecord
+        from ..store.job_store import JobStore
 
         spec, store = self.spec, self.store
         saved = self.saved()
@@ -182,16 +182,11 @@ class Session:
             saved = None
         if not saved:
             return Job.new(spec, self.clock(), seed=job_seed(spec.service.name)), None
-        if not resumable_with(saved, self.options):
-            raise OptionsError(
-                [f"$.service.name: a job named {spec.service.name!r} is still recorded in {store.where} "  # type: ignore[union-attr]
-                 f"(framework {saved.get('framework_id')}) with other options: expected the same options to resume it, "
-                 "or another service name"]
-            )
-        job = Job.from_dict(spec, saved["job"], seed=job_seed(spec.service.name))
-        self.on_event(f"resuming job {spec.service.name!r} as framework {saved['framework_id']} "
+        job, framework_id = JobStore(store, self.options).resume(
+            JobRecord.from_json(saved), spec, self.options, seed=job_seed(spec.service.name))
+        self.on_event(f"resuming job {spec.service.name!r} as framework {framework_id} "
                       f"(state in {store.where})")  # type: ignore[union-attr]
-        return job, saved["framework_id"]
+        return job, framework_id
 
     # ------------------------------------------------------------------ 2. scheduler, API, driver
     def start(self, job: Job, framework_id: str | None = None) -> JobShell:
