@@ -40,6 +40,12 @@ FROM ${BASE}
 COPY --from=tensorflow /opt/tfmesos /opt/tfmesos
 ENV PATH=/opt/tfmesos/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYTHONUNBUFFERED=1
+# The digest of the context's files (tools/image/source_digest.py, passed by build.sh), declared
+# after the TensorFlow layers so they stay cached. The step below reads the context through a
+# mount, which the layer cache does not see: this argument is what makes a changed tree rebuild
+# that step (and what the marker and the label name).
+ARG TFMESOS_SOURCE=unknown
+LABEL org.tfmesos.source=${TFMESOS_SOURCE}
 # tfmesos from the working tree (built from a copy: pip writes into the folder it builds), then
 # a marker of what the image holds, for people and for the tests that check a task ran in it.
 RUN --mount=type=bind,from=source,source=/src,target=/src \
@@ -49,5 +55,6 @@ RUN --mount=type=bind,from=source,source=/src,target=/src \
  && cp -r /src /tmp/tfmesos-src && pip install -q /tmp/tfmesos-src && rm -rf /tmp/tfmesos-src \
  && python3 -c "import tensorflow as tf, tfmesos; \
 open('/etc/tfmesos-image', 'w').write(f'tfmesos {tfmesos.__version__}\ntensorflow {tf.__version__}\n')" \
+ && echo "source $TFMESOS_SOURCE" >> /etc/tfmesos-image \
  && rm -rf /root/.keras && cat /etc/tfmesos-image
 CMD ["tfmesos", "--help"]

@@ -19,6 +19,8 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,10 @@ PORT = int(os.environ.get("TFMESOS_IMAGES_MESOS_PORT", "7050"))
 IMAGE = f"tfmesos/tfmesos:{tfmesos.__version__}"
 OLD_IMAGE = f"{IMAGE}-tf2.16"
 BARE_IMAGE = "tfmesos-base:bookworm"  # python3 without tfmesos or TensorFlow
-MARKER = "/etc/tfmesos-image"  # baked into the tfmesos image only: "tfmesos V\ntensorflow V\n"
+MARKER = "/etc/tfmesos-image"  # baked into the tfmesos image only: "tfmesos V\ntensorflow V\nsource DIGEST\n"
+# The digest of this tree's build context (what build.sh passes as TFMESOS_SOURCE).
+SOURCE = subprocess.run([sys.executable, str(ROOT / "tools" / "image" / "source_digest.py"), str(ROOT)],
+                        capture_output=True, text=True, check=True).stdout.strip()
 EXAMPLE = ROOT / "examples" / "pss_digits"
 AGENT_PORTS = (PORT + 1000, PORT + 1999)  # 8050-8999 by default: clear of helper clusters' ranges
 
@@ -84,11 +89,23 @@ class ImageMesos(RealMesos):
                       if p.name != "latest")
 
 
+def source_of(archive: Path) -> str | None:
+    """The tree an exported image was built from: its org.tfmesos.source label, read from the
+    `docker save` archive's image config (None where the image has no such label)."""
+    with tarfile.open(archive) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))
+        config = json.load(tar.extractfile(manifest[0]["Config"]))
+    return ((config.get("config") or {}).get("Labels") or {}).get("org.tfmesos.source")
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     images = [REGISTRY / f"{name}.tar" for name in (IMAGE, OLD_IMAGE, BARE_IMAGE)]
     missing = [str(p) for p in images if not p.is_file()]
     assert not missing, f"no exported image {missing}: run `make images-real-mesos` (IMAGE_DIR={REGISTRY})"
+    stale = {str(p): source_of(p) for p in images[:2] if source_of(p) != SOURCE}
+    assert not stale, (f"exported images built from another tree (their org.tfmesos.source; this tree's is {SOURCE}): "
+                       f"{stale}: run `make images-real-mesos` (IMAGE_DIR={REGISTRY})")
     home = tmp_path_factory.mktemp("mesos-images")
     mesos = ImageMesos(home, [f"cpus:8;mem:16384;disk:40000;ports:[{AGENT_PORTS[0]}-{AGENT_PORTS[1]}]"],
                        agent_flags=["--image_providers=docker", f"--docker_registry={REGISTRY}",
@@ -126,7 +143,7 @@ def image_options(path: Path, folder: Path, name: str, image: str, **job: Any) -
 
 def tensorflow_of(report: str) -> str:
     """The TensorFlow version a task's report names, after checking it begins with the marker."""
-    found = re.match(rf"tfmesos {re.escape(tfmesos.__version__)}\ntensorflow (\S+)\n", report)
+    found = re.match(rf"tfmesos {re.escape(tfmesos.__version__)}\ntensorflow (\S+)\nsource {SOURCE}\n", report)
     assert found, f"no {MARKER} of this tfmesos in the task's report: {report!r}"
     return found.group(1)
 

@@ -47,9 +47,16 @@ engine_flags=()
 if [ "$ENGINE" = docker ]; then export DOCKER_BUILDKIT=1; else engine_flags+=(--layers); fi
 start=$(date +%s)
 echo "make image: building $IMAGE with $ENGINE (BASE=$BASE, TF ${TF_VERSION:-newest})" >&2
+source=$(python3 "$ROOT/tools/image/source_digest.py" "$ROOT")
 "$ENGINE" build "${engine_flags[@]}" "${secrets[@]}" -f "$ROOT/Dockerfile" -t "$IMAGE" \
   --build-arg "BASE=$BASE" --build-arg "TF_VERSION=${TF_VERSION:-}" \
-  --build-arg "TF_PACKAGE=${TF_PACKAGE:-tensorflow-cpu}" "$ROOT"
+  --build-arg "TF_PACKAGE=${TF_PACKAGE:-tensorflow-cpu}" --build-arg "TFMESOS_SOURCE=$source" "$ROOT"
+# The image holds this tree's tfmesos (a stale cached layer would hold another's), and it imports.
+marker=$("$ENGINE" run --rm --network=none "$IMAGE" cat /etc/tfmesos-image)
+if ! grep -qx "source $source" <<<"$marker"; then
+  echo "make image: $IMAGE holds tfmesos from another tree (marker: $marker; this tree: source $source)" >&2
+  exit 1
+fi
 "$ENGINE" run --rm --network=none "$IMAGE" python3 -c \
   "import tensorflow as tf, tfmesos; print('smoke: tensorflow', tf.__version__, 'tfmesos', tfmesos.__version__)"
 echo "make image: $IMAGE is $(image_size_mb "$IMAGE") MB, built in $(( $(date +%s) - start )) s" >&2
