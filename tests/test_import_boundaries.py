@@ -224,10 +224,6 @@ GRAPH = build_graph(ROOT)
 # (so a new path to the same place still fails), and each must still exist (a fixed one leaves the
 # list, or the list would hide the next).
 KNOWN_BREAKS: dict[tuple[str, str], str] = {
-    # records.py is the client's finder of kept records, filed in the store: it needs the client's
-    # history order (newest_first, same_address) and the scheduler's HTTP probe (lazy).
-    ("tfmesos.store.records", "tfmesos.client.history"): "newest_first, same_address",
-    ("tfmesos.store.records", "tfmesos.scheduler.reach"): "probe_http, parse_host_port",
     # tfrun runs worker 0 with the embedded agent's PATH rule (task_path, DEFAULT_PATH) from inside
     # localmesos' agent folder: localmesos should name it among its entry points, or tfrun keep its own.
     ("tfmesos.client.tfrun", "localmesos.agent.sandbox"): "task_path, DEFAULT_PATH",

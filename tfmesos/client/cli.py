@@ -89,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     """The live status from the scheduler's API; once the job has ended (or with NAME and no
     API), from the record kept of it, at once: no waiting for a scheduler that is gone."""
-    from ..store import records
+    from . import records
 
     api = records.api_of(args, args.name)
     if not api and not args.name:
@@ -157,7 +157,7 @@ def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     """Recent jobs that ended, newest first, from the records kept of them."""
-    from ..store import records
+    from . import records
     from .history import jobs_lines
 
     ends = records.all_ends(args, args.name)

@@ -192,7 +192,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
     name, task = (None, args.what[0]) if len(args.what) == 1 else args.what
     file = "stderr" if args.stderr else "stdout"
     if name is not None:
-        from ..store.records import live_api_of
+        from .records import live_api_of
 
         api = live_api_of(args, name)
         if api is None:
@@ -220,7 +220,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 def _cmd_kept_logs(args: argparse.Namespace, name: str, task: str, file: str) -> int:
     from .history import log_attempts, when
-    from ..store.records import newest_end
+    from .records import newest_end
 
     rec = newest_end(args, name)
     attempts = log_attempts(rec, task)

@@ -1,6 +1,6 @@
-"""Finding a job's kept records for ``tfmesos status``, ``jobs`` and ``logs`` (the reading side
-of state_store's ``keep_end``): in the state directory, or in ZooKeeper with ``--zk``, as
-``tfmesos run`` was given them."""
+"""Finding a job's kept records for ``tfmesos status``, ``jobs`` and ``logs`` (the client's
+reading side of state_store's ``keep_end``): in the state directory, or in ZooKeeper with
+``--zk``, as ``tfmesos run`` was given them; and asking a scheduler's API whether it still runs."""
 from __future__ import annotations
 
 import argparse
@@ -10,8 +10,8 @@ from typing import Any
 
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import UsageError
-from ..client.history import newest_first, same_address
-from .state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
+from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
+from .history import newest_first, same_address
 
 QUICK_PROBE_SECONDS = 0.5  # a scheduler on this network answers at once; a gone one is refused at once
 
