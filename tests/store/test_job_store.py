@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tfmesos.core.job import Job
+from tfmesos.errors import UsageError
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import OptionsError, load_options_file
 from tfmesos.store import format as record_format
@@ -74,6 +75,20 @@ def test_a_record_is_resumed_only_with_the_options_it_ran_with(tmp_path: Path) -
     other["job"]["command"] = "sleep 31"
     with pytest.raises(OptionsError, match="with other options"):
         JobStore(store, other).resume(saved, spec, other)
+
+
+@pytest.mark.parametrize("content, why", [
+    ("{cut short", "unreadable"),  # edited or cut short by hand: not JSON
+    ((DATA / "format99-newer.json").read_text(), "format 99"),  # a newer tfmesos wrote it
+])
+def test_a_record_this_tfmesos_cannot_read_is_a_usage_error_that_says_where(tmp_path: Path, content: str,
+                                                                           why: str) -> None:
+    dirs = DirStore(tmp_path, "fixture-job")
+    Path(dirs.where).write_text(content)
+    with pytest.raises(UsageError, match=why) as caught:
+        JobStore(dirs, _options()).saved()
+    assert f"the job's state in {dirs.where}" in str(caught.value)
+    assert caught.value.__suppress_context__  # one line: the parser's traceback stays out
 
 
 def test_task_ends_are_appended_until_the_journal_is_as_long_as_the_job(tmp_path: Path) -> None:

@@ -67,9 +67,9 @@ def _run(session: Session) -> int:
     spec, console, master, signals = session.spec, session.console, session.master, session.signals
     assert signals is not None
     saved = session.saved()
-    if saved and saved.get("finished") and marathon.under_marathon():
-        final = Job.from_dict(spec, saved["job"]).snapshot()
-        return marathon.serve_recorded_end(spec.service.name, saved, final, session.ended_api, console,
+    if saved is not None and saved.finished and marathon.under_marathon():
+        final = Job.from_dict(spec, saved.job).snapshot()
+        return marathon.serve_recorded_end(spec.service.name, saved.to_json(), final, session.ended_api, console,
                                            session.operations())
     job, framework_id = session.job_to_run()
     try:

@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.job import KILLED, Job, job_seed
 from ..core.spec import JobSpec
-from ..errors import UsageError, cut
-from ..store.format import StateFormatError
+from ..errors import UsageError
 from . import job_end
 from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
 from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of
 
 if TYPE_CHECKING:
+    from ..store.format import JobRecord
     from ..store.state_store import StateStore
     from .http_api import ApiServer, Operations
     from ..core.actions import Done as RunResult
@@ -158,32 +158,26 @@ class Session:
             raise UsageError(flag, f"{store.where!r} is not a regular file", "expected it to hold the job's state: remove it")
         return store
 
-    def saved(self) -> dict[str, Any] | None:
-        """The job's record in the store (None: no store, or nothing recorded)."""
-        store = self.store
-        try:
-            return store.load() if store else None
-        except StateFormatError as exc:
-            raise UsageError(f"the job's state in {store.where}", str(exc)) from None  # type: ignore[union-attr]
-        except ValueError as exc:  # not JSON: a file edited or cut short by hand
-            raise UsageError(f"the job's state in {store.where}", f"unreadable ({cut(str(exc), 100)})",  # type: ignore[union-attr]
-                             "remove it to start the job afresh") from None
+    def saved(self) -> JobRecord | None:
+        """The job's record as its store reads it (``JobStore.saved``): None without a store or a record."""
+        from ..store.job_store import JobStore
+
+        return JobStore(self.store, self.options).saved()
 
     def job_to_run(self) -> tuple[Job, str | None]:
         """The recorded job to resume (and its framework id), else a new one."""
-        from ..store.format import JobRecord
         from ..store.job_store import JobStore
 
         spec, store = self.spec, self.store
         saved = self.saved()
-        if saved and saved.get("finished"):
+        if saved is not None and saved.finished:
             # Outside Marathon (handled before) a finished record does not hold the name: run anew.
-            self.on_event(f"job {spec.service.name!r} ended before ({saved['job'].get('phase')}); starting it anew")
+            self.on_event(f"job {spec.service.name!r} ended before ({saved.job.get('phase')}); starting it anew")
             saved = None
-        if not saved:
+        if saved is None:
             return Job.new(spec, self.clock(), seed=job_seed(spec.service.name)), None
-        job, framework_id = JobStore(store, self.options).resume(
-            JobRecord.from_json(saved), spec, self.options, seed=job_seed(spec.service.name))
+        job, framework_id = JobStore(store, self.options).resume(saved, spec, self.options,
+                                                                 seed=job_seed(spec.service.name))
         self.on_event(f"resuming job {spec.service.name!r} as framework {framework_id} "
                       f"(state in {store.where})")  # type: ignore[union-attr]
         return job, framework_id

@@ -1,8 +1,9 @@
 """One job's record in its store, typed: what a scheduler reads back to resume a job, and how it
 writes the job as it changes.
 
-- ``saved()`` is the record as kept (a ``JobRecord``), ``resume()`` the ``Job`` it holds and its
-  framework id, once the options given now are the ones it ran with (``resumable_with``).
+- ``saved()`` is the record as kept (a ``JobRecord``; a ``UsageError`` when it cannot be read),
+  ``resume()`` the ``Job`` it holds and its framework id, once the options given now are the ones
+  it ran with (``resumable_with``).
 - ``record(job, framework_id, changed)`` is the journal policy: one task's end is appended (O(1));
   the whole record is rewritten when a task id is new, when the job is over, or once the journal
   holds as many entries as the job has tasks (``JOURNAL_MIN`` at least), so that loading replays
@@ -20,9 +21,10 @@ from typing import Any
 
 from ..core.job import Job
 from ..core.spec import JobSpec, TaskKey
+from ..errors import UsageError, cut
 from ..masking import mask_options
 from ..options.load import OptionsError, without_defaults
-from .format import JobRecord, journal_entry
+from .format import JobRecord, StateFormatError, journal_entry
 from .state_store import StateStore
 
 JOURNAL_MIN = 16
@@ -75,10 +77,18 @@ class JobStore:
         return self.store is not None
 
     def saved(self) -> JobRecord | None:
-        """The record kept (older formats upgraded, its journal replayed), or None. Raises
-        StateFormatError for a newer format, ValueError for what is not JSON."""
-        raw = self.store.load() if self.store is not None else None
-        return None if raw is None else JobRecord.from_json(raw)
+        """The record kept (older formats upgraded, its journal replayed), or None (no store, or
+        nothing recorded); a UsageError naming where it is when this tfmesos cannot read it."""
+        if self.store is None:
+            return None
+        try:
+            raw = self.store.load()
+            return None if raw is None else JobRecord.from_json(raw)
+        except StateFormatError as exc:  # a newer format, or not a job record
+            raise UsageError(f"the job's state in {self.where}", str(exc)) from None
+        except ValueError as exc:  # not JSON: a file edited or cut short by hand
+            raise UsageError(f"the job's state in {self.where}", f"unreadable ({cut(str(exc), 100)})",
+                             "remove it to start the job afresh") from None
 
     def resume(self, saved: JobRecord, spec: JobSpec, options: dict[str, Any], seed: int = 0) -> tuple[Job, str | None]:
         """The job a running record holds and its framework id; OptionsError when these options
