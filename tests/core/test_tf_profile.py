@@ -83,6 +83,28 @@ def test_the_cluster_is_tensorflows_clusterspec():
     assert tf.TENSORFLOW.cluster(endpoints) == {"ps": ["h:0"], "worker": ["h:1", "h:2"]}
 
 
+def test_tensorflows_roles_come_in_its_clusterspec_order_and_tensorboard_after_them():
+    assert tf.TENSORFLOW.role_order == ("chief", "ps", "worker", "evaluator")
+    assert [tf.TENSORFLOW.rank(r) for r in ("chief", "ps", "worker", "evaluator", TENSORBOARD)] == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("roles, success, found", [
+    (PS_JOB, "chief", []),
+    (dict(chief={"count": 1}), "chief", []),
+    (dict(ps={"count": 1}), "chief", ["$.roles: no chief and no worker: expected at least one task to run the training"]),
+    (dict(chief={"count": 1}), "worker0",
+     ['$.policies.success: "worker0" needs workers: expected $.roles.worker.count >= 1']),
+    (dict(ps={"count": 1}), "all_workers",
+     ["$.roles: no chief and no worker: expected at least one task to run the training",
+      '$.policies.success: "all_workers" needs workers: expected $.roles.worker.count >= 1']),
+])
+def test_what_tensorflow_cannot_train(roles, success, found):
+    spec = spec_of(**PS_JOB)  # a valid spec, then the roles and policy under test (the options refuse them)
+    role_specs = tuple(r for r in spec.roles if r.name in roles)
+    spec = dataclasses.replace(spec, roles=role_specs, policies=dataclasses.replace(spec.policies, success=success))
+    assert tf.problems(spec) == found and tf.TENSORFLOW.problems is tf.problems
+
+
 # ---------------------------------------------------------------- the lifecycle asks the profile
 class _OtherSpec(JobSpec):
     """A job under another profile (a subclass: JobSpec names TensorFlow's)."""
@@ -150,3 +172,15 @@ def test_a_parameter_server_jobs_worker_relaunched_elsewhere_restarts_the_chief_
     actions = job.offers([offer(1, cpus=16, mem=32768)], 60.0)
     assert {a.task_id for a in actions if isinstance(a, act.Kill)} == {launched[TaskKey("chief", 0)].task_id}
     assert any("chief:0: restarting from its checkpoint because a worker moved" in e for e in job.events)
+
+
+def test_the_lifecycle_lists_and_explains_tasks_in_the_profiles_role_order():
+    spec = spec_of(ps={"count": 1, "cpus": 64}, worker={"count": 2, "cpus": 64}, chief={"count": 1, "cpus": 64})
+    backwards = _under(dataclasses.replace(tf.TENSORFLOW, role_order=("worker", "ps", "chief")), spec)
+    for chosen, order in ((spec, ["chief", "ps", "worker"]), (backwards, ["worker", "ps", "chief"])):
+        job = Job.new(chosen, 0.0)
+        job.offers([offer(0, cpus=4)], 0.0)
+        roles = [t.role for t in job.snapshot().tasks]
+        assert list(dict.fromkeys(roles)) == order and roles.count("worker") == 2
+        cause = next(a for a in job.tick(spec.policies.placement_timeout_seconds + 1) if isinstance(a, act.Done)).cause
+        assert sorted(order, key=lambda role: cause.index(f"{role}: ")) == order, cause

@@ -6,7 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
+import dataclasses
+
 from tfmesos.core.spec import TaskKey
+from tfmesos.core.tf_profile import TENSORFLOW
 from tfmesos.scheduler import job_end
 
 
@@ -23,7 +26,8 @@ def test_log_locations_asks_the_master_once_about_an_agent_no_offer_named(monkey
     monkeypatch.setattr(job_end, "read_tail", lambda files, path, size: "")
     # Only what the shell offers in public: no _agent_address to fall back on.
     sched = SimpleNamespace(
-        job=SimpleNamespace(tasks={TaskKey("chief", 0): SimpleNamespace(agent_id="a-old")}),
+        job=SimpleNamespace(tasks={TaskKey("chief", 0): SimpleNamespace(agent_id="a-old")},
+                            spec=SimpleNamespace(profile=TENSORFLOW)),
         attempt_agents={}, agent_addresses={"a-new": "10.0.0.8:5051"}, framework_id="f-1")
     task_ids = {"job.chief.0.1": ["chief", 0], "job.chief.0.2": ["chief", 0], "job.ps.0.3": ["ps", 0]}
     sched.attempt_agents = {"job.chief.0.1": "a-old", "job.chief.0.2": "a-old", "job.ps.0.3": "a-new"}
@@ -36,3 +40,20 @@ def test_log_locations_asks_the_master_once_about_an_agent_no_offer_named(monkey
                                   "tail": {"stdout": "", "stderr": ""}}
     assert job_end.log_locations(sched, {"job.chief.0.1": ["chief", 0]}, None)["chief:0"][0]["agent"] is None, \
         "no master to ask: the location stays unknown"
+
+
+def test_the_tails_kept_are_of_the_first_tasks_in_the_profiles_role_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job_end, "sandbox_directories", lambda where, framework_id, seconds: {
+        task_id: f"/sandbox/{task_id}" for task_id in where})
+    monkeypatch.setattr(job_end, "read_tail", lambda files, path, size: "tail")
+    monkeypatch.setattr(job_end, "TAIL_TASKS", 2)
+    task_ids = {"job.worker.0.1": ["worker", 0], "job.chief.0.2": ["chief", 0], "job.ps.0.3": ["ps", 0],
+                "job.tensorboard.0.4": ["tensorboard", 0]}
+    tailed = {}
+    for order in (("chief", "ps", "worker"), ("worker", "ps", "chief")):
+        sched = SimpleNamespace(
+            job=SimpleNamespace(tasks={}, spec=SimpleNamespace(profile=dataclasses.replace(TENSORFLOW, role_order=order))),
+            attempt_agents={t: "a-1" for t in task_ids}, agent_addresses={"a-1": "10.0.0.8:5051"}, framework_id="f-1")
+        located = job_end.log_locations(sched, task_ids, "master:5050")  # type: ignore[arg-type]
+        tailed[order] = sorted(task for task, attempts in located.items() if "tail" in attempts[-1])
+    assert tailed == {("chief", "ps", "worker"): ["chief:0", "ps:0"], ("worker", "ps", "chief"): ["ps:0", "worker:0"]}

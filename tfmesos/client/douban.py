@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..options.load import OptionsError
-from ..core.spec import ROLE_ORDER, TaskKey
+from ..core.spec import TaskKey
+from ..core.tf_profile import TF_ROLES
 
 # douban's defaults for a job's resources.
 DEFAULT_CPUS = 1.0
@@ -35,8 +36,8 @@ def _job_dict(job: Any, where: str) -> dict[str, Any]:
     unknown = sorted(set(job) - set(JOB_FIELDS))
     if unknown:
         raise OptionsError([f"{where}.{unknown[0]}: unknown field: expected one of {', '.join(JOB_FIELDS)}"])
-    if job.get("name") not in ROLE_ORDER:
-        raise OptionsError([f"{where}.name: {job.get('name')!r} is invalid: expected one of {', '.join(ROLE_ORDER)} "
+    if job.get("name") not in TF_ROLES:
+        raise OptionsError([f"{where}.name: {job.get('name')!r} is invalid: expected one of {', '.join(TF_ROLES)} "
                             "(TensorFlow's roles: tfmesos builds TF_CONFIG from them)"])
     if not isinstance(job.get("num"), int) or isinstance(job.get("num"), bool) or job["num"] < 0:
         raise OptionsError([f"{where}.num: {job.get('num')!r} is invalid: expected an integer >= 0"])

@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 from ..core.job import ENDED_PHASES
-from ..core.spec import ROLE_ORDER
 from ..api.status_text import progress_text, task_row
+from ..core.spec import framework_profile
 from ..core.status import Progress, TaskStatus
 
 LOG_LINES_SHOWN = 8  # tasks whose log locations `tfmesos jobs` prints before "... N more"
@@ -25,7 +25,7 @@ def name_of(rec: dict[str, Any], fallback: str = "") -> str:
 
 
 def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
-    """The record's tasks as /v1/status shows them (what ``task_row`` prints), in role order."""
+    """The record's tasks as /v1/status shows them (what ``task_row`` prints), in the profile's role order."""
     rows = []
     for t in rec["job"].get("tasks", []):
         role, index = t["key"]
@@ -34,7 +34,8 @@ def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
                                state=t.get("state", ""), restarts=t.get("restarts", 0),
                                requested_restarts=t.get("requested_restarts", 0), exit_code=t.get("exit_code"),
                                reason=t.get("reason", ""), message=t.get("message", "")))
-    return sorted(rows, key=lambda r: (ROLE_ORDER.index(r.role) if r.role in ROLE_ORDER else len(ROLE_ORDER), r.index))
+    rank = framework_profile().rank
+    return sorted(rows, key=lambda r: (rank(r.role), r.index))
 
 
 def log_attempts(rec: dict[str, Any], task: str) -> list[dict[str, Any]]:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from .spec import ROLE_ORDER, TaskKey
+from .spec import TaskKey
 
 ClusterDict = dict[str, list[str]]
-IN_CLUSTER = tuple(r for r in ROLE_ORDER if r != "evaluator")
+TF_ROLES = ("chief", "ps", "worker", "evaluator")  # TensorFlow's roles, in the order its ClusterSpec lists them
+IN_CLUSTER = tuple(r for r in TF_ROLES if r != "evaluator")
 # The variable that tells a task its TensorFlow role, named with TensorFlow's own word for a role
 # ("job_name", as in tf.distribute.Server): training scripts read it, so it keeps that name.
 ROLE_ENV = "TFMESOS_JOB_NAME"
@@ -23,7 +24,7 @@ def cluster_spec(endpoints: Mapping[TaskKey, str]) -> ClusterDict:
     for key, addr in endpoints.items():
         by_role.setdefault(key.role, {})[key.index] = addr
     cluster: ClusterDict = {}
-    for role in ROLE_ORDER:
+    for role in TF_ROLES:
         tasks = by_role.get(role)
         if tasks:
             missing = [i for i in range(max(tasks) + 1) if i not in tasks]
@@ -48,6 +49,6 @@ def substitute_placeholders(command: str, cluster: ClusterDict, key: TaskKey) ->
     values = {
         "job_name": key.role,  # TensorFlow's word for the role
         "task_index": str(key.index),
-        **{f"{role}_hosts": ",".join(cluster.get(role, [])) for role in ROLE_ORDER},
+        **{f"{role}_hosts": ",".join(cluster.get(role, [])) for role in TF_ROLES},
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], command)

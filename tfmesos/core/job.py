@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .spec import ROLE_ORDER, TENSORBOARD, JobSpec, TaskKey
+from .spec import TENSORBOARD, JobSpec, TaskKey
 from . import restart
 from .actions import (
     Action,
@@ -699,7 +699,7 @@ class Job:
         per_role: dict[str, int] = {}
         for key in unplaced:
             per_role[key.role] = per_role.get(key.role, 0) + 1
-        for role_name in ROLE_ORDER:
+        for role_name in self.spec.profile.role_order:
             if role_name in per_role:
                 role = self.spec.role(role_name)
                 assert role is not None
@@ -722,7 +722,8 @@ class Job:
         progress = self.progress()
         same_name = {f: getattr(self, f) for f in ("phase", "mode", "succeeded", "cause", "job_restarts", "started_at",
                                                    "placement_wait")}
-        ordered = sorted(self.tasks.values(), key=lambda r: (_rank(r.key.role), r.key.index))
+        rank = self.spec.profile.rank
+        ordered = sorted(self.tasks.values(), key=lambda r: (rank(r.key.role), r.key.index))
         return StatusSnapshot(
             name=self.spec.service.name, clusterspec_version=self.spec_version, **same_name,
             progress=Progress.from_json(progress) if progress is not None else None,
@@ -795,8 +796,3 @@ class Job:
 # The event that says how the job is ending. A stop on request is no failure: its cause says it
 # all ("stopped by SIGINT (Ctrl-C)", "cluster closed").
 _END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: ""}
-
-
-def _rank(role: str) -> int:
-    """Roles in ROLE_ORDER, then the rest (TensorBoard)."""
-    return ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER)

@@ -2,9 +2,10 @@
 
 ``core/job.py`` is generic: gang placement, relaunch with backoff, the end. What depends on the
 framework the tasks run (how the tasks depend on each other, which ones end the job, which ones
-serve) is asked of a ``Profile``: plain functions over the job's plain data, so a profile is
-tested alone and a lifecycle test can give the job another one. TensorFlow's is
-``tfmesos.core.tf_profile.TENSORFLOW`` (the only one so far: ``JobSpec.profile``).
+serve, the order of its roles, what it cannot run) is asked of a ``Profile``: plain functions
+over the job's plain data, so a profile is tested alone and a lifecycle test can give the job
+another one. TensorFlow's is ``tfmesos.core.tf_profile.TENSORFLOW`` (the only one so far:
+``JobSpec.profile``, ``spec.framework_profile()`` where there is no spec).
 """
 from __future__ import annotations
 
@@ -42,3 +43,11 @@ class Profile:
     is_server: Callable[[RoleSpec], bool]
     # The cluster every task is told (role -> addresses by index), from every task's address.
     cluster: Callable[[Mapping[TaskKey, str]], ClusterDict]
+    # What the framework cannot run: each problem names the option at fault and what was expected.
+    problems: Callable[[JobSpec], list[str]]
+    # The framework's roles in the order jobs list, show and explain their tasks (plain data).
+    role_order: tuple[str, ...]
+
+    def rank(self, role: str) -> int:
+        """Where a role's tasks come: in ``role_order``, then any other (TensorBoard) after them."""
+        return self.role_order.index(role) if role in self.role_order else len(self.role_order)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .profile import Profile
 
-
-ROLE_ORDER = ("chief", "ps", "worker", "evaluator")
 # Overhead of the tfmesos executor that wraps every task (a small Python process).
 EXECUTOR_CPUS = 0.1
 EXECUTOR_MEM = 64.0
@@ -126,9 +124,7 @@ class JobSpec:
     @property
     def profile(self) -> "Profile":
         """The rules of the framework the tasks run, which the lifecycle asks (TensorFlow's)."""
-        from .tf_profile import TENSORFLOW  # here: that module imports this one
-
-        return TENSORFLOW
+        return framework_profile()
 
     @functools.cached_property  # asked on every task end: built once (1,000 TaskKeys otherwise)
     def success_keys(self) -> tuple[TaskKey, ...]:
@@ -151,4 +147,12 @@ class JobSpec:
         return any(r.resources.gpus for r in self.roles if r.count)
 
 
-TENSORBOARD = "tensorboard"  # one more task of the job, outside the ClusterSpec (not in ROLE_ORDER)
+TENSORBOARD = "tensorboard"  # one more task of the job, outside the ClusterSpec (not a TensorFlow role)
+
+
+def framework_profile() -> "Profile":
+    """The rules of the framework jobs run: TensorFlow's, the only profile so far. What
+    ``JobSpec.profile`` answers, and what a reader of a job's record (which has no spec) asks."""
+    from .tf_profile import TENSORFLOW  # here: that module imports this one
+
+    return TENSORFLOW

@@ -11,13 +11,16 @@
   without one), worker 0, every worker, or none ("never": a cluster of servers runs until stopped).
 - TensorBoard is a view on the job, not part of it: its failure ends nothing.
 - Servers: a ps, and a role without a command (the built-in TensorFlow server), serve until stopped.
-- The cluster: TensorFlow's ClusterSpec (``core/clusterspec.py``).
+- The cluster: TensorFlow's ClusterSpec (``core/clusterspec.py``), and the roles in its order
+  (chief, ps, worker, evaluator), the order a job's tasks are listed in.
+- What TensorFlow cannot train: a job with no chief and no worker, or a success policy that
+  waits on workers the job does not have.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from .clusterspec import cluster_spec
+from .clusterspec import TF_ROLES, cluster_spec
 from .profile import PeerRestart, Profile
 from .spec import TENSORBOARD, JobSpec, RoleSpec, TaskKey
 
@@ -60,6 +63,16 @@ def is_server(role: RoleSpec) -> bool:
     return role.command is None or role.name in SERVER_ROLES
 
 
+def problems(spec: JobSpec) -> list[str]:
+    found: list[str] = []
+    if not spec.count("chief") and not spec.count("worker"):
+        found.append("$.roles: no chief and no worker: expected at least one task to run the training")
+    success = spec.policies.success
+    if success in ("worker0", "all_workers") and not spec.count("worker"):
+        found.append(f"$.policies.success: \"{success}\" needs workers: expected $.roles.worker.count >= 1")
+    return found
+
+
 TENSORFLOW = Profile(
     mode=mode,
     success_keys=success_keys,
@@ -68,4 +81,6 @@ TENSORFLOW = Profile(
     essential=essential,
     is_server=is_server,
     cluster=cluster_spec,
+    problems=problems,
+    role_order=TF_ROLES,
 )

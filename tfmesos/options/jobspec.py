@@ -1,16 +1,17 @@
 """Resolved options into the JobSpec the core works on.
 
 Schema validation (``tfmesos.options.load``) checks each field on its own; this module adds the
-checks that span fields (a command for every non-server role, a task to decide success).
+checks that span fields: a command for every non-server role, and what the framework's profile
+cannot run (TensorFlow's: a task to train, a task to decide success; ``core/tf_profile.py``).
 """
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Any
 
-from ..core.spec import (
-    ROLE_ORDER, TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, Volume,
-)
+from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, Volume
+from ..core.tf_profile import TF_ROLES
 from .load import OptionsError
 
 
@@ -40,7 +41,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
     job, svc, pol = options["job"], options["service"], options["policies"]
     problems: list[str] = []
     roles: list[RoleSpec] = []
-    for name in ROLE_ORDER:
+    for name in TF_ROLES:  # the options' roles are TensorFlow's, in its order
         raw = options["roles"].get(name)
         if not raw or raw["count"] == 0:
             continue
@@ -63,17 +64,10 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
                 max_restarts=raw["max_restarts"],
             )
         )
-    counts = {r.name: r.count for r in roles}
     tensorboard = options.get("tensorboard") or {}
     if tensorboard.get("enabled"):
         roles.append(tensorboard_role(tensorboard))
-    if not counts.get("chief") and not counts.get("worker"):
-        problems.append("$.roles: no chief and no worker: expected at least one task to run the training")
-    if pol["success"] in ("worker0", "all_workers") and not counts.get("worker"):
-        problems.append(f"$.policies.success: \"{pol['success']}\" needs workers: expected $.roles.worker.count >= 1")
-    if problems:
-        raise OptionsError(problems)
-    return JobSpec(
+    spec = JobSpec(
         service=ServiceSpec(
             name=svc["name"],
             user=svc["user"],
@@ -102,5 +96,9 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         image=job["image"],
         python=job["python"],
         checkpoint_dir=job["checkpoint_dir"],
-        volumes=tuple(parse_volume(v) for v in job.get("volumes", ())),
     )
+    problems += spec.profile.problems(spec)
+    if problems:
+        raise OptionsError(problems)
+    # Volumes last: a volume that does not parse is reported once the problems above are not.
+    return dataclasses.replace(spec, volumes=tuple(parse_volume(v) for v in job.get("volumes", ())))

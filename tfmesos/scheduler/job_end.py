@@ -15,7 +15,8 @@ from .http_api import ApiServer, Operations
 from .console import Console
 from ..mesos.agent_files import FILES, AgentFiles, agent_address_from_master, read_tail, sandbox_directories
 from ..store.format import end_of
-from ..core.spec import ROLE_ORDER, JobSpec, TaskKey
+from ..core.profile import Profile
+from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore
 
@@ -80,7 +81,8 @@ def log_locations(sched: JobShell, task_ids: dict[str, list[Any]], master: str |
     directories = sandbox_directories(where, sched.framework_id or "", left) if left else {}
     located = {task: [{"task_id": t, "agent": a or None, "directory": directories.get(t)} for t, a in pairs]
                for task, pairs in wanted.items()}
-    for task in sorted(located, key=_role_order)[:TAIL_TASKS]:
+    profile = sched.job.spec.profile
+    for task in sorted(located, key=lambda task: _task_order(profile, task))[:TAIL_TASKS]:
         newest = located[task][-1]
         if newest["agent"] and newest["directory"] and time.monotonic() < deadline:
             newest["tail"] = {name: read_tail(AgentFiles(newest["agent"], 1.0), f"{newest['directory']}/{name}",
@@ -97,9 +99,10 @@ def _agent_address(master: str, agent_id: str, deadline: float) -> str | None:
         return None
 
 
-def _role_order(task: str) -> tuple[int, int]:
+def _task_order(profile: Profile, task: str) -> tuple[int, int]:
+    """ROLE:INDEX in the order the job lists its tasks (the profile's role order)."""
     role, _, index = task.partition(":")
-    return (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), int(index or 0))
+    return (profile.rank(role), int(index or 0))
 
 
 def final_record(sched: JobShell, api: str | None, master: str | None, at: float,

@@ -13,7 +13,8 @@ import tempfile
 from typing import Mapping
 
 from ..errors import UsageError
-from ..core.spec import ROLE_ORDER, JobSpec
+from ..core.spec import JobSpec
+from ..core.tf_profile import TF_ROLES
 
 DEFAULT_STATE_DIR = "~/.tfmesos/state"
 # Kernel file systems: nothing a task writes there is kept, wherever it runs.
@@ -24,7 +25,7 @@ FAILOVER_TIMEOUT_MAX = 9_223_372_036.0  # Mesos keeps it as int64 nanoseconds
 _PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
 RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
 # What tfmesos.core.clusterspec.substitute_placeholders fills in.
-PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in ROLE_ORDER))
+PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in TF_ROLES))
 
 
 def _env_sources(spec: JobSpec) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
