@@ -109,6 +109,23 @@ sys.stdin.read()  # until killed
 """
 
 
+def test_the_shim_runs_nothing_once_its_executor_is_gone(tmp_path: Path) -> None:
+    """setpriv sets the parent-death signal only after Popen has returned, for whoever is the
+    parent by then: a task whose executor died first must not start. Here the shim names this
+    process as its executor but a child runs it, as if this one had died before setpriv ran."""
+    import tfmesos.executor.executor as ex
+
+    shim = ex._pdeathsig_shim()
+    if shim is None:
+        pytest.skip("no setpriv here: the preexec_fn sets the signal before the task starts")
+    ran = tmp_path / "ran"
+    started = subprocess.run([sys.executable, "-c", "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))",
+                              *shim, "touch", str(ran)], timeout=30)
+    assert started.returncode != 0 and not ran.exists()
+    direct = subprocess.run([*shim, "touch", str(ran)], timeout=30)  # its executor is this process: it runs
+    assert direct.returncode == 0 and ran.exists()
+
+
 @pytest.mark.parametrize("how", ["shim", "preexec"])
 def test_a_task_dies_with_its_executor_killed_by_sigkill(tmp_path: Path, how: str) -> None:
     """The task runs in its own process group; if the executor is killed -9 it must not linger
@@ -122,7 +139,7 @@ def test_a_task_dies_with_its_executor_killed_by_sigkill(tmp_path: Path, how: st
                                 stdout=subprocess.PIPE, cwd=tmp_path, env=env, text=True)
     assert executor.stdout is not None
     task = psutil.Process(int(executor.stdout.readline()))
-    assert task.ppid() == executor.pid and "sleep" in task.cmdline()
+    assert task.ppid() == executor.pid  # its one child (its cmdline reads empty while setpriv execs)
     executor.send_signal(signal.SIGKILL)
     executor.wait(10)
     task.wait(timeout=10)  # psutil.TimeoutExpired if it outlived its executor

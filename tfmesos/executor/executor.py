@@ -71,9 +71,15 @@ def _on_path(name: str, path: str) -> str | None:
 def _pdeathsig_shim() -> list[str] | None:
     """util-linux's ``setpriv --pdeathsig KILL --``: sets what _die_with_parent sets, then execs the
     task (same pid), and lets Popen use vfork: a preexec_fn forces a fork() of the executor, whose
-    copy-on-write faults cost ~3 ms per task. None where there is no setpriv."""
+    copy-on-write faults cost ~3 ms per task. None where there is no setpriv.
+
+    setpriv sets the signal after Popen has returned, and the signal follows the parent of that
+    moment: an executor killed in between would leave the task running for good. So setpriv execs
+    a shell that goes on (exec, same pid) only if its parent is still this executor."""
     path = _on_path("setpriv", os.environ.get("PATH", os.defpath))
-    return [path, "--pdeathsig", "KILL", "--"] if path else None
+    if not path:
+        return None
+    return [path, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", f'[ "$PPID" = {os.getpid()} ] && exec "$@"', "sh"]
 
 
 def _prctl() -> Any:
