@@ -108,7 +108,7 @@ def _module(path: Path) -> _Module:
 @functools.lru_cache(maxsize=None)
 def _helper_path(dotted: str, near: Path) -> tuple[Path, str] | None:
     """(file, name in it) of a test helper ``dotted`` names: tests.a.b.NAME, or a module beside
-    ``near`` (folders that put themselves on sys.path, as tests/localmaster does)."""
+    ``near`` (folders that put themselves on sys.path, as tests/localmesos does)."""
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         module, name = parts[:cut], ".".join(parts[cut:])

@@ -1,5 +1,5 @@
 """Finished jobs as people read them: ``tfmesos status NAME`` and ``tfmesos jobs`` from the
-records kept when jobs end (state_format 4's ``end``; state_store's ``keep_end``/``ends``).
+records kept when jobs end (format 4's ``end``, store/format.py; state_store's ``keep_end``/``ends``).
 
 Pure functions over those records: no I/O, the clock passed in.
 """

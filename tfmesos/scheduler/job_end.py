@@ -107,7 +107,7 @@ def _task_order(profile: Profile, task: str) -> tuple[int, int]:
 
 def final_record(sched: JobShell, api: str | None, master: str | None, at: float,
                  ask: str | None = None) -> dict[str, Any]:
-    """The record kept of a job that ended (state_format 4, ``end`` filled in); ``ask``: the
+    """The record kept of a job that ended (format 4, ``end`` filled in); ``ask``: the
     master to ask about agents (default ``master``: a zk:// one's leader is better)."""
     task_ids = sched.job.to_dict()["task_ids"]
     end = end_of(at, sched.job.progress(), log_locations(sched, task_ids, ask or master), api, master)

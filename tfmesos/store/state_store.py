@@ -2,7 +2,7 @@
 
 ZooKeeper on a cluster (the scheduler may come back on another machine), a directory on a
 laptop. Writes are atomic: a crash leaves either the old or the new state, never half. A task's
-end is appended to the record's journal instead of rewriting the record (state_format, format 3).
+end is appended to the record's journal instead of rewriting the record (store/format.py, format 3).
 
 A directory also holds ``live/<name>.json`` while a job of that name runs from this machine:
 its API's address (``tfmesos status NAME`` needs no --api then).
@@ -31,8 +31,8 @@ DEFAULT_STATE_DIR = "~/.tfmesos/state"
 
 class StateStore(Protocol):
     """load() returns the record in today's format, its journal replayed; save() takes one made by
-    state_format.record() and starts an empty journal; append() adds a state_format.journal_entry.
-    Every store keeps state_format's bytes and reads them back through state_format.decode."""
+    format.record() and starts an empty journal; append() adds a format.journal_entry.
+    Every store keeps format's bytes and reads them back through format.decode (store/format.py)."""
 
     def load(self) -> dict[str, Any] | None: ...
     def save(self, state: dict[str, Any]) -> None: ...
