@@ -17,9 +17,34 @@ Module map (each folder's ``__init__`` maps its own modules):
 - ``http/``: the HTTP server, protobuf-JSON, schemas, call decoding, authentication.
 - ``master/``: frameworks, offers, allocation, the scheduler and operator APIs, the web UI.
 - ``agent/``: sandboxes, the executor API, containers, the fork server, files, recovery.
-"""
-from .cli import main
-from .config import Tuning
-from .local_master import LocalMaster
 
-__all__ = ["LocalMaster", "Tuning", "main"]
+The package's own names (LocalMaster, Tuning, main, and the PATH rule of a task: task_path,
+DEFAULT_PATH) load their modules on first use, and each module imports what only some requests
+need (URIs to fetch, processes to kill, the web UI) where it is needed: a tiny run imports no more
+than it takes to start the master, answer SUBSCRIBE and launch.
+"""
+from __future__ import annotations
+
+__all__ = ["DEFAULT_PATH", "LocalMaster", "Tuning", "main", "task_path"]
+
+
+def __getattr__(name: str) -> object:
+    # Each name is loaded on first use: a program that only reads a rule (tfmesos' command line the
+    # agent flags, tfrun a task's PATH) never loads the master, its event loop or its agents.
+    if name == "LocalMaster":
+        from .local_master import LocalMaster
+
+        return LocalMaster
+    if name == "Tuning":
+        from .config import Tuning
+
+        return Tuning
+    if name == "main":
+        from .cli import main
+
+        return main
+    if name in ("task_path", "DEFAULT_PATH"):  # the PATH a task gets, as the agents set it
+        from .agent import sandbox
+
+        return getattr(sandbox, name)
+    raise AttributeError(f"module 'localmesos' has no attribute {name!r}")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from typing import Any
 
-from .http.auth import load_acls, load_credentials
 from .config import MasterConfig, QuotaConfig
 from .resources import parse_resources_text
 from .roles import validate_role
@@ -103,8 +102,12 @@ def team_settings(reserve: list[str], quota: list[str], weights: str, acls: str 
                 raise ValueError
         except ValueError:
             raise ValueError(f"--weights {item!r}: expected ROLE=WEIGHT with a weight > 0") from None
-    return {"agent_resources": agent_resources, "quotas": quotas, "weights": parsed_weights,
-            "acls": load_acls(acls) if acls else None}
+    rules = None
+    if acls:
+        from .http.auth import load_acls  # it brings the HTTP server and asyncio: only where a master starts
+
+        rules = load_acls(acls)
+    return {"agent_resources": agent_resources, "quotas": quotas, "weights": parsed_weights, "acls": rules}
 
 
 def _chosen_first_port(work_dir: Path | None, size: int) -> int:
@@ -167,6 +170,7 @@ def describe(slaves: list[dict[str, Any]], work_dir: str, address: str) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .http.auth import load_credentials
     from .local_master import LocalMaster
 
     args = _parser().parse_args(argv)

@@ -224,9 +224,6 @@ GRAPH = build_graph(ROOT)
 # (so a new path to the same place still fails), and each must still exist (a fixed one leaves the
 # list, or the list would hide the next).
 KNOWN_BREAKS: dict[tuple[str, str], str] = {
-    # tfrun runs worker 0 with the embedded agent's PATH rule (task_path, DEFAULT_PATH) from inside
-    # localmesos' agent folder: localmesos should name it among its entry points, or tfrun keep its own.
-    ("tfmesos.client.tfrun", "localmesos.agent.sandbox"): "task_path, DEFAULT_PATH",
 }
 SKIP = frozenset((a, b) for a in GRAPH for (folder, b) in KNOWN_BREAKS if under(folder)(a) and b in _edges(GRAPH, a))
 

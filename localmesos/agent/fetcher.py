@@ -3,19 +3,15 @@
 Local paths and ``file://`` URIs are copied, ``http(s)://`` downloaded with
 urllib; archives are extracted when ``extract`` (default true) and
 ``executable`` files get the exec bit, as ``mesos-fetcher`` does.  This runs
-in a worker thread: it blocks on disk and network.
+in a worker thread: it blocks on disk and network.  The archive and HTTP modules are imported
+by the fetch that needs them: most tasks fetch nothing.
 """
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
 import stat
-import tarfile
-import urllib.error
 import urllib.parse
-import urllib.request
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +48,13 @@ def fetch_one(uri: dict[str, Any], sandbox: Path) -> str:
         else:
             shutil.copyfile(source, target)
     elif parsed.scheme in ("http", "https"):
+        from urllib.error import URLError
+        from urllib.request import urlopen
+
         try:
-            with urllib.request.urlopen(value, timeout=_HTTP_TIMEOUT) as response, open(target, "wb") as out:
+            with urlopen(value, timeout=_HTTP_TIMEOUT) as response, open(target, "wb") as out:
                 shutil.copyfileobj(response, out)
-        except (urllib.error.URLError, OSError, ValueError) as error:
+        except (URLError, OSError, ValueError) as error:
             raise FetchError(f"Failed to fetch '{value}': {error}") from None
     else:
         raise FetchError(f"Failed to fetch '{value}': unsupported scheme '{parsed.scheme}'")
@@ -69,6 +68,10 @@ def fetch_one(uri: dict[str, Any], sandbox: Path) -> str:
 
 
 def _extract(archive: Path, destination: Path) -> bool:
+    import gzip
+    import tarfile
+    import zipfile
+
     name = archive.name.lower()
     try:
         if name.endswith(_TAR_SUFFIXES):

@@ -23,9 +23,10 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import psutil
+if TYPE_CHECKING:
+    import psutil  # imported where used: an agent needs it once it has a process to record or kill
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,8 @@ class ManagedProcess:
         except (AttributeError, OSError):
             # No pidfd (old kernel): one short-lived waiter thread per process.
             def wait() -> None:
+                import psutil
+
                 if self.popen is not None:
                     code = self.popen.wait()
                 else:
@@ -134,6 +137,8 @@ class ManagedProcess:
         process group plus descendants that left the group, and once the main
         process is gone, the strays that inherited its environment.
         """
+        import psutil
+
         self._descendants.update(_descendants(self.pid))
         if self.abnormal_exit:
             self._descendants.update(_carrying(self.directory))
@@ -164,6 +169,8 @@ class ManagedProcess:
 
 def start_time(pid: int) -> float | None:
     """Process start time, to tell a recorded pid from a recycled one."""
+    import psutil
+
     try:
         return psutil.Process(pid).create_time()
     except psutil.Error:
@@ -175,6 +182,8 @@ def _carrying(directory: str) -> dict[int, psutil.Process]:
     group and, once their parent died, its process tree too (an executor killed with -9 leaves its
     task's children to init), but they keep the environment they were started with.  One read
     per process on the host, so only done for containers that ended abnormally."""
+    import psutil
+
     if not directory:
         return {}
     marker = b"\0MESOS_DIRECTORY=" + os.fsencode(directory) + b"\0"
@@ -194,6 +203,8 @@ def _carrying(directory: str) -> dict[int, psutil.Process]:
 
 
 def _descendants(pid: int) -> dict[int, psutil.Process]:
+    import psutil
+
     try:
         return {child.pid: child for child in psutil.Process(pid).children(recursive=True)}
     except psutil.Error:
@@ -201,6 +212,8 @@ def _descendants(pid: int) -> dict[int, psutil.Process]:
 
 
 def _running(process: psutil.Process) -> bool:
+    import psutil
+
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
@@ -208,6 +221,8 @@ def _running(process: psutil.Process) -> bool:
 
 
 def _not_zombie(pid: int) -> bool:
+    import psutil
+
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

@@ -4,7 +4,6 @@ Secrets are compared and dropped; nothing here logs them.
 """
 from __future__ import annotations
 
-import hmac
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,8 @@ class BasicAuthenticator:
             return None
         principal, secret = pieces
         expected = self._credentials.get(principal)
+        import hmac  # with OpenSSL's hashes: only a master with credentials checks them
+
         if expected is None or not hmac.compare_digest(expected.encode(), secret.encode()):
             return None
         return principal

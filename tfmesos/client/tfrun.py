@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     from . import cluster as cluster_api
     from ..core.clusterspec import substitute_placeholders, tf_config
     from .douban import apply_douban_extras
-    from localmesos.agent.sandbox import DEFAULT_PATH, task_path
+    from localmesos import DEFAULT_PATH, task_path
     from ..core.spec import TaskKey
 
     extra = read_options_file(args.extra_config) if args.extra_config else None
