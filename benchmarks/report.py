@@ -382,6 +382,12 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
                 f"| of the end: chief's exit -> summary printed | {_f(_med(se['summary_s']), 3)} | | | info | |",
                 f"| the command's own CPU s (scheduler and embedded master) | {_f(_med(se['scheduler_cpu_s']), 3)} | | | info | |",
                 ""]
+        if se.get("measured"):  # run on its own: not the header's run
+            m, b = se["measured"], se.get("before")
+            out += [f"Run on its own: {m['date']}, commit {m['git_commit']}, {m['cpu_model']}, load average "
+                    f"{m['load_average_at_start'][0]}-{m['load_average_at_end'][0]}."
+                    + (f" Commit {b['git_commit']} right after: start {_f(_med(b['start_s']), 3)} s, end "
+                       f"{_f(_med(b['end_s']), 3)} s, CPU {_f(_med(b['scheduler_cpu_s']), 3)} s." if b else ""), ""]
     ex = results.get("coldexec")
     if ex:
         sub = ex["to_subscribe_ms"]["median"]

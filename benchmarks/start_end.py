@@ -52,6 +52,9 @@ def one_run(tmp: Path) -> dict[str, float]:
     }))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("BENCH_FIRST_PORT", None)  # the run as a user starts it: no port patching in benchmarks.stamped
+    # The warm run writes the .pyc files of sources edited since the last run (a shell with
+    # PYTHONDONTWRITEBYTECODE=1 would recompile them in every sample, ~0.1 s after a big edit).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.time()
     proc = subprocess.Popen([sys.executable, "-m", "benchmarks.stamped", "run", str(options)], cwd=ROOT, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
