@@ -4,7 +4,8 @@ Structural, not timed (the time is benchmarks/start_end.py's): a tiny job runs o
 master, and the modules loaded when the framework is registered (the embedded master up, SUBSCRIBE
 answered, no task launched yet) must not include what only other runs need: jsonschema (valid
 options are checked by tfmesos/options/schema_check.py), psutil (loaded by the agent with its first
-process), the fetcher's HTTP and archive modules (a job with URIs to fetch).
+process), the fetcher's HTTP and archive modules (a job with URIs to fetch), the package commands'
+templates (chevron).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-NOT_AT_START = ("jsonschema", "attr", "attrs", "referencing", "psutil", "tarfile", "zipfile")
+NOT_AT_START = ("jsonschema", "attr", "attrs", "referencing", "psutil", "tarfile", "zipfile", "chevron")
 
 # The real command line, with stdout wrapped: at the "registered" line, sys.modules is written out.
 _PROBE = """

@@ -12,9 +12,6 @@ import sys
 from typing import Any
 
 from ..options.load import OptionsError, read_options_file
-from .files import load_package
-from .render import RenderError, render_app
-from .repo import RepoError, build_repo
 
 
 def _fail(what: str, message: str) -> int:
@@ -29,10 +26,16 @@ def _quiet_marathon_library(args: argparse.Namespace) -> None:
 
 
 def _render(path: str) -> dict[str, Any]:
+    from .files import load_package
+    from .render import render_app
+
     return render_app(read_options_file(path), load_package())
 
 
 def cmd_package_render(args: argparse.Namespace) -> int:
+    # The package's modules (chevron, decimal) load with the commands that use them, not with every tfmesos command.
+    from .render import RenderError
+
     try:
         app = _render(args.options)
     except (OptionsError, RenderError) as exc:
@@ -44,6 +47,8 @@ def cmd_package_render(args: argparse.Namespace) -> int:
 
 
 def cmd_package_build(args: argparse.Namespace) -> int:
+    from .repo import RepoError, build_repo
+
     try:
         index = build_repo(args.out_dir, args.base_url, image=args.image)
     except RepoError as exc:
@@ -57,6 +62,7 @@ def cmd_package_build(args: argparse.Namespace) -> int:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from .deploy import DeployError, deploy  # marathon and requests: only for the commands that talk to Marathon
+    from .render import RenderError
 
     _quiet_marathon_library(args)
     try:
