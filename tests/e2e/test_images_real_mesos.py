@@ -103,7 +103,7 @@ def cluster(tmp_path_factory):
     images = [REGISTRY / f"{name}.tar" for name in (IMAGE, OLD_IMAGE, BARE_IMAGE)]
     missing = [str(p) for p in images if not p.is_file()]
     assert not missing, f"no exported image {missing}: run `make images-real-mesos` (IMAGE_DIR={REGISTRY})"
-    stale = {str(p): source_of(p) for p in images[:2] if source_of(p) != SOURCE}
+    stale = {str(p): source for p in images[:2] if (source := source_of(p)) != SOURCE}
     assert not stale, (f"exported images built from another tree (their org.tfmesos.source; this tree's is {SOURCE}): "
                        f"{stale}: run `make images-real-mesos` (IMAGE_DIR={REGISTRY})")
     home = tmp_path_factory.mktemp("mesos-images")

@@ -92,6 +92,7 @@ class Session:
         self._ending: threading.Thread | None = None  # keep_end's, joined by close()
         self._end_at = 0.0
         self._closed = False
+        self._record: tuple[JobRecord | None] | None = None  # saved()'s answer, once read (1-tuple: None is an answer)
 
     @property
     def local(self) -> bool:
@@ -159,10 +160,14 @@ class Session:
         return store
 
     def saved(self) -> JobRecord | None:
-        """The job's record as its store reads it (``JobStore.saved``): None without a store or a record."""
+        """The job's record as its store reads it (``JobStore.saved``): None without a store or a record.
+        Read once, before the job runs (the runner's Marathon check and job_to_run both ask): only
+        the running job writes it afterwards."""
         from ..store.job_store import JobStore
 
-        return JobStore(self.store, self.options).saved()
+        if self._record is None:
+            self._record = (JobStore(self.store, self.options).saved(),)
+        return self._record[0]
 
     def job_to_run(self) -> tuple[Job, str | None]:
         """The recorded job to resume (and its framework id), else a new one."""
