@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import signal
 import sys
-import threading
 from pathlib import Path
 
 from typing import Any
@@ -181,10 +181,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-
+    # A stop signal is a byte down a pipe that the main thread reads. Not a threading.Event:
+    # set() from a handler deadlocks when the signal lands inside another handler's set(), and
+    # a parent killed outright sends PDEATHSIG once per thread of it that held this child.
+    # The wakeup fd is written by Python's C handler on whichever thread the kernel chose, so
+    # the read returns even when the main thread itself was not interrupted.
     def request_stop(signum: int, frame: object) -> None:
-        stop.set()
+        pass  # the wakeup fd has the news; nothing here may take a lock
 
     first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
     try:
@@ -195,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    previous_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)  # before the handlers
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     contender = None
     try:
@@ -212,14 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tfmesos local-master listening on {master.address}", flush=True)
         where = f"{master.work_dir}" + (" (removed on exit)" if args.work_dir is None else "")
         print("\n".join(describe(master.state()["slaves"], where, master.address)), flush=True)
-        while not stop.wait(3600):
-            pass
+        while os.read(wake_r, 1)[0] not in (signal.SIGTERM, signal.SIGINT):
+            pass  # another signal with a Python handler: not ours to act on
     finally:
         if contender is not None:
             contender.stop()
         master.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        signal.set_wakeup_fd(previous_wakeup)
+        os.close(wake_r)
+        os.close(wake_w)
     return 0
 
 

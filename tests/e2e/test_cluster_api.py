@@ -29,6 +29,17 @@ def _nothing_listens(targets: dict[str, str], service: str) -> bool:
     return True
 
 
+def _described(processes: list[psutil.Process]) -> list[str]:
+    """What a process left behind is, for the failure message: pid, parent, state, command."""
+    out = []
+    for p in processes:
+        try:
+            out.append(f"{p.pid} ppid={p.ppid()} {p.status()} {' '.join(p.cmdline())[:200]}")
+        except psutil.Error as error:
+            out.append(f"{p.pid}: {error!r}")
+    return out
+
+
 def test_notebook_trains_with_pss_as_coordinator_and_leaves_nothing():
     run = LineProcess([PYTHON, str(ROOT / "examples" / "notebook_pss" / "notebook.py")],
                       env=dict(ENV, TRAIN_STEPS="200"))
@@ -55,7 +66,8 @@ def test_leaving_by_exception_sigterm_or_sigkill_kills_every_task():
             sig = signal.SIGTERM if mode == "sigterm" else signal.SIGKILL
             run.kill(sig)
             assert run.wait(60) in (128 + sig, -sig), run.output[-3000:]
-        assert not wait_gone(f"cluster-{run.proc.pid}-0", timeout=30), mode
+        left = wait_gone(f"cluster-{run.proc.pid}-0", timeout=30)
+        assert not left, (mode, _described(left + masters))
         assert _nothing_listens(ready["targets"], f"cluster-{run.proc.pid}-0"), mode
         _, alive = psutil.wait_procs(masters, timeout=30)
         assert not alive, mode

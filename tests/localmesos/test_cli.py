@@ -86,3 +86,27 @@ def test_main_rejects_bad_arguments(capsys):
         main(["--agents", "many"])
     assert exit_info.value.code == 2
     assert "--agents" in capsys.readouterr().err
+
+
+def test_a_burst_of_stop_signals_stops_it_once_and_cleans_up(cli):
+    """A parent killed outright sends PDEATHSIG once per thread of it that held the child (the
+    kernel reparents to each in turn): the master gets several SIGTERMs in a row. A handler that
+    set a threading.Event deadlocked when one landed inside another's set()."""
+    process, work_dir = cli
+    address = re.fullmatch(r"tfmesos local-master listening on (\S+)\n", read_line(process, 60)).group(1)
+    scheduler = RawScheduler(address, auth="Basic " + base64.b64encode(b"alice:s3cret").decode())
+    scheduler.subscribe(framework_info("burst"))
+    offer = scheduler.next_offers()[0]
+    launch(scheduler, offer, [command_task("sleeper", offer["agent_id"]["value"], "sleep 60")])
+    wait_until(lambda: processes_under(work_dir), message="task process")
+
+    for i in range(2000):
+        try:
+            os.kill(process.pid, signal.SIGTERM if i % 2 else signal.SIGINT)
+        except ProcessLookupError:
+            break
+    started = time.monotonic()
+    assert process.wait(30) == 0
+    assert time.monotonic() - started < 15
+    assert_no_processes(work_dir)
+    scheduler.close()

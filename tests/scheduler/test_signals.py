@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tfmesos.scheduler.signals import StopSignals, StoppedBeforeStart
+from tfmesos.scheduler.signals import SignalWakeup, StopSignals, StoppedBeforeStart
 
 
 def _signalled(signum: int) -> None:
@@ -188,3 +188,37 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
         signal.signal(signal.SIGINT, interrupt)
     assert time.monotonic() - started < 10, f"{signal.Signals(signum).name} did not end the serving"
     assert after == before
+
+
+def test_a_signal_wakeup_ends_at_a_signal_another_thread_took_at_set_and_at_a_burst():
+    """SignalWakeup (the Marathon lifecycle's wait). A SIGTERM the kernel gave to another thread
+    ends the wait, though the main thread was never interrupted (a threading.Event set by the
+    handler would wait until something else woke the main thread); set() from another thread
+    ends it with None; a burst of SIGTERMs ends it (a handler that set an Event could deadlock
+    inside its own set()); the handler and the wakeup fd are put back."""
+    before = signal.getsignal(signal.SIGTERM)
+    wakeup = SignalWakeup(signal.SIGTERM)
+    try:
+        started, done = threading.Event(), threading.Event()
+        other = threading.Thread(target=lambda: (started.set(), done.wait(30)), daemon=True)
+        other.start()
+        assert started.wait(10)
+        signal.pthread_kill(other.ident, signal.SIGTERM)  # Python's C handler runs on that thread
+        assert wakeup.wait() == signal.SIGTERM
+        done.set()
+
+        threading.Timer(0.05, wakeup.set).start()
+        assert wakeup.wait() is None
+
+        def burst() -> None:
+            for _ in range(500):
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        sender = threading.Thread(target=burst)
+        sender.start()
+        assert wakeup.wait() == signal.SIGTERM
+        sender.join(10)
+    finally:
+        wakeup.close()
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert signal.set_wakeup_fd(-1) == -1, "no wakeup fd left behind"

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from typing import Any, Callable
 
 from .http_api import ApiServer, Operations
 from .console import Console
+from .signals import SignalWakeup
 from ..core.status import StatusSnapshot
 
 MARATHON_APP = "MARATHON_APP_ID"  # set by Marathon in every app's environment
@@ -59,13 +59,14 @@ def serve_until_removed(start_api: StartApi, snapshot: Snapshot, console: Consol
                         code: int = 0) -> int:
     """Keep answering /v1/health and /v1/status until the app is removed (SIGTERM, or POST
     /v1/shutdown); then exit with the job's ``code``."""
-    stop = threading.Event()
-    api = start_api(snapshot, stop.set, ops)
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = SignalWakeup(signal.SIGTERM)
     try:
-        console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
-        stop.wait()
+        api = start_api(snapshot, stop.set, ops)
+        try:
+            console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
+            stop.wait()
+        finally:
+            api.stop()
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        api.stop()
+        stop.close()
     return code

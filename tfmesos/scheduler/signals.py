@@ -68,6 +68,50 @@ def kill_descendants() -> int:
     return len(killed)
 
 
+class SignalWakeup:
+    """``wait()`` in the main thread until one of ``signals`` arrives or any thread calls ``set()``.
+
+    Not a ``threading.Event`` set from a handler: the handler runs in the main thread between two
+    bytecodes, and a signal landing inside another handler's ``set()`` waits forever on the lock
+    that thread holds. Python's C handler writes each signal's number to the wakeup fd from
+    whichever thread the kernel picked, so the wait ends even when the main thread was not the
+    one interrupted. Main thread only, from construction to ``close()``.
+    """
+
+    def __init__(self, *signals: int):
+        self._signals = set(signals)
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._w, False)
+        self._previous_fd = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)  # before the handlers
+        self._previous = {sig: signal.signal(sig, _news_in_the_wakeup_fd) for sig in signals}
+
+    def set(self) -> None:
+        try:
+            os.write(self._w, b"\0")
+        except BlockingIOError:  # full of earlier wake-ups: this one is not needed
+            pass
+
+    def wait(self) -> int | None:
+        """The stop signal's number, or None when ``set()`` ended the wait."""
+        while True:
+            got = os.read(self._r, 1)[0]  # PEP 475: retried after a handler has run
+            if got == 0:
+                return None
+            if got in self._signals:
+                return got
+
+    def close(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        signal.set_wakeup_fd(self._previous_fd)
+        os.close(self._r)
+        os.close(self._w)
+
+
+def _news_in_the_wakeup_fd(signum: int, frame: FrameType | None) -> None:
+    """SignalWakeup's handler: the C handler has written ``signum`` to the wakeup fd already."""
+
+
 class StopSignals:
     """Our handlers for SIGINT, SIGTERM and SIGHUP, from ``install()`` to ``restore()``.
 
