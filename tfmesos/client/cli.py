@@ -197,7 +197,9 @@ def _connect_timeout_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; ``only_run``: the ``run`` command alone (what ``tfmesos run ...``
+    parses: the other commands' flags would load the modules behind them at every job's start)."""
     parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -223,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
                      help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)
+    if only_run:
+        return parser
 
     # Listed for --help; main() hands its arguments to the embedded master's own parser.
     sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
@@ -262,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         from localmesos import main as local_master_main
 
         return local_master_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser(only_run=argv[:1] == ["run"]).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",

@@ -2,26 +2,60 @@
 
 Counters are counted as the scheduler's shell sees events happen, classified here (a task's end
 as a failure or not, a launch as a relaunch and why); the job's phase, placement wait and last
-reported progress are read from its snapshot when scraped.
+reported progress are read from its snapshot when scraped. The counts are plain numbers until
+then: prometheus_client (and the http.server, wsgiref and urllib it loads) is imported at the
+first scrape, not at every scheduler's start.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
-
-from prometheus_client import CollectorRegistry, Counter, generate_latest
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
+import time
+from typing import Any, Callable, Iterator
 
 from ..core.job import LIVE, PHASES
 from ..core.spec import TaskKey
 from ..core.status import Progress, StatusSnapshot
 
 
+class _Count:
+    """One Prometheus counter (``name`` exposed as ``name_total``), by label values."""
+
+    def __init__(self, name: str, help_text: str, labels: tuple[str, ...] = ()):
+        self.name, self.help, self.label_names = name, help_text, labels
+        self.created = time.time()
+        self.values: dict[tuple[str, ...], float] = {} if labels else {(): 0.0}
+
+    def labels(self, *values: str) -> "_Labelled":
+        assert len(values) == len(self.label_names), (self.name, values)
+        return _Labelled(self, values)
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.values[()] += amount
+
+    def family(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily
+
+        family = CounterMetricFamily(self.name, self.help, labels=list(self.label_names))
+        for values, count in sorted(self.values.items()):
+            family.add_metric(list(values), count, created=self.created)
+        return family
+
+
+class _Labelled:
+    def __init__(self, count: _Count, values: tuple[str, ...]):
+        self._count, self._values = count, values
+
+    def inc(self, amount: float = 1.0) -> None:
+        values = self._count.values
+        values[self._values] = values.get(self._values, 0.0) + amount
+
+
 class _SnapshotCollector:
     def __init__(self, snapshot: Callable[[], StatusSnapshot], extra: Callable[[], dict[str, float]]):
         self._snapshot, self._extra = snapshot, extra
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
         snap = self._snapshot()
         phase = GaugeMetricFamily("tfmesos_job_phase", "1 for the job's current phase, 0 for the others",
                                   labels=["phase"])
@@ -55,21 +89,28 @@ class _SnapshotCollector:
 
 class JobMetrics:
     def __init__(self, snapshot: Callable[[], StatusSnapshot]):
-        self.registry = CollectorRegistry(auto_describe=False)
-        r = self.registry
-        self.offers_received = Counter("tfmesos_offers_received", "Resource offers received", registry=r)
-        self.offers_declined = Counter("tfmesos_offers_declined", "Resource offers declined", registry=r)
-        self.tasks_launched = Counter("tfmesos_tasks_launched", "Task attempts launched", ["role"], registry=r)
-        self.tasks_failed = Counter("tfmesos_tasks_failed", "Task attempts that ended badly (not killed by tfmesos)",
-                                    ["role", "reason"], registry=r)
-        self.tasks_relaunched = Counter(
+        self.offers_received = _Count("tfmesos_offers_received", "Resource offers received")
+        self.offers_declined = _Count("tfmesos_offers_declined", "Resource offers declined")
+        self.tasks_launched = _Count("tfmesos_tasks_launched", "Task attempts launched", ("role",))
+        self.tasks_failed = _Count("tfmesos_tasks_failed", "Task attempts that ended badly (not killed by tfmesos)",
+                                   ("role", "reason"))
+        self.tasks_relaunched = _Count(
             "tfmesos_tasks_relaunched",
             "Task attempts launched again: after a failure, asked for by a person, or with a peer or the whole job",
-            ["role", "reason"], registry=r)
+            ("role", "reason"))
+        self._counts = (self.offers_received, self.offers_declined, self.tasks_launched, self.tasks_failed,
+                        self.tasks_relaunched)
+        self._snapshot = snapshot
+        self._registry: Any = None  # built at the first scrape
         self._gauges: dict[str, float] = {}
-        r.register(_SnapshotCollector(snapshot, lambda: dict(self._gauges)))
         self._launched: dict[TaskKey, int] = {}  # restarts count at each task's last launch
         self._requested: set[TaskKey] = set()  # tasks a person asked to restart, not relaunched yet
+
+    def collect(self) -> Iterator[Any]:
+        """The registry's collector: the counters, then the gauges read from the snapshot."""
+        for count in self._counts:
+            yield count.family()
+        yield from _SnapshotCollector(self._snapshot, lambda: dict(self._gauges)).collect()
 
     def task_ended(self, key: TaskKey, state: str, reason: str, counts: bool) -> None:
         """A task's status update; ``counts``: it ends an attempt that was live and that tfmesos
@@ -101,7 +142,13 @@ class JobMetrics:
         self._gauges.setdefault("time_to_clusterspec_seconds", seconds_since_start)
 
     def render(self) -> tuple[bytes, str]:
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        from prometheus_client import CollectorRegistry, generate_latest
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+        if self._registry is None:
+            self._registry = CollectorRegistry(auto_describe=False)
+            self._registry.register(self)
+        return generate_latest(self._registry), CONTENT_TYPE_LATEST
 
 
 def failure_label(state: str, reason: str, counts: bool) -> str | None:
