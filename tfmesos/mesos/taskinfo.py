@@ -135,10 +135,12 @@ def build_task_info(
         "resources": resources,
         "executor": executor,
         "data": encode(task_payload(spec, launch, python, cluster_spec)),
+        # What an operator filters by in the web UI and /state: TF_CONFIG's words for the task
+        # ("type", "index"), never "role", which on Mesos is the framework's role.
         "labels": {"labels": [
-            {"key": "tfmesos.job", "value": name},
-            {"key": "tfmesos.role", "value": launch.key.role},
-            {"key": "tfmesos.index", "value": str(launch.key.index)},
+            {"key": "tfmesos.service", "value": name},
+            {"key": "tfmesos.task_type", "value": launch.key.role},
+            {"key": "tfmesos.task_index", "value": str(launch.key.index)},
         ]},
         "discovery": {
             "visibility": "FRAMEWORK",
