@@ -30,11 +30,15 @@ def installed():
         stops.append(signum)
         stopped.set()
 
+    # A suite run under nohup (or as a background job) inherits SIGHUP ignored, which StopSignals
+    # leaves ignored on purpose: these tests start from a terminal's defaults.
+    hangup = signal.signal(signal.SIGHUP, signal.SIG_DFL)
     signals = StopSignals(lambda: "2 task(s) to end", said.append).install()
     try:
         yield signals, stop, stops, stopped, said
     finally:
         signals.restore()
+        signal.signal(signal.SIGHUP, hangup)
 
 
 def test_the_first_signal_stops_in_a_thread_and_pymesos_handler_never_runs(installed, monkeypatch):
