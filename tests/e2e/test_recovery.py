@@ -141,6 +141,36 @@ def test_scheduler_killed_and_restarted_finishes_the_job_without_relaunching(tmp
     run_scheduler_killed(tmp_path, master)
 
 
+def test_a_recorded_framework_that_mesos_removed_is_started_afresh(tmp_path):
+    """The scheduler killed and its failover_timeout past: Mesos removed the framework (its tasks
+    with it). Started again on the same state, tfmesos run hears "Framework has been removed",
+    says so, forgets the record and runs the job anew, once."""
+    master = LocalMaster(tmp_path / "m")
+    opts = write_options(tmp_path / "o.json", service={"name": "forgotten", "failover_timeout": 1},
+                         job={"command": "sleep 2"}, roles={"worker": {"count": 1, "cpus": 0.2, "mem": 128}},
+                         policies={"success": "all_workers"})
+    state = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
+    first = run_scheduler(opts, *state)
+    second = None
+    try:
+        first.wait_for(r"worker:0 TASK_RUNNING", 60)
+        first.kill()
+        first.wait(30)
+        eventually(lambda: any(f["name"] == "forgotten" for f in master.state()["completed_frameworks"]), 30,
+                   "the master removing the framework after its failover_timeout")
+        second = run_scheduler(opts, *state)
+        assert second.wait(120) == 0, second.output[-3000:]
+    finally:
+        for run in (first, second):
+            if run is not None:
+                run.killpg()
+        master.stop()
+    out = second.output
+    assert "resuming job 'forgotten' as framework" in out
+    assert "Mesos no longer knows the recorded framework: starting the job afresh" in out
+    assert len(re.findall(r"launch worker:0 as", out)) == 1, out[-3000:]
+
+
 def test_two_jobs_competing_for_a_cluster_that_fits_one_do_not_deadlock(tmp_path):
     # Two agents of 2.5 cpus; each job needs 4 tasks of 1.2 cpus (executor included): both agents
     # whole. If each job sat on the offer of one agent, neither could ever start.

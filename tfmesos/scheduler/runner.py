@@ -47,7 +47,7 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             code = _run(session)
             if code == _START_AFRESH and session.store is not None:
                 console.event("Mesos no longer knows the recorded framework: starting the job afresh")
-                session.store.clear()
+                session.forget_record()
                 code = _run(session)
             return code
         finally:
@@ -129,7 +129,7 @@ def _run(session: Session) -> int:
             # Logs (sandboxes outlive the job) and metrics stay readable; nothing can be acted on.
             return marathon.serve_until_removed(session.ended_api, lambda: final, console, session.operations(), code)
         if session.store:
-            session.store.clear()
+            session.forget_record()
         return code
     finally:
         session.end_attempt()

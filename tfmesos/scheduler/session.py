@@ -162,12 +162,18 @@ class Session:
     def saved(self) -> JobRecord | None:
         """The job's record as its store reads it (``JobStore.saved``): None without a store or a record.
         Read once, before the job runs (the runner's Marathon check and job_to_run both ask): only
-        the running job writes it afterwards."""
+        the running job writes it afterwards, and ``forget_record`` clears it."""
         from ..store.job_store import JobStore
 
         if self._record is None:
             self._record = (JobStore(self.store, self.options).saved(),)
         return self._record[0]
+
+    def forget_record(self) -> None:
+        """Clear the job's state (store and the record ``saved`` read once) before a run anew."""
+        if self.store is not None:
+            self.store.clear()
+        self._record = None
 
     def job_to_run(self) -> tuple[Job, str | None]:
         """The recorded job to resume (and its framework id), else a new one."""
