@@ -283,7 +283,11 @@ class Cluster(Mapping[str, str]):
                 if session is not None:
                     session.stop(cause, end)
                     if self._thread is not None:
-                        self._thread.join()
+                        # In short joins: Python runs a signal's handler in the main thread only once
+                        # it runs bytecode, and a second Ctrl-C that the kernel gave to another thread
+                        # would otherwise be answered only after the whole stop (the kill grace).
+                        while self._thread.is_alive():
+                            self._thread.join(0.2)
                     session.teardown(failover=False)  # TEARDOWN: Mesos kills anything left
                     if self._sched is not None and self._sched.result is not None:
                         # Its end is kept (before the embedded master goes with its sandboxes) as the summary prints.
