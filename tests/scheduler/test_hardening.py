@@ -106,6 +106,9 @@ CASES = [
     Case("status bad address", ["status", "--api", "host:abc"], ["--api", "'host:abc'"]),
     Case("status unreachable", ["status", "--api", "127.0.0.1:1", "--connect-timeout", "1"], ["scheduler API at 127.0.0.1:1"], code=3),
     Case("status no api", ["status"], ["--api"], env={"TFMESOS_API": ""}),
+    # An unknown flag is named with its command's own usage (run's parser is built alone for a run).
+    Case("unknown run flag", RUN + ["--bogus"], ["usage: tfmesos run", "--keep-serving", "unrecognized arguments: --bogus"]),
+    Case("unknown status flag", ["status", "--bogus"], ["usage: tfmesos status", "unrecognized arguments: --bogus"]),
 ]
 
 

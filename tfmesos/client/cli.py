@@ -226,7 +226,7 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
                      help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)
     if only_run:
-        return parser
+        return _own_errors(parser, sub)
 
     # Listed for --help; main() hands its arguments to the embedded master's own parser.
     sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
@@ -256,6 +256,14 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
         pass
     else:
         add_subcommands(sub)
+    return _own_errors(parser, sub)
+
+
+def _own_errors(parser: argparse.ArgumentParser, sub: Any) -> argparse.ArgumentParser:
+    """Each command answers an argument it does not know with its own usage (``tfmesos run
+    [-h] ...``), the same whether the whole command line was built or ``run``'s alone."""
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
     return parser
 
 
@@ -266,7 +274,10 @@ def main(argv: list[str] | None = None) -> int:
         from localmesos import main as local_master_main
 
         return local_master_main(argv[1:])
-    args = build_parser(only_run=argv[:1] == ["run"]).parse_args(argv)
+    parser = build_parser(only_run=argv[:1] == ["run"])
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would say it with the top-level usage, which names no command's flags
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
