@@ -109,6 +109,21 @@ def test_tfrun_print_options_is_a_valid_options_document(capsys):
     assert doc["roles"]["ps"]["mem"] == 512 and doc["service"] == {"name": "mnist", "role": "team"}
     spec = _spec(doc)  # what `tfmesos run` would accept
     assert spec.volumes == (Volume("/data", "/data", "RW"),)
+    # douban's scheduler relaunched failed tasks; so does the printed document, as tfrun itself does.
+    assert [doc["roles"][r]["restart_policy"] for r in ("ps", "worker")] == ["OnFailure", "OnFailure"]
+
+
+def test_tfrun_extra_config_wraps_the_script_not_a_server(tmp_path, capsys):
+    """tfrun's ps and workers run the user's script (job.command): -e wraps that script. It used to
+    replace it with the built-in TensorFlow server wrapped in the initializer and finalizer."""
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({"initializer": "mkdir -p d", "finalizer": "rm -r d"}))
+    assert tfrun.main(["-w", "2", "-s", "1", "-e", str(extra), "--print-options", "--", "python", "t.py"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["job"]["command"] == "mkdir -p d && python t.py; rc=$?; rm -r d; exit $rc"
+    assert all("command" not in role and role["server"] is False for role in doc["roles"].values())
+    spec = _spec(doc)
+    assert {role.name: role.command for role in spec.roles} == {"ps": doc["job"]["command"], "worker": doc["job"]["command"]}
 
 
 def test_tfrun_flags_errors_and_entry_point(capsys):

@@ -103,14 +103,19 @@ def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
         master.stop()
 
 
-def test_tfrun_runs_a_between_graph_script_with_worker_0_here():
+def test_tfrun_runs_a_between_graph_script_with_worker_0_here(tmp_path):
+    # douban's -e: an initializer before each Mesos task's script (the script, not a built-in server).
+    started = tmp_path / "initialized"
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({"initializer": f'echo "$TFMESOS_JOB_NAME:$TFMESOS_TASK_INDEX" >> {started}'}))
     run = LineProcess(
         [PYTHON, "-m", "tfmesos.client.tfrun", "-w", "2", "-s", "1", "-n", "tfrun-e2e", "-Cw", "0.5", "-Cs", "0.3",
-         "-Ms", "768", "--worker-logs", "1", "--", "python", "train.py", "--ps_hosts", "{ps_hosts}",
+         "-Ms", "768", "--worker-logs", "1", "-e", str(extra), "--", "python", "train.py", "--ps_hosts", "{ps_hosts}",
          "--worker_hosts", "{worker_hosts}", "--job_name", "{job_name}", "--task_index", "{task_index}"],
         env=dict(ENV, TRAIN_STEPS="200"), cwd=ROOT / "examples" / "tfrun_between_graph")
     assert run.wait(300) == 0, run.output[-4000:]
     assert accuracy(run.output) >= 0.9
     assert re.search(r"^worker:0 stopped at global step \d+", run.output, re.M)  # here, not forwarded
     assert "  worker:1 | worker:1 training" in run.output  # --worker-logs 1: forwarded from Mesos
+    assert sorted(started.read_text().split()) == ["ps:0", "worker:1"]  # the Mesos tasks; worker 0 runs here
     assert not wait_gone("tfrun-e2e", timeout=10)

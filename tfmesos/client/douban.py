@@ -80,10 +80,15 @@ def apply_douban_extras(doc: dict[str, Any], local_task: Any = None, extra_confi
         unknown = sorted(set(extra_config) - set(EXTRA_CONFIG_KEYS))
         if unknown:
             raise OptionsError([f"extra_config.{unknown[0]}: unknown key: expected {' or '.join(EXTRA_CONFIG_KEYS)}"])
+        job_command = doc.get("job", {}).get("command") or None
         for name, r in doc.get("roles", {}).items():
+            if not r.get("command") and r.get("server") is False and job_command:
+                continue  # it runs job.command (tfrun's roles), wrapped once below
             command = wrap_command(r.get("command") or None, extra_config)
             if command != (r.get("command") or None):
                 r["command"], r["server"] = command, False
+        if job_command:
+            doc["job"]["command"] = wrap_command(job_command, extra_config)
     if containerizer_type is not None and str(containerizer_type).upper() not in ("MESOS", "DOCKER"):
         raise OptionsError([f"containerizer_type: {containerizer_type!r} is invalid: expected MESOS or DOCKER"])
     # tfmesos always uses the Mesos containerizer (it runs Docker images too), and the agent's

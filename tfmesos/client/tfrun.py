@@ -62,11 +62,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def options_document(args: argparse.Namespace, command: str, workdir: str) -> dict[str, Any]:
-    """The options document these flags mean for `tfmesos run` (worker 0 on Mesos too)."""
-    from .douban import douban_name
+    """The options document these flags mean for `tfmesos run` (worker 0 on Mesos too): what
+    ``--print-options`` prints and what ``run`` starts from (relaunches as douban's retries, the
+    ``-e`` initializer/finalizer around each command)."""
+    from .douban import apply_douban_extras, douban_name
 
     def role(count: int, cpus: float, mem: float, gpus: int) -> dict[str, Any]:
-        return {"count": count, "cpus": cpus, "mem": mem, "gpus": gpus, "server": False}
+        # douban's scheduler relaunched a failed task; OnFailure does (README: tfrun).
+        return {"count": count, "cpus": cpus, "mem": mem, "gpus": gpus, "server": False, "restart_policy": "OnFailure"}
 
     doc: dict[str, Any] = {
         "service": {"name": args.name or douban_name(command.split())},
@@ -81,6 +84,9 @@ def options_document(args: argparse.Namespace, command: str, workdir: str) -> di
         doc["service"]["role"] = args.role
     if args.volume:
         doc["job"]["volumes"] = list(args.volume)
+    extra = read_options_file(args.extra_config) if args.extra_config else None
+    doc, _ = apply_douban_extras(doc, extra_config=extra, containerizer_type=args.containerizer_type,
+                                 force_pull_image=args.force_pull_image)
     return doc
 
 
@@ -102,17 +108,12 @@ def run(args: argparse.Namespace, command: str) -> int:
 
     from . import cluster as cluster_api
     from ..core.clusterspec import substitute_placeholders, tf_config
-    from .douban import apply_douban_extras
     from localmesos import DEFAULT_PATH, task_path
     from ..core.spec import TaskKey
 
-    extra = read_options_file(args.extra_config) if args.extra_config else None
     doc = options_document(args, command, os.getcwd())
-    doc["policies"] = {}
+    doc["policies"] = {}  # worker 0 runs here: its exit ends the job, not a success policy
     doc["service"]["failover_timeout"] = cluster_api.DEFAULT_FAILOVER_TIMEOUT
-    doc["roles"]["ps"]["restart_policy"] = doc["roles"]["worker"]["restart_policy"] = "OnFailure"
-    doc, _ = apply_douban_extras(doc, extra_config=extra, containerizer_type=args.containerizer_type,
-                                 force_pull_image=args.force_pull_image)
     master = args.master or os.environ.get("MESOS_MASTER") or None
     host = cluster_api.reachable_host(master)
     local = TaskKey("worker", 0)
