@@ -6,7 +6,7 @@ if TYPE_CHECKING:  # not at run time: every executor imports this package cold, 
     from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["report", "cluster", "ClusterError"]
+__all__ = ["report", "cluster", "ClusterError", "Job"]
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +21,8 @@ def __getattr__(name: str) -> Any:
         from .client import cluster as module
 
         return getattr(module, name)
+    if name == "Job":  # douban/tfmesos' jobs_def entry: `from tfmesos import Job, cluster` keeps working
+        from .client.douban import Job
+
+        return Job
     raise AttributeError(f"module 'tfmesos' has no attribute {name!r}")

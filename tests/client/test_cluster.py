@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,9 @@ from tfmesos.core.spec import TaskKey, Volume
 from tfmesos.options.jobspec import parse_volume
 
 
+
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spec(doc, external=None):
@@ -179,3 +184,53 @@ def test_a_cluster_job_snapshots_without_a_success_task():
     spec = _spec({"roles": cluster_api.roles_options({"ps": 1})})
     snap = Job.new(spec, 0.0).snapshot()
     assert [t.role for t in snap.tasks] == ["ps"] and snap.progress is None
+
+
+def test_douban_jobs_keywords_and_job_objects_are_taken_as_douban_took_them(tmp_path, monkeypatch):
+    """douban's cluster(jobs, **kw): ``jobs=`` by keyword, ``tfmesos.Job`` objects, ``protocol`` and
+    ``forward_addresses``; commands in the caller's directory; a fraction of a GPU asks for a whole one."""
+    import tfmesos
+
+    monkeypatch.chdir(tmp_path)
+    jobs = [tfmesos.Job("ps", 1), tfmesos.Job("worker", 2, cmd="python t.py", gpus=0.5)]
+    doc, external, is_jobs_def = cluster_api.cluster_document(
+        None, None, None, None, {"jobs": jobs, "protocol": "grpc", "forward_addresses": {"127.0.0.1:1"}})
+    assert is_jobs_def and external == {}
+    assert doc["job"]["workdir"] == str(tmp_path)
+    assert doc["roles"]["worker"]["gpus"] == 1 and doc["roles"]["worker"]["command"] == "python t.py"
+    assert doc["roles"]["ps"]["server"] is True
+    # A workdir given in the options wins over the caller's directory.
+    doc, _, _ = cluster_api.cluster_document(tfmesos.Job("ps", 1), None, {"job": {"workdir": "/srv"}}, None, {})
+    assert doc["job"]["workdir"] == "/srv"
+    # The roles shape keeps the sandbox (no workdir), as before.
+    doc, _, is_jobs_def = cluster_api.cluster_document({"ps": 1}, None, None, None, {})
+    assert not is_jobs_def and "workdir" not in doc.get("job", {})
+    with pytest.raises(OptionsError, match=r"protocol: 'grpc\+verbs' is invalid: expected 'grpc'"):
+        cluster_api.cluster_document(jobs, None, None, None, {"protocol": "grpc+verbs"})
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\): bogus$"):
+        cluster_api.cluster_document(jobs, None, None, None, {"bogus": 1, "protocol": "grpc"})
+    with pytest.raises(OptionsError, match=r"jobs_def\[0\]\.name: 'trainer'"):  # jobs= is a jobs_def, checked as one
+        tfmesos.cluster(jobs=[{"name": "trainer", "num": 1}])
+
+
+def test_hosts_env_gives_douban_s_host_lists():
+    from tfmesos.core.clusterspec import hosts_env
+
+    assert hosts_env({"ps": ["a:1"], "worker": ["b:2", "c:3"], "chief": ["d:4"]}) == {
+        "TFMESOS_PS_HOSTS": "a:1", "TFMESOS_WORKER_HOSTS": "b:2,c:3", "TFMESOS_DISTRIBUTED": "1"}
+    assert hosts_env({"worker": ["b:2"]})["TFMESOS_PS_HOSTS"] == ""
+
+
+def test_tfrun_takes_a_bare_C_and_a_closed_pipe_as_douban_s_did(tmp_path):
+    """douban's ``-C`` took an optional value; ``--print-options | head`` ends quietly (141), no traceback."""
+    import subprocess
+    import sys
+
+    assert tfrun.parser().parse_args(["-w", "1", "-s", "1", "-C", "--", "x"]).containerizer_type is None
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before tfrun writes: as `| head -0`
+    proc = subprocess.run([sys.executable, "-m", "tfmesos.client.tfrun", "-w", "1", "-s", "1", "--print-options",
+                           "--", "python", "t.py"], stdout=writer, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    os.close(writer)
+    assert (proc.returncode, proc.stderr) == (141, "")

@@ -104,10 +104,12 @@ def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
 
 
 def test_tfrun_runs_a_between_graph_script_with_worker_0_here(tmp_path):
-    # douban's -e: an initializer before each Mesos task's script (the script, not a built-in server).
+    # douban's -e: an initializer before each task's script (the script, not a built-in server),
+    # worker 0's here included; every task sees douban's TFMESOS_PS_HOSTS.
     started = tmp_path / "initialized"
     extra = tmp_path / "extra.json"
-    extra.write_text(json.dumps({"initializer": f'echo "$TFMESOS_JOB_NAME:$TFMESOS_TASK_INDEX" >> {started}'}))
+    extra.write_text(json.dumps(
+        {"initializer": f'echo "$TFMESOS_JOB_NAME:$TFMESOS_TASK_INDEX@$TFMESOS_PS_HOSTS" >> {started}'}))
     run = LineProcess(
         [PYTHON, "-m", "tfmesos.client.tfrun", "-w", "2", "-s", "1", "-n", "tfrun-e2e", "-Cw", "0.5", "-Cs", "0.3",
          "-Ms", "768", "--worker-logs", "1", "-e", str(extra), "--", "python", "train.py", "--ps_hosts", "{ps_hosts}",
@@ -117,5 +119,7 @@ def test_tfrun_runs_a_between_graph_script_with_worker_0_here(tmp_path):
     assert accuracy(run.output) >= 0.9
     assert re.search(r"^worker:0 stopped at global step \d+", run.output, re.M)  # here, not forwarded
     assert "  worker:1 | worker:1 training" in run.output  # --worker-logs 1: forwarded from Mesos
-    assert sorted(started.read_text().split()) == ["ps:0", "worker:1"]  # the Mesos tasks; worker 0 runs here
+    tasks = dict(line.split("@") for line in started.read_text().split())
+    assert sorted(tasks) == ["ps:0", "worker:0", "worker:1"] and len(set(tasks.values())) == 1
+    assert re.fullmatch(r"[\w.-]+:\d+", tasks["ps:0"])  # the one ps' host:port
     assert not wait_gone("tfrun-e2e", timeout=10)

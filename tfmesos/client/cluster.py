@@ -354,6 +354,35 @@ class _ClusterContext:
             self.cluster.restore_handlers()
 
 
+def cluster_document(roles: Any, name: str | None, options: Mapping[str, Any] | None, volumes: Any,
+                     douban: dict[str, Any]) -> tuple[dict[str, Any], dict[TaskKey, str], bool]:
+    """``cluster()``'s arguments as an options document: (document, external tasks, whether the
+    roles came in douban's jobs_def shape)."""
+    from . import douban as dbn
+
+    douban = dict(douban)
+    if roles is None and "jobs" in douban:  # douban's cluster(jobs, **kw), called with jobs=...
+        roles = douban.pop("jobs")
+    is_jobs_def = dbn.is_jobs_def(roles)
+    allowed = set(dbn.EXTRAS) if is_jobs_def else {"local_task", "extra_config", "role", "env"}
+    if set(douban) - allowed:
+        raise TypeError(f"cluster() got unexpected keyword argument(s): {', '.join(sorted(set(douban) - allowed))}")
+    if is_jobs_def:
+        doc, external = dbn.jobs_def_options(roles, name=name, volumes=volumes, **douban)
+    else:
+        doc = {"roles": roles_options(roles or {})}
+        if name:
+            doc["service"] = {"name": name}
+        if volumes:
+            doc["job"] = {"volumes": dbn.volume_list(volumes)}
+        doc, external = dbn.apply_douban_extras(doc, **douban) if douban else (doc, {})
+    defaults: dict[str, Any] = {"service": {"name": f"cluster-{os.getpid()}-{next(_names)}",
+                                            "failover_timeout": DEFAULT_FAILOVER_TIMEOUT}}
+    if is_jobs_def:
+        defaults["job"] = {"workdir": os.getcwd()}  # douban ran every cmd in the caller's directory
+    return deep_merge(defaults, deep_merge(dict(options or {}), doc)), external, is_jobs_def
+
+
 def cluster(
     roles: Any = None,
     /,
@@ -383,29 +412,13 @@ def cluster(
     ``HOST:PORT`` or ``zk://...``; default ``MESOS_MASTER``, else an embedded master.
     ``coordinator`` (default True, False for a jobs_def): put this process in the ClusterSpec
     as ``chief`` so that ``resolver()`` works. ``on_event`` gets every event line (also in
-    ``events``). douban's ``local_task``, ``extra_config``, ``role``, ``containerizer_type``,
-    ``force_pull_image`` and ``env`` are accepted as well (see tfmesos.client.douban).
+    ``events``). douban's ``jobs=``, ``local_task``, ``extra_config``, ``role``, ``containerizer_type``,
+    ``force_pull_image``, ``env``, ``protocol`` and ``forward_addresses`` are accepted as well (see
+    tfmesos.client.douban); a jobs_def's commands run in the caller's directory, as douban's did.
     """
-    from . import douban as dbn
-
-    is_jobs_def = dbn.is_jobs_def(roles)
-    if douban and not is_jobs_def and set(douban) - {"local_task", "extra_config", "role", "env"}:
-        raise TypeError(f"cluster() got unexpected keyword argument(s): {', '.join(sorted(douban))}")
-    if is_jobs_def:
-        doc, external = dbn.jobs_def_options(roles, name=name, volumes=volumes, **douban)
-        coordinator = bool(coordinator)
-        quiet = False if quiet is None else quiet
-    else:
-        doc = {"roles": roles_options(roles or {})}
-        if name:
-            doc["service"] = {"name": name}
-        if volumes:
-            doc["job"] = {"volumes": dbn.volume_list(volumes)}
-        doc, external = dbn.apply_douban_extras(doc, **douban) if douban else (doc, {})
-        coordinator = True if coordinator is None else coordinator
-        quiet = True if quiet is None else quiet
-    doc = deep_merge({"service": {"name": f"cluster-{os.getpid()}-{next(_names)}",
-                                  "failover_timeout": DEFAULT_FAILOVER_TIMEOUT}}, deep_merge(dict(options or {}), doc))
+    doc, external, is_jobs_def = cluster_document(roles, name, options, volumes, douban)
+    coordinator = (not is_jobs_def) if coordinator is None else bool(coordinator)
+    quiet = (not is_jobs_def) if quiet is None else quiet
     master = master or os.environ.get("MESOS_MASTER") or None
     host = host or reachable_host(master)
     if coordinator:

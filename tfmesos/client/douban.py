@@ -7,8 +7,10 @@ same validation and the same scheduler apply); what has no equivalent is refused
 """
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..options.load import OptionsError
@@ -21,11 +23,26 @@ DEFAULT_MEM = 1024.0
 JOB_FIELDS = ("name", "num", "cpus", "mem", "gpus", "cmd", "start")
 EXTRA_CONFIG_KEYS = ("initializer", "finalizer")
 SERVER_COMMAND = '"$TFMESOS_PYTHON" -m tfmesos.task.tfserver'
+# douban's cluster() keyword arguments besides the jobs, master, name, quiet and volumes.
+EXTRAS = ("local_task", "extra_config", "role", "env", "containerizer_type", "force_pull_image", "protocol",
+          "forward_addresses")
+
+
+@dataclass
+class Job:
+    """douban's ``Job`` (``from tfmesos import Job``): one job of a jobs_def, as its dict would say."""
+    name: str
+    num: int
+    cpus: float = DEFAULT_CPUS
+    mem: float = DEFAULT_MEM
+    gpus: float = 0
+    cmd: str | None = None
+    start: int = 0
 
 
 def is_jobs_def(value: Any) -> bool:
     """A jobs_def is a list of jobs, or one job (a dict with "name" and "num")."""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, Job)):
         return True
     return isinstance(value, Mapping) and "name" in value and "num" in value
 
@@ -67,9 +84,14 @@ def wrap_command(command: str | None, extra_config: Mapping[str, Any]) -> str | 
 def apply_douban_extras(doc: dict[str, Any], local_task: Any = None, extra_config: Mapping[str, Any] | None = None,
                         role: str | None = None, env: Mapping[str, str] | None = None,
                         containerizer_type: str | None = None, force_pull_image: bool = False,
+                        protocol: str = "grpc", forward_addresses: Any = None,
                         ) -> tuple[dict[str, Any], dict[TaskKey, str]]:
-    """The keyword arguments douban's cluster() took besides the jobs."""
+    """The keyword arguments douban's cluster() took besides the jobs. ``forward_addresses`` (where
+    douban's tasks sent their output) changes nothing: the output comes back through the scheduler."""
     external: dict[TaskKey, str] = {}
+    if protocol != "grpc":
+        raise OptionsError([f"protocol: {protocol!r} is invalid: expected 'grpc', the only protocol of TensorFlow 2's "
+                            "servers (grpc+verbs and grpc+mpi left with TensorFlow 1)"])
     if local_task is not None:
         try:
             job_name, addr = local_task
@@ -120,7 +142,7 @@ def jobs_def_options(jobs: Any, name: str | None = None, volumes: Any = None, **
             "count": job["num"],
             "cpus": float(job.get("cpus", DEFAULT_CPUS)),
             "mem": float(job.get("mem", DEFAULT_MEM)),
-            "gpus": int(job.get("gpus", 0)),
+            "gpus": math.ceil(float(job.get("gpus") or 0)),  # douban asked Mesos for whole GPUs
             "server": not cmd,
             "command": cmd or "",
             # douban relaunched a failed task (up to 3 times); so does OnFailure here.

@@ -40,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--master", help="Mesos master HOST:PORT or zk://...; default MESOS_MASTER, "
                    "else an embedded master")
     p.add_argument("-n", "--name", help="framework (service) name")
-    p.add_argument("-C", "--containerizer_type", type=str.upper, choices=["MESOS", "DOCKER"],
+    p.add_argument("-C", "--containerizer_type", type=str.upper, choices=["MESOS", "DOCKER"], nargs="?",
                    help="accepted for compatibility: tfmesos always uses the Mesos containerizer")
     p.add_argument("-f", "--force_pull_image", action="store_true", help="accepted for compatibility (no effect)")
     p.add_argument("-Cw", "--worker-cpus", type=float, default=1.0)
@@ -107,7 +107,8 @@ def run(args: argparse.Namespace, command: str) -> int:
     import dataclasses
 
     from . import cluster as cluster_api
-    from ..core.clusterspec import substitute_placeholders, tf_config
+    from ..core.clusterspec import hosts_env, substitute_placeholders, tf_config
+    from .douban import wrap_command
     from localmesos import DEFAULT_PATH, task_path
     from ..core.spec import TaskKey
 
@@ -130,8 +131,10 @@ def run(args: argparse.Namespace, command: str) -> int:
         # for the embedded master's tasks, even outside an activated venv.
         env = dict(os.environ, TF_CONFIG=json.dumps(tf_config(cluster, local)),
                    TFMESOS_JOB_NAME="worker", TFMESOS_TASK_INDEX="0", TFMESOS_PYTHON=sys.executable,
-                   PATH=task_path(sys.executable, os.environ.get("PATH") or DEFAULT_PATH))
-        proc = subprocess.Popen(substitute_placeholders(command, cluster, local), shell=True, env=env,
+                   PATH=task_path(sys.executable, os.environ.get("PATH") or DEFAULT_PATH), **hosts_env(cluster))
+        # -e's initializer and finalizer wrap worker 0 too, as they wrap every Mesos task's command.
+        mine = wrap_command(command, read_options_file(args.extra_config)) if args.extra_config else command
+        proc = subprocess.Popen(substitute_placeholders(mine or command, cluster, local), shell=True, env=env,
                                 start_new_session=True)
         while proc.poll() is None:
             if c.wait_finished(0.5):  # the cluster ended: a task failed for good
@@ -166,7 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = " ".join(words)  # as douban's tfrun: the words joined, then run by a shell
     try:
         if args.print_options:
-            print(json.dumps(options_document(args, command, os.getcwd()), indent=2))
+            try:
+                print(json.dumps(options_document(args, command, os.getcwd()), indent=2), flush=True)
+            except BrokenPipeError:  # `tfrun ... --print-options | head`: as tfmesos run --dry-run
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 141
             return 0
         return run(args, command)
     except OptionsError as exc:

@@ -52,3 +52,13 @@ def substitute_placeholders(command: str, cluster: ClusterDict, key: TaskKey) ->
         **{f"{role}_hosts": ",".join(cluster.get(role, [])) for role in TF_ROLES},
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], command)
+
+
+def hosts_env(cluster: ClusterDict) -> dict[str, str]:
+    """The host lists douban/tfmesos 0.0.10 gave every command in its environment, for the scripts
+    that read them there instead of taking ``{ps_hosts}``/``{worker_hosts}`` as arguments."""
+    return {
+        "TFMESOS_PS_HOSTS": ",".join(cluster.get("ps", [])),
+        "TFMESOS_WORKER_HOSTS": ",".join(cluster.get("worker", [])),
+        "TFMESOS_DISTRIBUTED": "1",
+    }

@@ -381,7 +381,7 @@ class TFExecutor:
             log.debug("output not forwarded: %s", exc)
 
     def _environment(self, key: TaskKey, cluster: dict[str, list[str]], sandbox: str) -> dict[str, str]:
-        from ..core.clusterspec import ROLE_ENV, tf_config
+        from ..core.clusterspec import ROLE_ENV, hosts_env, tf_config
         from .report_pipe import REPORT_ENV
 
         env = dict(os.environ)
@@ -404,6 +404,7 @@ class TFExecutor:
                 "TMPDIR": tmp,
                 REPORT_ENV: os.path.join(sandbox, "progress.fifo"),  # tfmesos.report() writes here
                 "PYTHONUNBUFFERED": "1",
+                **hosts_env(cluster),
             }
         )
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
