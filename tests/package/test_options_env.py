@@ -87,3 +87,21 @@ def test_to_env_refuses_what_it_cannot_carry():
         options_to_env({"roles": {"worker": {"count": "2"}}})
     with pytest.raises(OptionsError, match=r"\$\.roles\.workers: unknown field"):
         options_to_env({"roles": {"workers": {"count": 2}}})
+
+
+def test_relative_paths_from_the_environment_are_the_tasks_not_the_scheduler_s(monkeypatch, tmp_path):
+    """Under the DC/OS package the scheduler's sandbox is on another agent than the tasks: a relative
+    workdir stays relative (each task's sandbox, where job.uris unpack), a relative checkpoint_dir is refused."""
+    import argparse
+
+    from tfmesos.client.cli import load_job
+
+    monkeypatch.chdir(tmp_path)  # the scheduler's own sandbox
+    for name, value in {"TFMESOS_OPT_JOB_COMMAND": "python train.py", "TFMESOS_OPT_JOB_WORKDIR": "code",
+                        "TFMESOS_OPT_ROLES_WORKER_COUNT": "1"}.items():
+        monkeypatch.setenv(name, value)
+    _, spec = load_job(argparse.Namespace(options_from_env=True, options=None))
+    assert spec.workdir == "code"
+    monkeypatch.setenv("TFMESOS_OPT_JOB_CHECKPOINT_DIR", "ckpt")
+    with pytest.raises(OptionsError, match=r"\$\.job\.checkpoint_dir: 'ckpt' is relative: expected an absolute path"):
+        load_job(argparse.Namespace(options_from_env=True, options=None))

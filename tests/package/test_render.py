@@ -186,6 +186,14 @@ def test_a_bad_option_is_named_by_its_json_path():
     assert "$.service.name: \"Bad Name\" is invalid: expected a string matching" in text
 
 
+def test_a_secret_without_its_principal_is_refused_before_marathon_restarts_it_forever():
+    options = {**SMALL_OPTIONS, "service": {**SMALL_OPTIONS["service"], "secret_name": "team/secret"}}
+    with pytest.raises(OptionsError, match=r"\$\.service\.secret_name: 'team/secret' without \$\.service\.principal"):
+        render(options)
+    app = render({**options, "service": {**options["service"], "principal": "team"}})
+    assert app["env"]["MESOS_SECRET"] == {"secret": "secret0"}
+
+
 def test_package_render_command_prints_the_app_or_names_the_bad_field(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="tfmesos")
     add_subcommands(parser.add_subparsers(dest="command", required=True))

@@ -27,9 +27,18 @@ from ..core.spec import JobSpec
 from ..options.jobspec import job_spec_from_options
 
 
-def _absolute_paths(options: dict[str, Any], base: Path) -> None:
-    """Relative job paths are taken from the options file's folder, wherever tfmesos runs."""
+def _absolute_paths(options: dict[str, Any], base: Path | None) -> None:
+    """Relative job paths are taken from the options file's folder, wherever tfmesos runs. Options
+    from the environment (``base`` None: the DC/OS package) have no such folder, and the scheduler's
+    own sandbox is on another agent than the tasks: a relative workdir stays relative (to each
+    task's sandbox), and a checkpoint directory must be a path that every task reaches."""
     job = options["job"]
+    if base is None:
+        if job["checkpoint_dir"] and not os.path.isabs(job["checkpoint_dir"]):
+            raise OptionsError([f"$.job.checkpoint_dir: {job['checkpoint_dir']!r} is relative: expected an absolute "
+                                "path that every task reaches (a shared filesystem); options from the environment "
+                                "have no folder to take it from"])
+        return
     for field in ("workdir", "checkpoint_dir"):
         if job[field] and not os.path.isabs(job[field]):
             job[field] = str((base / job[field]).resolve())
@@ -40,7 +49,7 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         from ..options.env import options_from_env
 
         options = resolve_options(options_from_env(os.environ))
-        base = Path.cwd()
+        base = None
     else:
         if not args.options:
             raise OptionsError(["no options: expected OPTIONS.json or --options-from-env"])

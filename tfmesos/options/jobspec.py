@@ -46,6 +46,12 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         if not raw or raw["count"] == 0:
             continue
         command: str | None = None
+        if raw["server"] and raw["command"]:
+            problems.append(
+                f"$.roles.{name}.command: {raw['command'][:80]!r} is given with \"server\": true"
+                f"{' (the default for ps)' if name == 'ps' else ''}, which runs the built-in TensorFlow server "
+                f"instead: expected \"server\": false to run this command, or no command"
+            )
         if not raw["server"]:
             command = raw["command"] or job["command"]
             if not command:

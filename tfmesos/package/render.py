@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Mapping
 import chevron
 from chevron.tokenizer import ChevronError, tokenize
 
-from ..options.load import resolve_options
+from ..options.load import OptionsError, resolve_options
 from .files import PackageFiles
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
@@ -137,4 +137,9 @@ def parse_app(text: str) -> dict[str, Any]:
 def render_app(user_options: Any, files: PackageFiles) -> dict[str, Any]:
     """The Marathon app for ``user_options``; OptionsError names any bad option."""
     options = resolve_options(user_options)
+    service = options["service"]
+    if service["secret_name"] and not service["principal"]:
+        # The scheduler would refuse MESOS_SECRET without a principal at every start, and Marathon restart it.
+        raise OptionsError([f"$.service.secret_name: {service['secret_name']!r} without $.service.principal: expected "
+                            "the principal that secret belongs to, or no secret_name"])
     return parse_app(render_template(files.template, cosmos_context(options, files.resource)))
