@@ -234,3 +234,10 @@ def test_tfrun_takes_a_bare_C_and_a_closed_pipe_as_douban_s_did(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     os.close(writer)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_the_caller_s_address_is_found_from_every_form_of_master():
+    for master in ("127.0.0.1:5050", "http://127.0.0.1:5050", "zk://127.0.0.1:2181/mesos",
+                   "zoo://u:p@127.0.0.1:2181,10.0.0.2:2181/mesos", "localhost", "http://localhost:5050/"):
+        assert cluster_api.reachable_host(master) == "127.0.0.1", master
+    assert cluster_api.reachable_host(None) == "127.0.0.1"

@@ -27,7 +27,7 @@ SLEEP = f"{sys.executable} -c 'import time; time.sleep(60)'"
 OPTIONS = {
     "service": {"name": "dry/run", "failover_timeout": 60},
     "job": {"command": SLEEP, "env": [f"TOKEN={SECRET}"]},
-    "roles": {"ps": {"count": 1, "cpus": 0.2, "mem": 64, "command": SLEEP},
+    "roles": {"ps": {"count": 1, "cpus": 0.2, "mem": 64, "command": SLEEP, "server": False},
               "worker": {"count": 2, "cpus": 0.3, "mem": 96, "env": [f"PW={SECRET}"]}},
 }
 

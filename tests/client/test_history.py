@@ -135,6 +135,35 @@ def test_the_command_line_answers_from_the_kept_record_at_once(tmp_path) -> None
     assert "on this machine" in logs.stderr, "says where it was read"
 
 
+def test_status_and_logs_of_a_name_never_show_another_job_s_api(tmp_path) -> None:
+    """An exported TFMESOS_API of one job, then `tfmesos status OTHER`: OTHER's own API (announced in
+    the state directory) is found, or the command says whose API answered; never the wrong job."""
+    state = tmp_path / "state"
+    apis = {name: ApiServer(lambda name=name: StatusSnapshot(name=name, phase="RUNNING"), lambda: None, lambda: None)
+            for name in ("first", "second")}
+    for api in apis.values():
+        api.start()
+    try:
+        DirStore(state, "second").announce(apis["second"].address)  # this process plays second's scheduler
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TFMESOS_API": apis["first"].address}
+
+        def cli(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "tfmesos.client.cli", *args, "--state-dir", str(state),
+                                   "--connect-timeout", "2"], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                                  env=env)
+
+        second = cli("status", "second", "--json")
+        assert json.loads(second.stdout)["name"] == "second", ("second's own API, though TFMESOS_API names first's",
+                                                               second.stderr)
+        assert json.loads(cli("status", "--json").stdout)["name"] == "first", "no name: TFMESOS_API's job"
+        third = cli("status", "third")
+        assert third.returncode == 2 and third.stdout == "", third.stdout
+        assert f"the scheduler API at {apis['first'].address} runs job 'first'" in third.stderr, third.stderr
+    finally:
+        for api in apis.values():
+            api.stop()
+
+
 def test_an_ended_job_is_served_at_the_same_address_with_its_final_status_and_no_operations() -> None:
     snap = StatusSnapshot(name="j", phase="RUNNING")
     stopped: list[bool] = []

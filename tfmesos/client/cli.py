@@ -104,9 +104,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not api and not args.name:
         raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run'), "
                             "or NAME for a job's kept record"])
-    if api:
+    if args.name:
+        live = records.live_status_of(args, args.name)
+        if live is not None:
+            return _print_live(live[1], args.json)
+    elif api:
         snap = records.probe_status(api, records.QUICK_PROBE_SECONDS)
-        if snap is not None and (not args.name or snap.name == args.name):
+        if snap is not None:
             return _print_live(snap, args.json)
     kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
     if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
@@ -120,7 +124,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
         raise UsageError(f"job {args.name!r}", f"no record of it in {records.where(args)}",
                          "check the name and --state-dir/--zk (what 'tfmesos run' was given), or pass --api HOST:PORT")
-    return _print_live(_live_status(api, args.connect_timeout), args.json)
+    snap = _live_status(api, args.connect_timeout)
+    if args.name and snap.name != args.name:
+        from ..errors import UsageError
+
+        raise UsageError(f"job {args.name!r}", f"not running, and no record of it in {records.where(args)}; the "
+                         f"scheduler API at {api} runs job {snap.name!r}",
+                         "check the name, --api and TFMESOS_API, and --state-dir/--zk (what 'tfmesos run' was given)")
+    return _print_live(snap, args.json)
 
 
 def _live_status(api: str, timeout: float) -> StatusSnapshot:

@@ -71,7 +71,8 @@ def reachable_host(master: str | None) -> str:
     """This machine's address on the route to the master (127.0.0.1 for the embedded one)."""
     if not master:
         return "127.0.0.1"
-    target = master.removeprefix("zk://").split("/", 1)[0].split(",")[0].rsplit("@", 1)[-1]
+    # Every form --master takes: HOST[:PORT], http://HOST:PORT, zk:// or zoo://[AUTH@]HOST:PORT[,...]/PATH.
+    target = master.split("://", 1)[-1].split("/", 1)[0].split(",")[0].rsplit("@", 1)[-1]
     host = target.rsplit(":", 1)[0] if ":" in target else target
     if host in ("127.0.0.1", "localhost"):
         return "127.0.0.1"

@@ -106,19 +106,35 @@ def probe_status(api: str, timeout: float) -> StatusSnapshot | None:
         return None
 
 
+def api_candidates(args: argparse.Namespace, name: str | None) -> list[str]:
+    """Where a job's API may be, in this order: --api, TFMESOS_API, and (given the job's name) the
+    API a job of that name running from this machine announced."""
+    found = [api for api in (getattr(args, "api", None), os.environ.get("TFMESOS_API", "")) if api]
+    if name:
+        announced = DirStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR, name).announced()
+        if announced:
+            found.append(announced)
+    return list(dict.fromkeys(found))
+
+
 def api_of(args: argparse.Namespace, name: str | None) -> str:
-    """--api, TFMESOS_API, or the API a job of that name running from this machine announced."""
-    given = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
-    if given or not name:
-        return given
-    return DirStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR, name).announced() or ""
+    """The first of ``api_candidates``, or ""."""
+    candidates = api_candidates(args, name)
+    return candidates[0] if candidates else ""
+
+
+def live_status_of(args: argparse.Namespace, name: str) -> tuple[str, StatusSnapshot] | None:
+    """The first candidate API where a scheduler answers for job ``name`` (an exported TFMESOS_API
+    of another job is passed over, not shown as this one), with its status."""
+    for api in api_candidates(args, name):
+        snap = probe_status(api, QUICK_PROBE_SECONDS)
+        if snap is not None and snap.name == name:
+            return api, snap
+    return None
 
 
 def live_api_of(args: argparse.Namespace, name: str) -> str | None:
-    """The API of job ``name`` (``api_of``) when a scheduler answers there for that job."""
-    api = api_of(args, name)
-    if not api:
-        return None
-    snap = probe_status(api, QUICK_PROBE_SECONDS)
-    return api if snap is not None and snap.name == name else None
+    """The API of job ``name`` when a scheduler answers there for that job (``live_status_of``)."""
+    live = live_status_of(args, name)
+    return live[0] if live else None
 
