@@ -218,6 +218,20 @@ def test_a_second_and_third_ctrl_c_to_a_cluster_script_say_and_give_up(spawn):
     _assert_nothing_left(run, service, started)
 
 
+def test_ctrl_c_while_a_cluster_block_closes_lets_the_close_finish_then_exits_130(spawn):
+    """The block was left normally and the close waits for tasks that ignore SIGTERM: a Ctrl-C then
+    does not cut the close short (teardown, kept record and summary were skipped before)."""
+    run, service = _start_cluster_script(spawn, "stubborn-close")
+    started = _descendants(run)
+    run.wait_for(r"^CLOSING$", 30)
+    _killpg(run, signal.SIGINT)
+    assert run.wait(120) == 130, run.output[-3000:]
+    assert re.search(rf"job {service} KILLED: cluster closed$", run.output, re.M), run.output[-3000:]
+    assert "LEFT" not in run.output, "the script exits 130 after the close, as after a Ctrl-C in the block"
+    _assert_honest(run.output)
+    _assert_nothing_left(run, service, started)
+
+
 def test_ctrl_c_to_tfrun_stops_worker_0_and_every_task(spawn):
     name = "sig-tfrun"
     run = spawn([PYTHON, "-m", "tfmesos.client.tfrun", "-v", "-w", "2", "-s", "1", "-n", name,

@@ -241,10 +241,18 @@ class Cluster(Mapping[str, str]):
         return self
 
     def _wait_ready(self, deadline: float) -> None:
+        """Every task RUNNING (a command role's task may also have finished already: nothing waits
+        for it to run), then every built-in server accepting connections on its port. A command's
+        port is its own business, as in douban's cluster(): it may never open one."""
         sched = self._sched
+        spec = sched.job.spec
+        commands = {r.name for r in spec.roles if r.command is not None}
+
+        def started(task: Any) -> bool:
+            return task.state == "TASK_RUNNING" or (task.state == "TASK_FINISHED" and task.key.role in commands)
+
         with sched.cond:
-            while not sched.done.is_set() and not all(
-                    r.state == "TASK_RUNNING" for r in sched.job.tasks.values()):
+            while not sched.done.is_set() and not all(started(r) for r in sched.job.tasks.values()):
                 if time.monotonic() >= deadline:
                     raise ClusterError(f"tasks not all RUNNING after {self.settings.start_timeout:g}s: "
                                        + ", ".join(f"{t.name} {t.state}" for t in sched.job.snapshot().tasks))
@@ -253,7 +261,8 @@ class Cluster(Mapping[str, str]):
             raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")
         if not self.settings.wait_serving:
             return
-        waiting = {name: url.removeprefix("grpc://") for name, url in self.targets.items()}
+        waiting = {name: url.removeprefix("grpc://") for name, url in self.targets.items()
+                   if name.split("/")[1].removeprefix("job:") not in commands}
         while waiting:
             for name, addr in list(waiting.items()):
                 host, port = addr.rsplit(":", 1)
@@ -308,16 +317,16 @@ class Cluster(Mapping[str, str]):
 
     # ------------------------------------------------------------------ signals
     def install_handlers(self) -> None:
-        """SIGINT/SIGTERM/SIGHUP: close on another thread at once (even if the main thread is
-        stuck in TensorFlow), print the summary, and unwind the main thread with SystemExit(128 +
+        """SIGINT/SIGTERM/SIGHUP: close on another thread as soon as Python runs the handler (in
+        the main thread, between two bytecodes: a long C call delays it), print the summary, and unwind the main thread with SystemExit(128 +
         signal) so that the with block's exit runs (and waits for the close). Main thread only."""
+        atexit.register(self.close)  # from any thread: the interpreter's exit closes it
         if threading.current_thread() is not threading.main_thread():
             return
         from ..scheduler.signals import StopSignals
 
         self._signals = StopSignals(self.waiting_for, self._console.line, unwind=True).install()
         self._signals.arm(lambda signum: self.close(self._signals.cause))
-        atexit.register(self.close)
 
     def restore_handlers(self) -> None:
         if self._signals is not None:
@@ -347,12 +356,19 @@ class _ClusterContext:
         self.cluster = self._opener()
         return self.cluster
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         assert self.cluster is not None
+        signals = self.cluster._signals
+        if signals is not None:
+            # A first Ctrl-C from here on still stops the cluster (on a thread), but does not unwind
+            # this close halfway (no teardown, no kept record, no summary): it exits once done.
+            signals.unwind = False
         try:
             self.cluster.close()
         finally:
             self.cluster.restore_handlers()
+        if signals is not None and signals.signum is not None and exc_type is None:
+            raise SystemExit(signals.exit_code)
 
 
 def cluster_document(roles: Any, name: str | None, options: Mapping[str, Any] | None, volumes: Any,

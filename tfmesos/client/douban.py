@@ -87,7 +87,8 @@ def apply_douban_extras(doc: dict[str, Any], local_task: Any = None, extra_confi
                         protocol: str = "grpc", forward_addresses: Any = None,
                         ) -> tuple[dict[str, Any], dict[TaskKey, str]]:
     """The keyword arguments douban's cluster() took besides the jobs. ``forward_addresses`` (where
-    douban's tasks sent their output) changes nothing: the output comes back through the scheduler."""
+    douban's tasks sent their output) changes nothing: a task's output stays in its sandbox
+    (``tfmesos logs NAME ROLE:INDEX``)."""
     external: dict[TaskKey, str] = {}
     if protocol != "grpc":
         raise OptionsError([f"protocol: {protocol!r} is invalid: expected 'grpc', the only protocol of TensorFlow 2's "
