@@ -177,14 +177,17 @@ def test_an_ended_job_is_served_at_the_same_address_with_its_final_status_and_no
         assert api.address == address
         with urllib.request.urlopen(f"http://{address}/v1/status", timeout=10) as resp:
             assert json.load(resp)["phase"] == "SUCCEEDED"
-        for path, method in (("/v1/clusterspec", "GET"), ("/v1/restart/worker:0", "POST")):
+        for path, method, code in (("/v1/clusterspec", "GET", 404), ("/v1/restart/worker:0", "POST", 409)):
             request = urllib.request.Request(f"http://{address}{path}", method=method,
                                              data=b"" if method == "POST" else None)
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(request, timeout=10)
-            assert refused.value.code == 404
-        urllib.request.urlopen(urllib.request.Request(f"http://{address}/v1/shutdown", method="POST", data=b""),
-                               timeout=10)
+            assert refused.value.code == code
+            if code == 409:  # says why, not "no such endpoint"
+                assert "takes no restart requests: it has ended" in json.load(refused.value)["error"]
+        request = urllib.request.Request(f"http://{address}/v1/shutdown", method="POST", data=b"")
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            assert json.load(resp) == {"shutting_down": True, "phase": "SUCCEEDED"}  # tfmesos kill says it had ended
         assert ended.is_set() and not stopped, "shutdown ends the serving, not the (ended) job"
     finally:
         api.stop()
@@ -262,3 +265,20 @@ def test_with_zk_the_ends_are_kept_and_listed_from_zookeeper(tmp_path, zk) -> No
     assert jobs.returncode == 0 and jobs.stdout.splitlines()[1].startswith("team/hist  SUCCEEDED"), jobs.stderr
     status = cli("status", "team/hist")
     assert status.returncode == 0 and status.stdout.startswith("job team/hist  SUCCEEDED"), status.stderr
+
+
+def test_logs_of_a_newer_scheduler_says_to_upgrade_rather_than_that_the_job_is_over(monkeypatch) -> None:
+    """`tfmesos logs --follow` read a newer status as no status: the job seemed over and it stopped."""
+    from tfmesos.client import logs
+    from tfmesos.core.status import VERSION
+    from tfmesos.errors import UsageError
+
+    original = StatusSnapshot.to_json
+    monkeypatch.setattr(StatusSnapshot, "to_json", lambda self: {**original(self), "version": VERSION + 1})
+    api = ApiServer(lambda: StatusSnapshot(name="j", phase="RUNNING"), lambda: None, lambda: None)
+    api.start()
+    try:
+        with pytest.raises(UsageError, match="upgrade tfmesos"):
+            logs._job_over(api.address)
+    finally:
+        api.stop()

@@ -18,7 +18,8 @@ from typing import Any
 from ..api.follow import FOLLOW_POLL_SECONDS
 from ..api.token import token_header
 from ..core.job import ENDED_PHASES
-from ..core.status import StatusSnapshot
+from ..core.status import NewerStatusError, StatusSnapshot
+from ..errors import UsageError
 from ..mesos.agent_files import CHUNK, AgentFiles, LogError, get_json, sandbox_directory, tail_offset, to_bytes
 
 
@@ -48,10 +49,12 @@ def fetch_chunk(api: str, task: str, query: dict[str, Any]) -> dict[str, Any]:
 
 
 def _status(api: str) -> StatusSnapshot | None:
-    """The job's /v1/status, or None when the scheduler does not answer (or serves a status of
-    a newer version than this tfmesos reads)."""
+    """The job's /v1/status, or None when the scheduler does not answer; a status of a newer
+    version than this tfmesos reads is a ``UsageError`` saying to upgrade."""
     try:
         return StatusSnapshot.from_json(get_json(f"http://{api}/v1/status", headers=token_header()))
+    except NewerStatusError as exc:  # says to upgrade: not a scheduler that is gone
+        raise UsageError(f"the scheduler API at {api}", str(exc)) from None
     except (urllib.error.URLError, OSError, ValueError):
         return None
 

@@ -15,6 +15,7 @@ import urllib.request
 from typing import Any
 
 from ..api.token import token_header
+from ..core.job import ENDED_PHASES
 from .logs import api_address
 
 
@@ -41,7 +42,12 @@ def _act(args: argparse.Namespace, path: str, what: str) -> int:
     if code >= 300:
         print(f"tfmesos {args.command}: {body.get('error', code)}", file=sys.stderr)
         return 1
-    print(what if code == 202 and "restarting" not in body else body["restarting"])
+    if "restarting" in body:
+        print(body["restarting"])
+    elif body.get("phase") in ENDED_PHASES:
+        print(f"the job had already ended ({body['phase']}): its API and status page stop now")
+    else:
+        print(what)
     return 0
 
 

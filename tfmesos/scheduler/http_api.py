@@ -140,14 +140,19 @@ class ApiServer:
                 if length:
                     self.rfile.read(length)
                 path = urlsplit(self.path).path.rstrip("/")
-                if path != "/v1/shutdown" and not (path.startswith("/v1/restart/") and ops.restart):
+                if path != "/v1/shutdown" and not path.startswith("/v1/restart/"):
                     self._reply(404, {"error": f"no such endpoint: {path}"})
+                elif path.startswith("/v1/restart/") and not ops.restart:
+                    self._reply(409, {"error": "this job takes no restart requests: it has ended, or it runs under "
+                                               "tfmesos.cluster() or tfrun, whose tasks relaunch by their restart_policy"})
                 elif not self._authorized():
                     self._reply(401, {"error": f"this job's API needs a token: send 'Authorization: Bearer <token>' "
                                                f"(tfmesos reads it from {TOKEN_ENV})"})
                 elif path == "/v1/shutdown":
+                    # The phase before it: an ended job's API (--keep-serving) only stops serving.
+                    phase = api._serving[0]().phase
                     shutdown()  # only asks the scheduler's thread to stop: quick
-                    self._reply(202, {"shutting_down": True})
+                    self._reply(202, {"shutting_down": True, "phase": phase})
                 else:
                     assert ops.restart is not None
                     try:
