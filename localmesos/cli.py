@@ -31,12 +31,23 @@ def add_agent_flags(parser: argparse.ArgumentParser, what: str = "") -> None:
                         help=f"{what}emulated GPUs per agent (default {d.gpus_per_agent})")
 
 
+def tcp_port(text: str) -> int:
+    """A TCP port number, 0 (any free one) to 65535, for argparse."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a port number from 0 (a free one) to 65535")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tfmesos local-master",
         description="Run an embedded single-node Mesos master (v1 HTTP API) with logical agents.")
     d = MasterConfig()
-    parser.add_argument("--port", type=int, default=d.port, help=f"master port on 127.0.0.1 (default {d.port})")
+    parser.add_argument("--port", type=tcp_port, default=d.port, help=f"master port on 127.0.0.1 (default {d.port})")
     add_agent_flags(parser)
     parser.add_argument("--first-port", type=int, default=d.first_port,
                         help=f"first port offered to tasks (default {d.first_port}); agent i offers "
@@ -175,9 +186,13 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    credentials = load_credentials(args.credentials) if args.credentials else None
     try:
+        credentials = load_credentials(args.credentials) if args.credentials else None
         teams = team_settings(args.reserve, args.quota, args.weights, args.acls)
+    except OSError as exc:
+        print(f"tfmesos local-master: --credentials: cannot read {str(args.credentials)!r}: {exc.strerror}",
+              file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2
@@ -204,7 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     contender = None
     try:
-        master.start()
+        try:
+            master.start()
+        except OSError as exc:  # the port is taken, the work dir cannot be written, ...
+            print(f"tfmesos local-master: cannot start: {exc.strerror or exc}: expected a free --port "
+                  f"({args.port}) and a writable --work-dir", file=sys.stderr)
+            return 2
         # Agents and their records live as long as the process: keep them out of the cyclic
         # collector's full scans, which otherwise run inside allocation rounds (40% of a round
         # that offers 10,000 agents).
@@ -213,8 +233,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.zk:
             from .master.zk_contender import ZkContender
 
-            contender = ZkContender(args.zk, master.master_info())
-            contender.start()
+            try:
+                contender = ZkContender(args.zk, master.master_info())
+                contender.start()
+            except ValueError as exc:
+                print(f"tfmesos local-master: {exc}", file=sys.stderr)
+                return 2
+            except Exception as exc:  # noqa: BLE001 - kazoo's own errors: ZooKeeper not reached in time
+                print(f"tfmesos local-master: --zk: ZooKeeper at {args.zk} not reached: {type(exc).__name__} {exc}",
+                      file=sys.stderr)
+                return 3
         print(f"tfmesos local-master listening on {master.address}", flush=True)
         where = f"{master.work_dir}" + (" (removed on exit)" if args.work_dir is None else "")
         print("\n".join(describe(master.state()["slaves"], where, master.address)), flush=True)

@@ -50,14 +50,14 @@ class BasicAuthenticator:
 def load_credentials(path: Path) -> dict[str, str]:
     """Mesos' credentials file in the JSON form Mesos 1.12 reads,
     ``{"credentials": [{"principal": ..., "secret": ...}]}``; it refuses the older
-    'principal secret' lines (checked on a real master), and so does this, in its words."""
+    'principal secret' lines (checked on a real master), and so does this, in its words, except that
+    Mesos quotes the text near the error, which holds secrets: here only its line and column."""
     text = path.read_text()
     try:
         entries = json.loads(text)["credentials"]
         return {entry["principal"]: entry["secret"] for entry in entries}
     except json.JSONDecodeError as exc:
-        near = text[exc.pos:].split("\n", 1)[0]
-        raise ValueError(f"Invalid json format: syntax error at line {exc.lineno} near: {near} "
+        raise ValueError(f"Invalid json format: syntax error at line {exc.lineno}, column {exc.colno} "
                          "(see --credentials flag)") from None
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path}: expected {{\"credentials\": [{{\"principal\": ..., \"secret\": ...}}]}} "

@@ -282,3 +282,19 @@ def test_logs_of_a_newer_scheduler_says_to_upgrade_rather_than_that_the_job_is_o
             logs._job_over(api.address)
     finally:
         api.stop()
+
+
+def test_keep_serving_says_where_even_under_quiet() -> None:
+    """-q prints only the job's output and the summary, but --keep-serving's address is its point."""
+    from tfmesos.scheduler import job_end
+    from tfmesos.scheduler.console import Console
+
+    out = io.StringIO()
+    final = StatusSnapshot(name="j", phase="SUCCEEDED")
+    api = ApiServer(lambda: final, lambda: None, lambda: None)
+    api.start()
+    try:
+        job_end.keep_serving(api, final, Operations(), 0.01, Console(out, quiet=True))
+    finally:
+        api.stop()
+    assert f"its status page stays on http://{api.address}/" in out.getvalue()

@@ -88,6 +88,26 @@ def test_main_rejects_bad_arguments(capsys):
     assert "--agents" in capsys.readouterr().err
 
 
+def test_what_cannot_start_is_one_line_with_exit_2_and_no_secret(tmp_path, capsys):
+    """A missing or malformed credentials file, a port in use: one line each, no traceback."""
+    import socket
+
+    assert main(["--credentials", str(tmp_path / "missing.json")]) == 2
+    assert capsys.readouterr().err == (f"tfmesos local-master: --credentials: cannot read "
+                                       f"'{tmp_path / 'missing.json'}': No such file or directory\n")
+    (tmp_path / "old.txt").write_text("principal hunter2\n")
+    assert main(["--credentials", str(tmp_path / "old.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "Invalid json format" in err and "hunter2" not in err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--port", str(port), "--work-dir", str(tmp_path / "work")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tfmesos local-master: cannot start: Address already in use") and "Traceback" not in err
+
+
 def test_a_burst_of_stop_signals_stops_it_once_and_cleans_up(cli):
     """A parent killed outright sends PDEATHSIG once per thread of it that held the child (the
     kernel reparents to each in turn): the master gets several SIGTERMs in a row. A handler that

@@ -111,6 +111,11 @@ CASES = [
     Case("status no api", ["status"], ["--api"], env={"TFMESOS_API": ""}),
     # An unknown flag is named with its command's own usage (run's parser is built alone for a run).
     Case("unknown run flag", RUN + ["--bogus"], ["usage: tfmesos run", "--keep-serving", "unrecognized arguments: --bogus"]),
+    Case("image in a dry run on the embedded master", ["run", "{opts}", "--dry-run"], ["$.job.image"],
+         options=_with(job__image="tensorflow/tensorflow")),
+    Case("a dry run's flag without --dry-run", RUN + ["--output", "json"],
+         ["warning: --output changes nothing without --dry-run"], code=0),
+    Case("api port out of range", RUN + ["--api-port", "70000"], ["--api-port", "'70000'", "65535"]),
     Case("unknown status flag", ["status", "--bogus"], ["usage: tfmesos status", "unrecognized arguments: --bogus"]),
 ]
 

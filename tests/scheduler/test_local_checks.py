@@ -74,3 +74,32 @@ def test_which_state_dir_a_run_uses():
     assert state_dir_of(spec, "m:5050", "", "zk://z:2181/t") is None
     directory, flag = state_dir_of(spec, "m:5050", "", "")
     assert directory.endswith("/.tfmesos/state") and flag == "$.service.state_dir"
+
+
+def test_a_state_dir_flag_wins_over_the_options_zookeeper(tmp_path):
+    """--state-dir on the command line keeps the state there, though the file names a ZooKeeper
+    (the run used to go to that ZooKeeper, and waited --connect-timeout for one that was down)."""
+    import dataclasses
+
+    from tfmesos.scheduler.preflight import state_zk
+
+    spec = _spec()
+    spec = dataclasses.replace(spec, service=dataclasses.replace(spec.service, zk="zk://127.0.0.1:1/file"))
+    assert state_zk(spec, "/s", "") == "" and state_dir_of(spec, "m:5050", "/s", "") == ("/s", "--state-dir")
+    assert state_zk(spec, "", "") == "zk://127.0.0.1:1/file" and state_dir_of(spec, "m:5050", "", "") is None
+    assert state_zk(spec, "/s", "zk://z:2181/flag") == "zk://z:2181/flag"
+    options = json.loads(_options(tmp_path).read_text())
+    (tmp_path / "o.json").write_text(json.dumps({**options, "service": {"zk": "zk://127.0.0.1:1/file"}}))
+    out, took = _run(str(tmp_path / "o.json"), "--state-dir", str(tmp_path / "state"))
+    assert out.returncode == 0, out.stderr
+    assert took < 25, f"{took:.1f} s: it waited for the options' ZooKeeper"
+    assert (tmp_path / "state" / "history").is_dir(), "the job's end is kept in --state-dir"
+
+
+def test_a_dry_run_makes_no_checkpoint_directory(tmp_path):
+    """--dry-run launches nothing and leaves nothing: the checkpoint directory a run would make is checked only."""
+    out, _ = _run(str(_options(tmp_path, checkpoint_dir=str(tmp_path / "ckpt"))), "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / "ckpt").exists()
+    out, _ = _run(str(_options(tmp_path, checkpoint_dir=str(tmp_path / "ckpt"))))
+    assert out.returncode == 0 and (tmp_path / "ckpt").is_dir(), out.stderr

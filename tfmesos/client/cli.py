@@ -19,7 +19,7 @@ from ..core.job import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
-from localmesos.cli import add_agent_flags
+from localmesos.cli import add_agent_flags, tcp_port
 from ..options.load import OptionsError, load_options_file, resolve_options
 from ..scheduler.preflight import environment_problems, option_problems
 from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
@@ -63,20 +63,34 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
     return options, spec
 
 
+def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
+    """Flags given that this run would not use, each with why."""
+    from localmesos.config import MasterConfig
+
+    ignored = []
+    if master is not None:
+        defaults = MasterConfig()
+        ignored += [f"--{name.replace('_', '-')} changes nothing: it sizes the embedded master, and --master names another"
+                    for name in ("agents", "agent_cpus", "agent_mem", "agent_disk", "gpus_per_agent")
+                    if getattr(args, name) != getattr(defaults, name)]
+    if not args.dry_run:
+        ignored += [f"{flag} changes nothing without --dry-run" for flag, given in
+                    (("--output", args.output != "text"), ("--show-env-values", args.show_env_values)) if given]
+    return ignored
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ..scheduler.runner import RunSettings, run_job
 
     options, spec = load_job(args)
     master = None if args.master in (None, "", "local") else args.master
-    problems, warnings = environment_problems(spec, os.environ, embedded=master is None)
+    problems, warnings = environment_problems(spec, os.environ, embedded=master is None, create=not args.dry_run)
     for warning in warnings:
         print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if problems:
         raise OptionsError(problems)
-    if args.dry_run:
-        from .dry_run import print_dry_run
-
-        return print_dry_run(options, spec, args.output, args.show_env_values, args.api_host, args.api_port)
+    for flag in _ignored_flags(args, master):
+        print(f"tfmesos: warning: {flag}", file=sys.stderr)
     settings = RunSettings(
         master=master,
         zk=args.zk or "",
@@ -92,6 +106,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout,
         keep_serving=args.keep_serving,
     )
+    if args.dry_run:
+        from .dry_run import print_dry_run
+
+        if master is None:  # what the embedded master would refuse, a dry run refuses too
+            from ..scheduler.embedded import local_fit_problems
+
+            if problems := local_fit_problems(spec, settings):
+                raise OptionsError(problems)
+        return print_dry_run(options, spec, args.output, args.show_env_values, args.api_host, args.api_port)
     return run_job(spec, options, settings)
 
 
@@ -230,7 +253,7 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     run.add_argument("--master", help="local (default: an embedded master), HOST:PORT, or zk://HOST:PORT/mesos")
     run.add_argument("--zk", help="zk://HOST:PORT/PATH to persist the scheduler's state (failover)")
     run.add_argument("--state-dir", help="directory to persist the scheduler's state when there is no ZooKeeper")
-    run.add_argument("--api-port", type=int, help="port of the scheduler's HTTP API (default: service.api_port)")
+    run.add_argument("--api-port", type=tcp_port, help="port of the scheduler's HTTP API (default: service.api_port)")
     run.add_argument("--api-host", default="127.0.0.1", help="address the scheduler's HTTP API listens on (0.0.0.0 under Marathon)")
     run.add_argument("--dry-run", action="store_true",
                      help="print what the job would send (env values hidden), launch nothing")

@@ -148,7 +148,8 @@ def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds
 
     stop = threading.Event()
     api.serve_ended(lambda: final, ops, stop.set)
-    console.event(f"job over; its status page stays on http://{api.address}/ for {seconds:g} s "
+    # Said under -q too: the address is what --keep-serving was asked for.
+    console.line(f"job over; its status page stays on http://{api.address}/ for {seconds:g} s "
                   "(tfmesos kill or Ctrl-C ends it sooner)")
     signals = StopSignals(lambda: "the status page to stop serving", console.line).install()
     signals.arm(lambda signum: stop.set())

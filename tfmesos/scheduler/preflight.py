@@ -59,8 +59,10 @@ def option_problems(spec: JobSpec) -> list[str]:
     return problems
 
 
-def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bool) -> tuple[list[str], list[str]]:
-    """(problems, warnings) from this process' environment and what the scheduler can see."""
+def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bool,
+                         create: bool = True) -> tuple[list[str], list[str]]:
+    """(problems, warnings) from this process' environment and what the scheduler can see.
+    ``create``: an embedded run makes its checkpoint directory now (not a dry run)."""
     problems: list[str] = []
     warnings: list[str] = []
     if environ.get("MESOS_SECRET") and not spec.service.principal:
@@ -71,7 +73,7 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
                         "will refuse the framework if it authenticates frameworks")
     ckpt = spec.checkpoint_dir
     if ckpt and os.path.isabs(ckpt):
-        problem = _checkpoint_dir_problem(os.path.normpath(ckpt), embedded)
+        problem = _checkpoint_dir_problem(os.path.normpath(ckpt), embedded and create)
         if problem:
             # Locally the tasks run here, as us; on a cluster the agents may see another disk.
             (problems if embedded or problem.startswith(("is under", "is a file")) else warnings).append(
@@ -103,10 +105,16 @@ def _checkpoint_dir_problem(ckpt: str, create: bool) -> str:
     return ""
 
 
+def state_zk(spec: JobSpec, state_dir: str, zk: str) -> str:
+    """The ZooKeeper a run keeps its state in, or "": --zk, else the options' service.zk, unless
+    --state-dir names a directory (a flag given on the command line wins over the file)."""
+    return zk or ("" if state_dir else spec.service.zk)
+
+
 def state_dir_of(spec: JobSpec, master: str | None, state_dir: str, zk: str) -> tuple[str, str] | None:
     """(directory, flag naming it) of the state directory a run keeps its state in; None where the
     state goes to ZooKeeper or an embedded run keeps none (its master dies with it)."""
-    if (master is None and not (state_dir or zk)) or zk or spec.service.zk:
+    if (master is None and not (state_dir or zk)) or state_zk(spec, state_dir, zk):
         return None
     flag = "--state-dir" if state_dir else "$.service.state_dir"
     return os.path.expanduser(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR), flag

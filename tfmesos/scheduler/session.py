@@ -32,7 +32,7 @@ from ..errors import UsageError
 from . import job_end
 from .console import Console
 from .embedded import EMBEDDED, start_embedded_master
-from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of
+from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of, state_zk
 
 if TYPE_CHECKING:
     from ..store.format import JobRecord
@@ -134,7 +134,7 @@ class Session:
 
     def _check_zk(self) -> None:
         """The state's ZooKeeper, reached within the connect timeout (kazoo would raise a bare timeout)."""
-        zk = self.settings.zk or self.spec.service.zk
+        zk = state_zk(self.spec, self.settings.state_dir, self.settings.zk)
         if zk:
             from .reach import parse_zk_url, zk_session
 
@@ -148,7 +148,7 @@ class Session:
         from ..store.state_store import open_store
 
         s, spec = self.settings, self.spec
-        zk = s.zk or spec.service.zk
+        zk = state_zk(spec, s.state_dir, s.zk)
         if zk:
             return open_store(zk, "", spec.service.name)
         flag = "--state-dir" if s.state_dir else "$.service.state_dir"
@@ -224,16 +224,21 @@ class Session:
         self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
         self._live = job_end.announce(spec, self.settings.state_dir, self.api.address)  # tfmesos status NAME finds it
-        self.on_event(f"scheduler API on http://{self.api.address}/v1/status")
-        self.on_event(f"status page on http://{self.api.address}/")
+        api_host, api_port = self.api.address.rsplit(":", 1)
+        if api_host in ("0.0.0.0", "::"):  # listening everywhere: say this machine's name (no DNS lookup)
+            import socket
+
+            api_host = socket.gethostname()
+        shown = f"{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
+        self.on_event(f"scheduler API on http://{shown}/v1/status")
+        self.on_event(f"status page on http://{shown}/")
 
         from pymesos import MesosSchedulerDriver
 
         from ..errors import mute_library_logs
 
         mute_library_logs()  # pymesos' import set its own log level
-        api_host, api_port = self.api.address.rsplit(":", 1)
-        webui = f"http://{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
+        webui = f"http://{shown}"
         driver = driver_class(MesosSchedulerDriver)(
             sched, framework_info(spec, framework_id, webui), self.master, use_addict=False,
             implicit_acknowledgements=True, principal=spec.service.principal or None,
