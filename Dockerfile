@@ -57,4 +57,9 @@ RUN --mount=type=bind,from=source,source=/src,target=/src \
 open('/etc/tfmesos-image', 'w').write(f'tfmesos {tfmesos.__version__}\ntensorflow {tf.__version__}\n')" \
  && echo "source $TFMESOS_SOURCE" >> /etc/tfmesos-image \
  && rm -rf /root/.keras && cat /etc/tfmesos-image
+# Marathon starts an app that has a container and args (the DC/OS package's scheduler) with no
+# command value: Mesos runs the image's entrypoint with the args, or, with none, the CMD's first
+# word with the args after it ('tfmesos sh -c ...', refused). env runs its arguments as they are;
+# `docker run IMAGE` alone still prints tfmesos' help.
+ENTRYPOINT ["/usr/bin/env"]
 CMD ["tfmesos", "--help"]

@@ -266,7 +266,9 @@ def test_the_scheduler_started_from_the_image_as_marathon_would_runs_the_job(clu
         "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": app["cpus"]}},
                       {"name": "mem", "type": "SCALAR", "scalar": {"value": app["mem"]}},
                       {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": port, "end": port}]}}],
-        "command": {"shell": False, "value": app["args"][0], "arguments": app["args"],
+        # As Marathon's TaskBuilder makes it for an app with a container and args: no value, so
+        # that Mesos runs the image's entrypoint with these arguments.
+        "command": {"shell": False, "arguments": app["args"],
                     "environment": {"variables": [{"name": k, "value": v} for k, v in sorted(env.items())]}},
         "container": {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": IMAGE}}}},
     }

@@ -117,3 +117,25 @@ def test_deploy_of_bad_options_names_the_field(cluster, tmp_path, capsys):
     assert cli("deploy", str(options), "--marathon", f"http://127.0.0.1:{marathon.port}") == 1
     assert '$.roles.worker.restart_policy: "Sometimes" is invalid: expected one of' in capsys.readouterr().err
     assert log == []
+
+
+def test_undeploy_sends_the_api_token_the_job_requires(monkeypatch):
+    """With service.api_token_secret the scheduler's API wants its token for POST /v1/shutdown (and,
+    with api_token_reads, for the status): undeploy sends TFMESOS_API_TOKEN as tfmesos kill does."""
+    from tfmesos.core.status import StatusSnapshot
+    from tfmesos.scheduler.http_api import ApiServer, Operations
+
+    phase = ["RUNNING"]
+    api = ApiServer(lambda: StatusSnapshot(name="job", phase=phase[0]), lambda: None,
+                    lambda: phase.__setitem__(0, "KILLED"), ops=Operations(token="s3cret", token_reads=True))
+    api.start()
+    try:
+        monkeypatch.delenv("TFMESOS_API_TOKEN", raising=False)
+        with pytest.raises(DeployError, match="wants the job's API token to shut down: set TFMESOS_API_TOKEN") as refused:
+            quick()._shut_down(api.address)
+        assert "s3cret" not in str(refused.value) and phase == ["RUNNING"]
+        monkeypatch.setenv("TFMESOS_API_TOKEN", "s3cret")
+        quick()._shut_down(api.address)
+        assert phase == ["KILLED"], "shut down, and its end seen through the token-guarded status"
+    finally:
+        api.stop()

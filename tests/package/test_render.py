@@ -89,7 +89,9 @@ def test_the_examples_exist_to_be_covered():
 def test_user_and_zk_state_path():
     app = render(SMALL_OPTIONS)
     assert "user" not in app
-    assert app["env"]["TFMESOS_ZK"] == "zk://master.mesos:2181/tfmesos/digits"
+    # The store keeps each job under its name: /tfmesos/digits/state (README), where
+    # `tfmesos status digits --zk zk://master.mesos:2181/tfmesos` reads it.
+    assert app["env"]["TFMESOS_ZK"] == "zk://master.mesos:2181/tfmesos"
     full = render(FULL_OPTIONS)
     assert full["user"] == "nobody"
     assert full["env"]["TFMESOS_ZK"] == "zk://zk-1.example:2181/tfmesos-state/mnist"
@@ -137,7 +139,7 @@ def test_scheduler_command_line_is_accepted_by_tfmesos_run(tmp_path):
     seen = run_scheduler_command(render(SMALL_OPTIONS), tmp_path)
     args = build_parser().parse_args(seen["argv"])
     assert args.options_from_env and args.api_port == 31005
-    assert args.zk == "zk://master.mesos:2181/tfmesos/digits"
+    assert args.zk == "zk://master.mesos:2181/tfmesos"
     assert args.api_host == "0.0.0.0"
 
 

@@ -20,6 +20,7 @@ from marathon.exceptions import ConflictError, MarathonError, MarathonHttpError,
 
 from ..core.job import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
+from ..api.token import TOKEN_ENV, token_header
 
 DONE_PHASES = ENDED_PHASES  # phases of GET /v1/status once the job is over
 
@@ -105,7 +106,7 @@ class Undeploy:
 
     def _scheduler_done(self, endpoint: str) -> bool:
         try:
-            reply = self.session.get(f"http://{endpoint}/v1/status", timeout=10)
+            reply = self.session.get(f"http://{endpoint}/v1/status", timeout=10, headers=token_header())
         except requests.RequestException:
             return True  # the scheduler has exited
         try:
@@ -118,9 +119,14 @@ class Undeploy:
 
     def _shut_down(self, endpoint: str) -> None:
         try:
-            reply = self.session.post(f"http://{endpoint}/v1/shutdown", timeout=10)
+            # With service.api_token_secret the API wants the token, which tfmesos kill sends too.
+            reply = self.session.post(f"http://{endpoint}/v1/shutdown", timeout=10, headers=token_header())
         except requests.RequestException as exc:
             self._fail_or_warn(f"cannot reach the scheduler at {endpoint} to shut the job down: {exc}")
+            return
+        if reply.status_code == 401:
+            self._fail_or_warn(f"the scheduler at {endpoint} wants the job's API token to shut down: set {TOKEN_ENV} "
+                               "to the secret service.api_token_secret names")
             return
         if not reply.ok:
             self._fail_or_warn(f"the scheduler at {endpoint} refused to shut down: HTTP {reply.status_code}")
