@@ -108,7 +108,6 @@ def run(args: argparse.Namespace, command: str) -> int:
 
     from . import cluster as cluster_api
     from ..core.clusterspec import hosts_env, substitute_placeholders, tf_config
-    from .douban import wrap_command
     from localmesos import DEFAULT_PATH, task_path
     from ..core.spec import TaskKey
 
@@ -132,9 +131,8 @@ def run(args: argparse.Namespace, command: str) -> int:
         env = dict(os.environ, TF_CONFIG=json.dumps(tf_config(cluster, local)),
                    TFMESOS_JOB_NAME="worker", TFMESOS_TASK_INDEX="0", TFMESOS_PYTHON=sys.executable,
                    PATH=task_path(sys.executable, os.environ.get("PATH") or DEFAULT_PATH), **hosts_env(cluster))
-        # -e's initializer and finalizer wrap worker 0 too, as they wrap every Mesos task's command.
-        mine = wrap_command(command, read_options_file(args.extra_config)) if args.extra_config else command
-        proc = subprocess.Popen(substitute_placeholders(mine or command, cluster, local), shell=True, env=env,
+        # The job's command as the Mesos tasks run it: -e's initializer and finalizer wrap worker 0 too.
+        proc = subprocess.Popen(substitute_placeholders(doc["job"]["command"], cluster, local), shell=True, env=env,
                                 start_new_session=True)
         while proc.poll() is None:
             if c.wait_finished(0.5):  # the cluster ended: a task failed for good
