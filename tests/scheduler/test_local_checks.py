@@ -3,6 +3,7 @@ a checkpoint directory that cannot be made is refused naming the field."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -103,3 +104,14 @@ def test_a_dry_run_makes_no_checkpoint_directory(tmp_path):
     assert not (tmp_path / "ckpt").exists()
     out, _ = _run(str(_options(tmp_path, checkpoint_dir=str(tmp_path / "ckpt"))))
     assert out.returncode == 0 and (tmp_path / "ckpt").is_dir(), out.stderr
+
+
+def test_the_api_is_announced_where_it_listens_whatever_host_the_shell_exports(tmp_path):
+    """HOST names the agent under Marathon, where the API listens on every interface; a shell that
+    exports its own HOST does not rename an API bound to 127.0.0.1."""
+    import os
+
+    out = subprocess.run(TFMESOS + ["run", str(_options(tmp_path))], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "HOST": "elsewhere.invalid"})
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"scheduler API on http://127\.0\.0\.1:\d+/v1/status", out.stdout), out.stdout

@@ -65,11 +65,10 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
 
 def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
     """Flags given that this run would not use, each with why."""
-    from localmesos.config import MasterConfig
+    from ..scheduler.embedded import EMBEDDED as defaults
 
     ignored = []
     if master is not None:
-        defaults = MasterConfig()
         ignored += [f"--{name.replace('_', '-')} changes nothing: it sizes the embedded master, and --master names another"
                     for name in ("agents", "agent_cpus", "agent_mem", "agent_disk", "gpus_per_agent")
                     if getattr(args, name) != getattr(defaults, name)]

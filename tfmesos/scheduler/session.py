@@ -225,11 +225,11 @@ class Session:
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
         self._live = job_end.announce(spec, self.settings.state_dir, self.api.address)  # tfmesos status NAME finds it
         api_host, api_port = self.api.address.rsplit(":", 1)
-        if api_host in ("0.0.0.0", "::"):  # listening everywhere: say this machine's name (no DNS lookup)
+        if api_host in ("0.0.0.0", "::"):  # listening everywhere: this machine's name (no DNS lookup)
             import socket
 
-            api_host = socket.gethostname()
-        shown = f"{os.environ.get('HOST') or api_host}:{api_port}"  # HOST: the agent's name under Marathon
+            api_host = os.environ.get("HOST") or socket.gethostname()  # HOST: the agent's name under Marathon
+        shown = f"{api_host}:{api_port}"  # a shell's own HOST does not rename an API bound to 127.0.0.1
         self.on_event(f"scheduler API on http://{shown}/v1/status")
         self.on_event(f"status page on http://{shown}/")
 
