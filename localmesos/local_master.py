@@ -211,11 +211,14 @@ class LocalMaster:
         previous = load_agents(config.work_dir)[: config.agents]
         sockets = _agent_sockets(config, master.port, [entry.get("port") for entry in previous])
         checkpoints = CheckpointWriter(loop, self._pool)
+        next_gpu = 0
         for index, sock in enumerate(sockets):
             # Agents keep their ids (and ports) across restarts with the same work_dir.
             agent_id = previous[index]["id"] if index < len(previous) else ids.agent_id(index)
             agent = Agent(index=index, agent_id=agent_id, config=config, loop=loop, master=master,
-                          pool=self._pool, checkpoints=checkpoints, forkserver=self._forkserver)
+                          pool=self._pool, checkpoints=checkpoints, forkserver=self._forkserver,
+                          first_gpu=next_gpu)
+            next_gpu += int(agent.configured.scalar("gpus"))
             restored = restored_total(previous[index], agent.configured) if index < len(previous) else None
             if restored is not None:
                 agent.total = restored

@@ -70,7 +70,7 @@ def order_status(status: dict[str, Any]) -> dict[str, Any]:
 class Agent:
     def __init__(self, *, index: int, agent_id: str, config: MasterConfig, loop: asyncio.AbstractEventLoop,
                  master: MasterLink, pool: ThreadPool, checkpoints: CheckpointWriter,
-                 forkserver: ForkServer | None = None) -> None:
+                 forkserver: ForkServer | None = None, first_gpu: int = 0) -> None:
         self.index = index
         self.id = agent_id
         self.hostname = config.host
@@ -92,7 +92,10 @@ class Agent:
         elif text:  # Mesos --resources: static reservations, fake GPUs, ...
             self.total = self.total.overridden_by(parse_resources_text(text))
         self.configured = self.total  # from the flags; total also carries dynamic reservations
-        self._free_gpus = list(range(int(self.total.scalar("gpus"))))
+        # The embedded agents share one host, so its GPUs are split between them: this agent's are the
+        # device indices after those of the agents before it (two agents both handing out GPU 0 would
+        # put two tasks on one card). A real Mesos agent numbers the devices of its own host.
+        self._free_gpus = list(range(first_gpu, first_gpu + int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
         self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)
         self._runners: dict[tuple[str, str], CommandRunner] = {}

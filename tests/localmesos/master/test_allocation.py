@@ -78,6 +78,33 @@ def test_gpu_agents_are_offered_only_to_gpu_capable_frameworks(make_master):
         scheduler.close()
 
 
+def test_agents_on_one_host_hand_out_different_gpu_devices(make_master):
+    """The embedded agents share the host's GPUs: agent 1's devices come after agent 0's (each
+    numbered from 0 put a task of each agent on the same card)."""
+    master = make_master(agents=3, gpus_per_agent=1, agent_resources={2: "gpus:2"}, allocation_interval=0.2)
+    gpu = RawScheduler(master.address)
+    gpu.subscribe(framework_info("gpu"))
+    offers = gpu.next_offers()
+    assert sorted(offer_resources(o)["gpus"] for o in offers) == [1.0, 1.0, 2.0]
+    for offer in offers:
+        agent_id = offer["agent_id"]["value"]
+        wanted = offer_resources(offer)["gpus"]
+        task = command_task(f"gpu-{agent_id.rsplit('-S', 1)[1]}", agent_id, 'echo "[$CUDA_VISIBLE_DEVICES]"',
+                            resources=[scalar("cpus", 0.1), scalar("mem", 32), scalar("gpus", wanted)])
+        assert launch(gpu, offer, [task], refuse_seconds=0).status == 202
+    finished = set()
+    while len(finished) < 3:
+        status = gpu.next_update()
+        assert status["state"] in ("TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"), status
+        if status["state"] == "TASK_FINISHED":
+            finished.add(status["task_id"]["value"])
+    stdout = {p.parts[-3]: (p / "stdout").read_text()
+              for p in master.work_dir.glob("agents/*/frameworks/*/executors/*/runs/latest")}
+    assert stdout == {"gpu-0": "[0]\n", "gpu-1": "[1]\n", "gpu-2": "[2,3]\n"}
+    gpu.teardown()
+    gpu.close()
+
+
 def test_multi_role_offers_carry_the_allocation_role(make_master):
     master = make_master()
     scheduler = RawScheduler(master.address)
