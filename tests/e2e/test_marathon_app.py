@@ -4,6 +4,7 @@ agent, run the job on a real master with its state in a real ZooKeeper; the heal
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -186,3 +187,42 @@ def test_rendered_app_runs_the_job_under_marathon_conditions_and_stays_finished(
     assert [f["id"] for f in frameworks] == [fid], "the restart subscribed no second framework"
     assert sorted(tasks_on_master(master)) == sorted(launched), "no new task was launched"
     assert not wait_gone(SERVICE, timeout=5)
+
+
+def test_a_restart_serves_a_finished_job_and_a_new_install_runs_it_anew(tmp_path):
+    """Marathon restarting the app (same version) must not run a finished job again; installing it
+    again under the same name, or changing the app, gives the app a new version, and that one runs
+    the job anew instead of serving the old end."""
+    options = write_options(tmp_path / "options.json", service={"name": "redeployed"},
+                            job={"command": "true", "workdir": str(tmp_path)},
+                            roles={"chief": {"count": 1, "cpus": 0.1, "mem": 64}})
+    argv = TFMESOS + ["run", str(options), "--api-port", "0", "--state-dir", str(tmp_path / "state")]
+
+    def instance(version: str) -> LineProcess:
+        env = {**os.environ, "MARATHON_APP_ID": "/redeployed", "MARATHON_APP_VERSION": version}
+        return LineProcess(argv, env=env)
+
+    def stop(proc: LineProcess) -> str:
+        proc.wait_for(r"job over; status stays on", 120)  # printed once SIGTERM is waited for
+        proc.kill(signal.SIGTERM)
+        assert proc.wait(30) == 0, proc.output[-3000:]
+        return proc.output
+
+    procs = [instance("2026-11-26T10:00:00.000Z")]
+    try:
+        first = stop(procs[-1])
+        assert first.count("launch chief:0 ") == 1 and "job redeployed SUCCEEDED" in first, first[-3000:]
+        procs.append(instance("2026-11-26T10:00:00.000Z"))  # Marathon restarts the same app
+        restarted = stop(procs[-1])
+        assert "job 'redeployed' already ended (SUCCEEDED); serving its status" in restarted, restarted[-3000:]
+        assert "launch " not in restarted
+        procs.append(instance("2026-11-26T11:00:00.000Z"))  # installed again: a new version
+        reinstalled = stop(procs[-1])
+        assert "job 'redeployed' ended before (SUCCEEDED); starting it anew" in reinstalled, reinstalled[-3000:]
+        assert reinstalled.count("launch chief:0 ") == 1 and "job redeployed SUCCEEDED" in reinstalled
+        procs.append(instance("2026-11-26T11:00:00.000Z"))  # and that one's restart serves the new end
+        assert "already ended (SUCCEEDED); serving its status" in stop(procs[-1])
+    finally:
+        for proc in procs:
+            proc.killpg()
+    assert not wait_gone("redeployed", timeout=5)

@@ -1,7 +1,8 @@
 """The persisted job record: records written by earlier versions load forever, newer ones are
 refused plainly. The fixtures in tests/data/state: format1-* written by tfmesos 0.1.0, format2-running
 by the release before the journal (format 3), format3-running (with its journal) by the release before
-the kept end (format 4)."""
+the kept end (format 4), format4-finished (a kept end) by the release before the recorded Marathon
+deployment (format 5)."""
 from __future__ import annotations
 
 import json
@@ -48,7 +49,8 @@ def test_a_running_job_of_format_2_loads_with_an_empty_journal(tmp_path: Path) -
     shutil.copy(DATA / "format2-running.json", store.where)
     saved = store.load()
     assert saved["format"] == FORMAT and saved["journal_gen"] == 0 and saved["end"] is None
-    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen", "end")} == \
+    assert saved["deployment"] is None
+    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen", "end", "deployment")} == \
         {k: v for k, v in old.items() if k != "format"}
     assert Job.from_dict(_spec(), saved["job"]).phase == "RUNNING"
 
@@ -63,6 +65,16 @@ def test_a_running_job_of_format_3_loads_with_its_journal_replayed_and_no_end(tm
     assert saved["job"]["events"][-1] == "ps:0 TASK_RUNNING" and "stale" not in saved["job"]["events"]
     job = Job.from_dict(_spec(), saved["job"])
     assert job.phase == "RUNNING" and job.series.to_list() == []
+
+
+def test_a_finished_job_of_format_4_loads_with_its_end_and_no_deployment() -> None:
+    old = _fixture("format4-finished.json")
+    saved = decode(old)
+    assert saved["format"] == FORMAT and saved["deployment"] is None
+    assert {k: v for k, v in saved.items() if k not in ("format", "deployment")} == \
+        {k: v for k, v in old.items() if k != "format"}
+    assert saved["finished"] is True and saved["end"]["logs"]
+    assert Job.from_dict(_spec(), saved["job"]).snapshot().phase == "SUCCEEDED"
 
 
 def test_a_finished_job_of_format_1_loads_as_finished() -> None:

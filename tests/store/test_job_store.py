@@ -21,7 +21,8 @@ from tfmesos.store.job_store import JOURNAL_MIN, JobStore, options_digest
 from tfmesos.store.state_store import DirStore
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "state"
-FIXTURES = ["format1-running.json", "format1-finished.json", "format2-running.json", "format3-running.json"]
+FIXTURES = ["format1-running.json", "format1-finished.json", "format2-running.json", "format3-running.json",
+            "format4-finished.json"]
 
 
 def _options() -> dict:

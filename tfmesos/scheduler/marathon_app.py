@@ -6,7 +6,9 @@ it moves, upgrades or removes it. So, under Marathon:
 - a job that ended must not end the process (Marathon would start it, and the job, again): its
   record says finished (written with the job's last ``Persist``, see ``JobStore.record``)
   and the scheduler serves the final status, health included, until the app is removed;
-- a scheduler started on a finished record only serves that status;
+- a scheduler started on a finished record only serves that status, when the record is of this
+  deployment of the app (a restart); a new install under the same name, or the app changed (either
+  gives it a new version), runs the job anew (``serves_recorded_end``);
 - SIGTERM while the job runs on a real cluster is a restart, not a stop: the scheduler leaves and
   the next instance re-subscribes with the recorded framework id. (Outside Marathon, and on the
   embedded master, SIGTERM stops the job like Ctrl-C: see ``signals``.)
@@ -25,6 +27,7 @@ from .signals import SignalWakeup
 from ..core.status import StatusSnapshot
 
 MARATHON_APP = "MARATHON_APP_ID"  # set by Marathon in every app's environment
+MARATHON_VERSION = "MARATHON_APP_VERSION"  # the app definition's version: new at each install or change
 
 Snapshot = Callable[[], StatusSnapshot]
 # Starts the API of a job that is over: (status snapshot, what POST /v1/shutdown calls, operations).
@@ -33,6 +36,22 @@ StartApi = Callable[[Snapshot, Callable[[], None], Operations], ApiServer]
 
 def under_marathon() -> bool:
     return bool(os.environ.get(MARATHON_APP))
+
+
+def deployment() -> str | None:
+    """Which deployment of the app this process is (``APP_ID@VERSION``), recorded with the job; None
+    outside Marathon."""
+    if not under_marathon():
+        return None
+    return f"{os.environ[MARATHON_APP]}@{os.environ.get(MARATHON_VERSION, '')}"
+
+
+def serves_recorded_end(recorded: str | None) -> bool:
+    """Whether a scheduler started on a finished record serves its end rather than run the job
+    again: under Marathon, when the record is of this deployment (Marathon restarted the app). A
+    record of another one (the app installed again, or changed) is a job to run anew; one written
+    before deployments were recorded (format < 5) cannot tell, and keeps serving its end."""
+    return under_marathon() and (recorded is None or recorded == deployment())
 
 
 def keeps_finished(persisting: bool) -> bool:

@@ -67,7 +67,7 @@ def _run(session: Session) -> int:
     spec, console, master, signals = session.spec, session.console, session.master, session.signals
     assert signals is not None
     saved = session.saved()
-    if saved is not None and saved.finished and marathon.under_marathon():
+    if saved is not None and saved.finished and marathon.serves_recorded_end(saved.deployment):
         final = Job.from_dict(spec, saved.job).snapshot()
         return marathon.serve_recorded_end(spec.service.name, saved.to_json(), final, session.ended_api, console,
                                            session.operations())

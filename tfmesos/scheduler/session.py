@@ -182,7 +182,8 @@ class Session:
         spec, store = self.spec, self.store
         saved = self.saved()
         if saved is not None and saved.finished:
-            # Outside Marathon (handled before) a finished record does not hold the name: run anew.
+            # Outside Marathon, or of another deployment of the app (a restart of the same one
+            # serves it: runner), a finished record does not hold the name: run anew.
             self.on_event(f"job {spec.service.name!r} ended before ({saved.job.get('phase')}); starting it anew")
             saved = None
         if saved is None:
@@ -199,6 +200,7 @@ class Session:
         from ..mesos.driver import driver_class, framework_info
         from ..mesos.taskinfo import ExecutorSettings
         from ..store.job_store import JobStore
+        from . import marathon_app
         from .job_shell import Hooks, JobShell, ignore
 
         spec, profile, secret = self.spec, self.profile, os.environ.get("MESOS_SECRET", "")
@@ -217,7 +219,8 @@ class Session:
             quota_probe = functools.partial(role_quota, self.master, principal=spec.service.principal, secret=secret)
         sched = self.sched = JobShell(
             job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
-            JobStore(self.store, self.options, keep_finished=self.keeps_finished), framework_id=framework_id,
+            JobStore(self.store, self.options, keep_finished=self.keeps_finished,
+                     deployment=marathon_app.deployment()), framework_id=framework_id,
             hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore),
             clock=self.clock, quota_probe=quota_probe,
         )

@@ -23,6 +23,10 @@ load, a newer one is refused with a message, never half-read.
   carries ``tail``, ``{stdout, stderr}``: the end of each file), and the addresses of its API and master. The
   job's ``series`` (``[[at, step, loss], ...]``, core/series.py) is kept in ``job`` from this
   format on; older records have none.
+- Format 5: format 4 plus ``deployment``: under Marathon, the app and the version of its
+  definition the job ran under (``"APP_ID@VERSION"``), null elsewhere and in older records. A
+  finished record is served only by a restart of that deployment; a new install or a changed app
+  runs the job anew (scheduler/marathon_app.py).
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from typing import Any, Callable, ClassVar, Iterable
 
 from ..core.job import EVENTS_KEPT
 
-FORMAT = 4
+FORMAT = 5
 
 
 class StateFormatError(ValueError):
@@ -54,6 +58,7 @@ class JobRecord:
     finished: bool = False  # an ended job kept under Marathon (or in the history of ends)
     journal_gen: int = 0  # the generation whose journal entries apply (format 3)
     end: dict[str, Any] | None = None  # end_of(...) once the job ended and its record is kept (format 4)
+    deployment: str | None = None  # the Marathon app and version it ran under (format 5)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}}
@@ -67,9 +72,9 @@ class JobRecord:
 
 def record(framework_id: str | None, options_digest: str, options: dict[str, Any] | None,
            job: dict[str, Any], finished: bool = False, journal_gen: int = 0,
-           end: dict[str, Any] | None = None) -> dict[str, Any]:
+           end: dict[str, Any] | None = None, deployment: str | None = None) -> dict[str, Any]:
     """The record to persist (JobRecord's JSON), running or finished: the same shape."""
-    return JobRecord(framework_id, options_digest, options, job, finished, journal_gen, end).to_json()
+    return JobRecord(framework_id, options_digest, options, job, finished, journal_gen, end, deployment).to_json()
 
 
 def end_of(at: float, progress: dict[str, Any] | None, logs: dict[str, list[dict[str, Any]]],
@@ -124,7 +129,11 @@ def _from_3(old: dict[str, Any]) -> dict[str, Any]:
     return {**old, "format": 4, "end": None}
 
 
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3}
+def _from_4(old: dict[str, Any]) -> dict[str, Any]:
+    return {**old, "format": 5, "deployment": None}
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
 
 
 def encode(state: dict[str, Any]) -> bytes:

@@ -55,9 +55,11 @@ class JobStore:
     (``tfmesos.cluster()``, a run without --state-dir or --zk) nothing is recorded while the job
     runs, and ``final`` still makes the record kept once it ended."""
 
-    def __init__(self, store: StateStore | None, options: dict[str, Any], keep_finished: bool = False):
+    def __init__(self, store: StateStore | None, options: dict[str, Any], keep_finished: bool = False,
+                 deployment: str | None = None):
         self.store = store
         self.keep_finished = keep_finished  # record the end rather than have it cleared (Marathon)
+        self.deployment = deployment  # the Marathon app and version this run is (marathon_app.deployment)
         self._digest = options_digest(options)  # written with every record: computed once
         self._options = mask_options(options)  # env values stay out of the state
         self._generations = itertools.count(time.time_ns()).__next__  # unique across restarts
@@ -114,10 +116,12 @@ class JobStore:
         else:
             self._gen = self._generations()
             self.store.save(JobRecord(framework_id, self._digest, self._options, job.to_dict(),
-                                      finished=self.keep_finished and job.terminal, journal_gen=self._gen).to_json())
+                                      finished=self.keep_finished and job.terminal, journal_gen=self._gen,
+                                      deployment=self.deployment).to_json())
             self._saved_seq, self._journal_len = job.launch_seq, 0
         self._events_saved = len(job.events)
 
     def final(self, job: Job, framework_id: str | None, end: dict[str, Any]) -> JobRecord:
         """The record kept of a job that ended (``end``: format.end_of)."""
-        return JobRecord(framework_id, self._digest, self._options, job.to_dict(), finished=True, end=end)
+        return JobRecord(framework_id, self._digest, self._options, job.to_dict(), finished=True, end=end,
+                         deployment=self.deployment)
