@@ -261,8 +261,8 @@ class Cluster(Mapping[str, str]):
             raise ClusterError(f"the cluster ended while starting: {sched.result.cause if sched.result else 'stopped'}")
         if not self.settings.wait_serving:
             return
-        waiting = {name: url.removeprefix("grpc://") for name, url in self.targets.items()
-                   if name.split("/")[1].removeprefix("job:") not in commands}
+        waiting = {TaskKey(t.role, t.index).name: t.endpoint for t in sched.snapshot().tasks
+                   if t.endpoint and t.role not in commands}
         while waiting:
             for name, addr in list(waiting.items()):
                 host, port = addr.rsplit(":", 1)
