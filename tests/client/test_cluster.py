@@ -50,6 +50,11 @@ def test_bad_roles_name_the_field():
         _spec({"roles": cluster_api.roles_options({"parameter_server": 1})})
     with pytest.raises(OptionsError, match=r"\$\.roles\.chief\.count: the calling process is the chief"):
         _spec({"roles": cluster_api.roles_options({"chief": 1, "worker": 1})}, {TaskKey("chief", 0): "h:1"})
+    # cluster() makes the checks `tfmesos run` makes of a file too.
+    with pytest.raises(OptionsError, match=r"\$\.roles\.ps\.command: placeholder \{ps_host\} does not exist"):
+        _spec({"roles": {"ps": {"count": 1, "server": False, "command": "serve {ps_host}"}}})
+    with pytest.raises(OptionsError, match=r"TF_CONFIG is set by tfmesos"):
+        _spec({"job": {"env": ["TF_CONFIG={}"]}, "roles": cluster_api.roles_options({"ps": 1})})
 
 
 def test_douban_jobs_def_maps_onto_roles_with_douban_defaults():
@@ -138,6 +143,13 @@ def test_tfrun_flags_errors_and_entry_point(capsys):
     with pytest.raises(SystemExit):
         tfrun.main(["-w", "1", "-s", "1"])
     assert "the command to run is missing" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        tfrun.main(["-w", "1", "-s", "0", "--", "true"])  # worker 0 runs here: nothing for Mesos
+    assert "-w 1 -s 0: worker 0 runs here, so nothing is left to launch on Mesos" in capsys.readouterr().err
+    # The checks `tfmesos run` makes of an options file, in tfrun's words (it used to run the command
+    # with the literal {worker_host} in it).
+    assert tfrun.main(["-w", "2", "-s", "0", "--", "echo", "{worker_host}"]) == 2
+    assert "tfrun: the command: placeholder {worker_host} does not exist" in capsys.readouterr().err
     cfg = configparser.ConfigParser()
     cfg.read(cluster_api.__file__.rsplit("/tfmesos/", 1)[0] + "/setup.cfg")
     assert "tfrun = tfmesos.client.entry:tfrun" in cfg["options.entry_points"]["console_scripts"]  # tfmesos.client.tfrun.main, quiet on an early Ctrl-C

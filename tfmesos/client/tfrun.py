@@ -19,6 +19,7 @@ if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,11 @@ def streamed_workers(text: str, nworker: int) -> list[int]:
     return picked
 
 
+def tfrun_words(problem: str) -> str:
+    """An options problem in the words of tfrun's command line: its command is the job's."""
+    return re.sub(r"^\$\.(job|roles\.\w+)\.command:", "the command:", problem)
+
+
 def run(args: argparse.Namespace, command: str) -> int:
     import dataclasses
 
@@ -164,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().error("the command to run is missing: tfrun [flags] -- CMD ARGS")
     if args.nworker < 1 or args.nserver < 0:
         parser().error("-w/--nworker must be >= 1 and -s/--nserver >= 0")
+    if args.nworker == 1 and args.nserver == 0:
+        parser().error("-w 1 -s 0: worker 0 runs here, so nothing is left to launch on Mesos: "
+                       "expected -w >= 2 or -s >= 1")
     command = " ".join(words)  # as douban's tfrun: the words joined, then run by a shell
     try:
         if args.print_options:
@@ -176,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args, command)
     except OptionsError as exc:
         for problem in exc.problems:
-            print(f"{PROG}: {problem}", file=sys.stderr)
+            print(f"{PROG}: {tfrun_words(problem)}", file=sys.stderr)
         return 2
     except TfmesosError as exc:  # the master unreachable, refused, ...
         print(f"{PROG}: {exc.line()}", file=sys.stderr)
