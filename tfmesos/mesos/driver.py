@@ -221,6 +221,12 @@ class Pymesos:
             def _get_conn(self) -> CallConnection | None:
                 return Pymesos.connection_for(self, self._timeout)
 
+            def _send(self, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return super()._send(*args, **kwargs)
+                except RuntimeError as exc:
+                    raise Pymesos.without_request(exc) from None
+
             _sender: CallSender | None = None
 
             def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
@@ -266,6 +272,14 @@ class Pymesos:
                 return info
 
         return Driver
+
+    @staticmethod
+    def without_request(exc: RuntimeError) -> RuntimeError:
+        """pymesos' error for a refused call quotes, after its first line, the whole call it sent:
+        an ACCEPT's TaskInfos carry every task's environment (secrets among them), and the error is
+        logged. Only the first line (the status and the master's answer) is kept."""
+        first, newline, _ = str(exc).partition("\n")
+        return RuntimeError(first) if newline and first.startswith("Failed to send request") else exc
 
     @staticmethod
     def tame_sigint() -> None:
