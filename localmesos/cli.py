@@ -5,6 +5,7 @@ import argparse
 import gc
 import logging
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -240,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"tfmesos local-master: {exc}", file=sys.stderr)
                 return 2
             except Exception as exc:  # noqa: BLE001 - kazoo's own errors: ZooKeeper not reached in time
-                print(f"tfmesos local-master: --zk: ZooKeeper at {args.zk} not reached: {type(exc).__name__} {exc}",
+                shown = re.sub(r"(?<![\w.-])([\w.~%+-]+):[^\s/@:]+@", r"\1:***@", args.zk)  # no password echoed
+                print(f"tfmesos local-master: --zk: ZooKeeper at {shown} not reached: {type(exc).__name__} {exc}",
                       file=sys.stderr)
                 return 3
         print(f"tfmesos local-master listening on {master.address}", flush=True)

@@ -5,6 +5,8 @@ bug and gets the generic one-liner (the traceback only with ``-v``).
 """
 from __future__ import annotations
 
+import re
+
 MAX_SHOWN = 120  # characters of a user's value echoed back in a message
 
 
@@ -14,6 +16,15 @@ def cut(value: object, limit: int = MAX_SHOWN) -> str:
     if len(text) > limit:
         return f"{text[:limit]}... ({len(text)} characters)"
     return text
+
+
+_CREDENTIALS = re.compile(r"(?<![\w.-])([\w.~%+-]+):[^\s/@:]+@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the password of any ``user:password@`` in it (a URL's, or a ZooKeeper host
+    list's) replaced by ``***``: a URL is echoed back in errors and status lines."""
+    return _CREDENTIALS.sub(r"\1:***@", text)
 
 
 class TfmesosError(Exception):

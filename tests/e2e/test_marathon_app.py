@@ -37,7 +37,7 @@ def master(tmp_path):
 
 def render_package(options: Path) -> dict[str, Any]:
     """What DC/OS would install for this options file: ``tfmesos package render``."""
-    done = subprocess.run(TFMESOS + ["package", "render", str(options)], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run(TFMESOS + ["package", "render", str(options), "--show-env-values"], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

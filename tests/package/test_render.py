@@ -205,6 +205,17 @@ def test_package_render_command_prints_the_app_or_names_the_bad_field(tmp_path, 
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out) == render(SMALL_OPTIONS)
 
+    # env values are printed hidden unless asked for; the app deployed carries them (deploy, DC/OS).
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({**SMALL_OPTIONS, "job": {**SMALL_OPTIONS.get("job", {}), "env": ["DB_PASSWORD=hunter2"]}}))
+    args = parser.parse_args(["package", "render", str(secret)])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert "hunter2" not in printed and "DB_PASSWORD=<hidden>" in printed
+    args = parser.parse_args(["package", "render", str(secret), "--show-env-values"])
+    assert args.func(args) == 0
+    assert "DB_PASSWORD=hunter2" in capsys.readouterr().out
+
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"roles": {"chief": {"count": 2}}}))
     args = parser.parse_args(["package", "render", str(bad)])

@@ -3,6 +3,7 @@ a checkpoint directory that cannot be made is refused naming the field."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -115,3 +116,19 @@ def test_the_api_is_announced_where_it_listens_whatever_host_the_shell_exports(t
                          env={**os.environ, "HOST": "elsewhere.invalid"})
     assert out.returncode == 0, out.stderr
     assert re.search(r"scheduler API on http://127\.0\.0\.1:\d+/v1/status", out.stdout), out.stdout
+
+
+def test_secrets_that_cannot_be_sent_are_refused_without_being_quoted(tmp_path):
+    spec = job_spec_from_options(resolve_options({"service": {"principal": "p"}, "job": {"command": "true"},
+                                                  "roles": {"chief": {"count": 1}}}))
+    problems, _ = environment_problems(spec, {"MESOS_SECRET": "s3cr\u00e9t"}, embedded=False)
+    assert any("MESOS_SECRET holds a character that is not ASCII" in p for p in problems), problems
+    problems, _ = environment_problems(spec, {"MESOS_SECRET": "ok", "TFMESOS_API_TOKEN": "tok\rS3CRET"}, embedded=False)
+    assert any("TFMESOS_API_TOKEN: the token holds a control character" in p for p in problems), problems
+    assert not any("S3CRET" in p or "s3cr" in p for p in problems)
+    # A token from a file ends in a newline: not part of it, on the scheduler's side or the client's.
+    assert environment_problems(spec, {"MESOS_SECRET": "ok", "TFMESOS_API_TOKEN": "tok\n"}, embedded=False) == ([], [])
+    out = subprocess.run(TFMESOS + ["status", "--api", "127.0.0.1:1", "--connect-timeout", "1"], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "TFMESOS_API_TOKEN": "tok-S3CRET\nX"})
+    assert out.returncode == 2 and "S3CRET" not in out.stdout + out.stderr, out.stderr
+    assert "TFMESOS_API_TOKEN: the token holds a control character" in out.stderr

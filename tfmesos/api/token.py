@@ -1,13 +1,29 @@
-"""The scheduler API's token as its clients send it (`tfmesos status/logs/kill/restart`).
+"""The scheduler API's token as its clients send it (`tfmesos status/logs/kill/restart`) and as the
+scheduler expects it.
 
-A secret like MESOS_SECRET: read from the environment, sent only as a header, never printed."""
+A secret like MESOS_SECRET: read from the environment, sent only as a header, never printed. A
+token read from a file or a DC/OS secret often ends in a newline: surrounding whitespace is not
+part of it (on both sides), and a control character inside is refused without quoting the token
+(a header cannot carry it, and http.client's error would quote it)."""
 from __future__ import annotations
 
 import os
+from typing import Mapping
+
+from ..errors import UsageError
 
 TOKEN_ENV = "TFMESOS_API_TOKEN"
 
 
+def api_token(environ: Mapping[str, str] = os.environ) -> str:
+    """The token ("" for none); UsageError naming the variable when it cannot be a header."""
+    token = environ.get(TOKEN_ENV, "").strip()
+    if any(ord(c) < 32 or ord(c) == 127 for c in token):
+        raise UsageError(TOKEN_ENV, "the token holds a control character (a line break?), which an HTTP "
+                         "header cannot carry", "set it to the token alone")
+    return token
+
+
 def token_header() -> dict[str, str]:
-    token = os.environ.get(TOKEN_ENV, "")
+    token = api_token()
     return {"Authorization": f"Bearer {token}"} if token else {}

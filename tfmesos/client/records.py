@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from ..core.status import NewerStatusError, StatusSnapshot
-from ..errors import UsageError
+from ..errors import UsageError, redact_url
 from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
 from .history import newest_first, same_address
 
@@ -17,7 +17,9 @@ QUICK_PROBE_SECONDS = 0.5  # a scheduler on this network answers at once; a gone
 
 
 def where(args: argparse.Namespace) -> str:
-    return getattr(args, "zk", None) or os.path.expanduser(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR)
+    """Where kept records are read from, as shown to the user (a ZooKeeper password hidden)."""
+    return redact_url(getattr(args, "zk", None) or "") or os.path.expanduser(getattr(args, "state_dir", None)
+                                                                            or DEFAULT_STATE_DIR)
 
 
 def _store(args: argparse.Namespace, name: str) -> StateStore:

@@ -11,6 +11,7 @@ import logging
 import sys
 from typing import Any
 
+from ..errors import redact_url
 from ..options.load import OptionsError, read_options_file
 
 
@@ -25,11 +26,16 @@ def _quiet_marathon_library(args: argparse.Namespace) -> None:
         logging.getLogger("marathon").setLevel(logging.CRITICAL)
 
 
-def _render(path: str) -> dict[str, Any]:
+def _render(path: str, hide_env: bool = False) -> dict[str, Any]:
     from .files import load_package
     from .render import render_app
 
-    return render_app(read_options_file(path), load_package())
+    options = read_options_file(path)
+    if hide_env:  # what render prints: env values stay out of terminals and pastes
+        from ..masking import mask_options
+
+        options = mask_options(options)
+    return render_app(options, load_package())
 
 
 def cmd_package_render(args: argparse.Namespace) -> int:
@@ -37,7 +43,7 @@ def cmd_package_render(args: argparse.Namespace) -> int:
     from .render import RenderError
 
     try:
-        app = _render(args.options)
+        app = _render(args.options, hide_env=not args.show_env_values)
     except (OptionsError, RenderError) as exc:
         return _fail("package render", str(exc))
     print(json.dumps(app, indent=2))
@@ -70,8 +76,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         app_id = deploy(app, args.marathon)
     except (OptionsError, RenderError, DeployError) as exc:
         return _fail("deploy", str(exc))
-    print(f"deployed {app_id} on {args.marathon}")
-    print(f"watch it with: curl {args.marathon.rstrip('/')}/v2/apps{app_id}  (or dcos marathon app show {app_id})")
+    shown = redact_url(args.marathon)
+    print(f"deployed {app_id} on {shown}")
+    print(f"watch it with: curl {shown.rstrip('/')}/v2/apps{app_id}  (or dcos marathon app show {app_id})")
     return 0
 
 
@@ -92,6 +99,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
     render = package_sub.add_parser("render", help="print the Marathon app that DC/OS would install for OPTIONS.json")
     render.add_argument("options", metavar="OPTIONS.json", help="options JSON (see config-schema.json)")
+    render.add_argument("--show-env-values", action="store_true",
+                        help="print job.env and role env values as the app carries them (hidden by default: NAME=<hidden>)")
     render.set_defaults(func=cmd_package_render)
 
     build = package_sub.add_parser("build", help="write a universe repository holding the tfmesos package")

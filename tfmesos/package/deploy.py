@@ -21,6 +21,7 @@ from marathon.exceptions import ConflictError, MarathonError, MarathonHttpError,
 from ..core.job import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..api.token import TOKEN_ENV, token_header
+from ..errors import redact_url
 
 DONE_PHASES = ENDED_PHASES  # phases of GET /v1/status once the job is over
 
@@ -68,14 +69,14 @@ def deploy(app: dict[str, Any], marathon_url: str) -> str:
         created = client.create_app(app["id"], MarathonApp.from_json(app))
     except ConflictError:
         raise DeployError(
-            f"Marathon at {marathon_url} already has {app['id']}: undeploy it first (tfmesos undeploy {app['id'].strip('/')})"
+            f"Marathon at {redact_url(marathon_url)} already has {app['id']}: undeploy it first (tfmesos undeploy {app['id'].strip('/')})"
         ) from None
     except MarathonHttpError as exc:
-        raise DeployError(f"Marathon at {marathon_url} rejected {app['id']}: {_http_problem(exc)}") from None
+        raise DeployError(f"Marathon at {redact_url(marathon_url)} rejected {app['id']}: {_http_problem(exc)}") from None
     except NoResponseError:
-        raise DeployError(f"cannot reach Marathon at {marathon_url}") from None
+        raise DeployError(f"cannot reach Marathon at {redact_url(marathon_url)}") from None
     if not created:
-        raise DeployError(f"Marathon at {marathon_url} did not answer 201 Created for {app['id']}")
+        raise DeployError(f"Marathon at {redact_url(marathon_url)} did not answer 201 Created for {app['id']}")
     return app["id"]
 
 
@@ -147,13 +148,13 @@ class Undeploy:
             client.delete_app(_path_id(target), force=True)
             self.say(f"removing {target} from Marathon")
             if not self._until(lambda: self._gone(client, target)):
-                raise DeployError(f"Marathon at {marathon_url} still lists {target} after {self.timeout:g}s")
+                raise DeployError(f"Marathon at {redact_url(marathon_url)} still lists {target} after {self.timeout:g}s")
         except NotFoundError:
-            raise DeployError(f"Marathon at {marathon_url} has no app {target}") from None
+            raise DeployError(f"Marathon at {redact_url(marathon_url)} has no app {target}") from None
         except NoResponseError:
-            raise DeployError(f"cannot reach Marathon at {marathon_url}") from None
+            raise DeployError(f"cannot reach Marathon at {redact_url(marathon_url)}") from None
         except MarathonHttpError as exc:
-            raise DeployError(f"Marathon at {marathon_url}: {_http_problem(exc)}") from None
+            raise DeployError(f"Marathon at {redact_url(marathon_url)}: {_http_problem(exc)}") from None
         self.say(f"{target} is gone")
 
     @staticmethod

@@ -12,6 +12,7 @@ import re
 import tempfile
 from typing import Mapping
 
+from ..api.token import api_token
 from ..errors import UsageError
 from ..core.spec import JobSpec
 from ..core.tf_profile import TF_ROLES
@@ -68,6 +69,13 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
     if environ.get("MESOS_SECRET") and not spec.service.principal:
         problems.append("MESOS_SECRET is set but $.service.principal is empty: the secret would be ignored; "
                         "expected service.principal (or unset MESOS_SECRET)")
+    if not environ.get("MESOS_SECRET", "").isascii():
+        problems.append("MESOS_SECRET holds a character that is not ASCII, which the HTTP basic authentication "
+                        "to the master (pymesos) cannot send: expected an ASCII secret")
+    try:
+        api_token(environ)
+    except UsageError as exc:
+        problems.append(exc.line())
     if spec.service.principal and not environ.get("MESOS_SECRET") and not embedded:
         warnings.append(f"$.service.principal {spec.service.principal!r} without MESOS_SECRET: the master "
                         "will refuse the framework if it authenticates frameworks")

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from ..errors import UnreachableError, UsageError, cut
+from ..errors import UnreachableError, UsageError, cut, redact_url
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -37,7 +37,7 @@ def parse_host_port(text: str, flag: str, default_port: int | None = None, expec
     if not sep:
         host, port = text, str(default_port or "")
     if not _HOST.match(host or "") or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(flag, f"{cut(text)!r} is not an address", expected)
+        raise UsageError(flag, f"{cut(redact_url(text))!r} is not an address", expected)
     return HostPort(host, int(port))
 
 
@@ -46,7 +46,7 @@ def parse_zk_url(url: str, flag: str) -> tuple[list[HostPort], str]:
     expected = "expected zk://HOST:PORT[,HOST:PORT]/PATH"
     parsed = urlparse(url)
     if parsed.scheme != "zk" or not parsed.netloc or parsed.path in ("", "/"):
-        raise UsageError(flag, f"{cut(url)!r} is not a ZooKeeper URL", expected)
+        raise UsageError(flag, f"{cut(redact_url(url))!r} is not a ZooKeeper URL", expected)
     servers = [parse_host_port(part, flag, 2181) for part in parsed.netloc.split(",")]
     return servers, parsed.path.rstrip("/")
 
@@ -57,7 +57,7 @@ def normalize_master(master: str) -> str:
         parse_zk_url("zk://" + master.split("://", 1)[1], "--master")
         return master
     if master.startswith("https://"):
-        raise UsageError("--master", f"{cut(master)!r} uses https", "pymesos speaks plain HTTP only: expected HOST:PORT")
+        raise UsageError("--master", f"{cut(redact_url(master))!r} uses https", "pymesos speaks plain HTTP only: expected HOST:PORT")
     if master.startswith("http://"):
         master = master[len("http://"):].rstrip("/")
     return str(parse_host_port(master, "--master", 5050, "expected local, HOST:PORT, HOST (port 5050) or zk://HOST:PORT/PATH"))

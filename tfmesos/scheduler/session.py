@@ -275,7 +275,8 @@ class Session:
     def operations(self, live: bool = False) -> Operations:
         """The API's operations (logs and metrics; restart while the job runs, where the profile
         offers it), behind the API token when there is one."""
-        from .http_api import TOKEN_ENV, Operations, Refused
+        from ..api.token import api_token
+        from .http_api import Operations, Refused
 
         handlers: dict[str, Any] = {}
         sched = self.sched
@@ -289,7 +290,7 @@ class Session:
                         raise Refused(409, str(exc)) from None
 
                 handlers["restart"] = restart
-        return Operations(**handlers, token=os.environ.get(TOKEN_ENV, ""), token_reads=self.spec.service.api_token_reads)
+        return Operations(**handlers, token=api_token(), token_reads=self.spec.service.api_token_reads)
 
     def _start_api(self, snapshot: Callable[[], Any], cluster: Callable[[], Any], shutdown: Callable[[], None],
                    ops: Operations) -> ApiServer:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol
 from urllib.parse import urlparse
 
+from ..errors import UnreachableError, redact_url
 from .format import decode, encode, encode_entry, replay
 
 ENDS_KEPT = 10  # final records kept per job name (README: "Watching and steering a job")
@@ -158,16 +159,23 @@ class ZkStore:
 
     def __init__(self, url: str, name: str, timeout: float = 15.0):
         from kazoo.client import KazooClient
+        from kazoo.handlers.threading import KazooTimeoutError
 
         parsed = urlparse(url)
         if parsed.scheme != "zk" or not parsed.netloc:
-            raise ValueError(f"--zk: {url!r} is invalid: expected zk://HOST:PORT[,HOST:PORT]/PATH")
-        self._url = url
+            raise ValueError(f"--zk: {redact_url(url)!r} is invalid: expected zk://HOST:PORT[,HOST:PORT]/PATH")
+        self._url = redact_url(url)  # shown in messages: a password stays out of them
         self.node = f"{parsed.path.rstrip('/')}/{name}/state"
         self.journal = self.node + "-journal"
         self.history = f"{parsed.path.rstrip('/')}/{name}/history"
         self._zk = KazooClient(hosts=parsed.netloc, timeout=timeout)
-        self._zk.start(timeout=timeout)
+        try:
+            self._zk.start(timeout=timeout)
+        except KazooTimeoutError:
+            self._zk.stop()
+            self._zk.close()
+            raise UnreachableError(f"cannot reach ZooKeeper at {self._url}", f"no session within {timeout:g} s",
+                                   "check --zk and that ZooKeeper runs and is reachable from here") from None
 
     @property
     def where(self) -> str:
