@@ -125,3 +125,16 @@ def test_the_adapters_are_where_the_private_uses_are() -> None:
     driver = PACKAGE / "mesos" / "driver.py"
     found = private_uses(driver.read_text(), pymesos_private_names(), "driver.py")
     assert any("_basic_credential" in f for f in found) and any("_exc_info" in f for f in found), found
+
+
+def test_the_adapter_answers_every_callback_pymesos_makes() -> None:
+    """pymesos calls ``self.sched.<callback>(...)`` for each event; one the adapter lacks is an
+    AttributeError on pymesos' IO thread, which ends the driver (RESCIND_INVERSE_OFFER did)."""
+    from tfmesos.mesos.driver import MesosAdapter
+
+    source = (Path(pymesos.__file__).parent / "scheduler.py").read_text()
+    called = {node.attr for node in ast.walk(ast.parse(source))
+              if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "sched" and isinstance(node.ctx, ast.Load)}
+    assert {"statusUpdate", "inverseOfferRescinded"} <= called, called
+    assert sorted(name for name in called if not callable(getattr(MesosAdapter, name, None))) == []

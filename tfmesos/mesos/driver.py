@@ -107,6 +107,12 @@ class MesosAdapter:
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
         pass  # maintenance windows: not acted on
 
+    def inverseOfferRescinded(self, driver: Any, offer_id: dict[str, str]) -> None:  # noqa: N802
+        pass  # a maintenance window's inverse offer withdrawn (its agent removed): nothing was acted on
+
+    def operationStatusUpdate(self, driver: Any, status: dict[str, Any]) -> None:  # noqa: N802
+        pass  # only for operations given an id, which tfmesos never gives
+
     @_guard
     def offerRescinded(self, driver: Any, offer_id: dict[str, str]) -> None:  # noqa: N802
         self.shell.offer_rescinded(value_of(offer_id))
