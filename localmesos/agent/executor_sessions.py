@@ -62,8 +62,9 @@ class ExecutorSessions:
             if executor.registration_timer is not None:
                 executor.registration_timer.cancel()
                 executor.registration_timer = None
-            for update in subscribe.get("unacknowledged_updates", []):
-                self._status(executor, update["status"])
+            resent = [update["status"] for update in subscribe.get("unacknowledged_updates", [])]
+            for status in resent:
+                self._status(executor, status)
             if not first:
                 self._drop_unknown_staging(executor, subscribe.get("unacknowledged_tasks", []))
             if not executor.ever_sent_task and not executor.queued:
@@ -80,6 +81,11 @@ class ExecutorSessions:
                 executor.launched[task_id] = task
                 executor.ever_sent_task = True
                 stream.send({"type": "LAUNCH", "launch": {"task": task.info}})
+            # Mesos acknowledges the updates a subscribing executor sends again, as it does every
+            # update it takes (after SUBSCRIBED): the executor forgets them only then.
+            for status in resent:
+                stream.send({"type": "ACKNOWLEDGED", "acknowledged": {"task_id": status["task_id"],
+                                                                       "uuid": status["uuid"]}})
 
         return StreamResponse([("Content-Type", APPLICATION_JSON)], on_open)
 

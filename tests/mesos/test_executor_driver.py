@@ -268,3 +268,52 @@ def _startup() -> set[str]:
     """What the interpreter itself imports here (an editable install's finder imports pathlib)."""
     return set(subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"], capture_output=True,
                               text=True, check=True).stdout.split())
+
+
+class _KillsOnShutdown:
+    """An executor whose task takes a moment to die on SHUTDOWN, then is reported killed, as
+    TFExecutor's is (SIGTERM, the exit, TASK_KILLED), after which it stops the driver."""
+
+    def __init__(self) -> None:
+        self.driver = None
+
+    def __getattr__(self, name: str):
+        return lambda driver, *args: None
+
+    def shutdown(self, driver) -> None:
+        def task_ends() -> None:
+            time.sleep(0.2)  # the task's own SIGTERM handling: the driver must still be there after it
+            driver.sendStatusUpdate({"task_id": {"value": "T1"}, "state": "TASK_KILLED"})
+            driver.stop()
+
+        threading.Thread(target=task_ends, daemon=True).start()
+
+
+def test_on_shutdown_the_task_s_end_still_reaches_the_agent(agent_env):
+    """SHUTDOWN: the executor kills its task and reports TASK_KILLED; the driver stays for it (it
+    aborted at once, the update was lost, and the agent then failed the task)."""
+    agent = agent_env([[SUBSCRIBED, {"type": "SHUTDOWN"}]], MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="30secs")
+    driver = RecoveringExecutorDriver(_KillsOnShutdown())
+    driver.start()
+    driver.join()
+    updates = [c["update"]["status"]["state"] for c in agent.calls if c["type"] == "UPDATE"]
+    assert updates == ["TASK_KILLED"], agent.calls
+
+
+def test_a_kill_hands_its_kill_policy_to_the_executor(agent_env):
+    policy = {"grace_period": {"nanoseconds": 10_000_000_000}}
+    agent_env([[SUBSCRIBED, {"type": "KILL", "kill": {"task_id": {"value": "T1"}, "kill_policy": policy}},
+                {"type": "SHUTDOWN"}]])
+    recorder = Recorder()
+    driver = RecoveringExecutorDriver(recorder)
+    driver.start()
+    driver.join()
+    assert ("killTask", {"value": "T1"}, policy) in recorder.seen, recorder.seen
+
+
+def test_the_kill_grace_period_is_the_kill_policy_s() -> None:
+    from tfmesos.executor.executor import KILL_GRACE_SECONDS, kill_grace
+
+    assert kill_grace({"grace_period": {"nanoseconds": 10_000_000_000}}) == 10.0
+    assert kill_grace({"grace_period": {"nanoseconds": 0}}) == 0.0
+    assert kill_grace(None) == kill_grace({}) == KILL_GRACE_SECONDS

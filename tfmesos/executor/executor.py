@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 
 ASK_AGAIN_SECONDS = 5.0
 KILL_GRACE_SECONDS = 3.0
+
+
+def kill_grace(kill_policy: dict[str, Any] | None) -> float:
+    """Seconds between SIGTERM and SIGKILL: a KillPolicy's grace period (the KILL's, else the
+    TaskInfo's), as Mesos' own executors honour it; KILL_GRACE_SECONDS without one."""
+    nanoseconds = ((kill_policy or {}).get("grace_period") or {}).get("nanoseconds")
+    return KILL_GRACE_SECONDS if nanoseconds is None else max(0.0, int(nanoseconds) / 1e9)
 LOG_TAIL_LINES = 20
 OUTPUT_BATCH_SECONDS = 0.3
 
@@ -260,6 +267,7 @@ class TFExecutor:
     def __init__(self) -> None:
         self.driver: Any = None
         self.task_id = ""
+        self.kill_policy: dict[str, Any] | None = None  # the TaskInfo's, for a KILL without one
         self.payload: TaskPayload | None = None
         self.spec: dict[str, Any] | None = None
         self.process: TaskProcess | None = None
@@ -293,6 +301,7 @@ class TFExecutor:
     def launchTask(self, driver: Any, task: dict[str, Any]) -> None:  # noqa: N802 (pymesos API)
         self.driver = driver
         self.task_id = task["task_id"]["value"]
+        self.kill_policy = task.get("kill_policy")
         from ..mesos.messages import ClusterSpecMessage, TaskPayload, decode, to_wire
 
         try:
@@ -344,7 +353,8 @@ class TFExecutor:
         elif start:
             threading.Thread(target=self._run_task, daemon=True).start()
 
-    def killTask(self, driver: Any, task_id: dict[str, str]) -> None:  # noqa: N802
+    def killTask(self, driver: Any, task_id: dict[str, str],  # noqa: N802
+                 kill_policy: dict[str, Any] | None = None) -> None:
         with self._lock:
             self.killed = True
             proc = self.process
@@ -354,7 +364,8 @@ class TFExecutor:
         import signal
 
         proc.signal_group(signal.SIGTERM)
-        threading.Timer(KILL_GRACE_SECONDS, proc.signal_group, args=(signal.SIGKILL,)).start()
+        grace = kill_grace(kill_policy or self.kill_policy)
+        threading.Timer(grace, proc.signal_group, args=(signal.SIGKILL,)).start()
 
     def shutdown(self, driver: Any) -> None:
         self.killTask(driver, {"value": self.task_id})

@@ -316,7 +316,12 @@ class RecoveringExecutorDriver:
             if not self.local:
                 self._delay_kill()
             self.executor.shutdown(self)
-            self.abort()
+            # The executor kills its task and reports TASK_KILLED, which needs the agent: the driver
+            # stays until the executor stops it, or the grace period ends (aborting at once lost
+            # the update, and the agent then failed the task: REASON_EXECUTOR_TERMINATED).
+            timer = threading.Timer(self.grace_shutdown_period, self.abort)
+            timer.daemon = True
+            timer.start()
             return
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None or kind not in event:
@@ -345,7 +350,8 @@ class RecoveringExecutorDriver:
         self.executor.launchTask(self, task)
 
     def _on_kill(self, event: dict[str, Any]) -> None:
-        self.executor.killTask(self, event["task_id"])
+        # The KILL's kill_policy (a grace period between SIGTERM and SIGKILL) overrides the task's.
+        self.executor.killTask(self, event["task_id"], event.get("kill_policy"))
 
     def _on_acknowledged(self, event: dict[str, Any]) -> None:
         with self._lock:

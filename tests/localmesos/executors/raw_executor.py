@@ -3,7 +3,9 @@
 It records its environment and every call/event as JSON lines in
 ``recorder.log`` inside its sandbox (its cwd).  Behaviour (trace 07): UPDATE
 TASK_RUNNING on LAUNCH; on MESSAGE reply "pong: <text>" and finish the task;
-exit 0 on SHUTDOWN.
+exit 0 on SHUTDOWN. With ``--resubscribe``: on LAUNCH it subscribes again, as after an agent
+restart, carrying a TASK_FINISHED it never sent as its one unacknowledged update, then waits for
+the agent's ACKNOWLEDGED of it (logged like every event) and exits.
 """
 import base64
 import http.client
@@ -44,11 +46,13 @@ def update(task_id, state, message=None):
     post({"type": "UPDATE", **ids(), "update": {"status": status}})
 
 
-def main():
-    log(env=dict(os.environ), argv=sys.argv, cwd=os.getcwd())
+def main(unacknowledged=None):
+    if unacknowledged is None:
+        log(env=dict(os.environ), argv=sys.argv, cwd=os.getcwd())
     host, port = os.environ["MESOS_AGENT_ENDPOINT"].rsplit(":", 1)
     connection = http.client.HTTPConnection(host, int(port), timeout=120)
-    body = {"type": "SUBSCRIBE", **ids(), "subscribe": {"unacknowledged_tasks": [], "unacknowledged_updates": []}}
+    pending = [] if unacknowledged is None else [{"status": unacknowledged}]
+    body = {"type": "SUBSCRIBE", **ids(), "subscribe": {"unacknowledged_tasks": [], "unacknowledged_updates": pending}}
     connection.request("POST", "/api/v1/executor", json.dumps(body),
                        {"Content-Type": "application/json", "Accept": "application/json"})
     response = connection.getresponse()
@@ -70,6 +74,13 @@ def main():
             buffer = rest[int(size):]
             log(event=event, raw=frame.decode())
             kind = event["type"]
+            if kind == "LAUNCH" and "--resubscribe" in sys.argv:
+                connection.close()
+                task_id = event["launch"]["task"]["task_id"]
+                return main({"task_id": task_id, "state": "TASK_FINISHED", "source": "SOURCE_EXECUTOR",
+                             "uuid": base64.b64encode(uuid.uuid4().bytes).decode()})
+            if kind == "ACKNOWLEDGED" and unacknowledged is not None:
+                return 0 if event["acknowledged"]["uuid"] == unacknowledged["uuid"] else 3
             if kind == "LAUNCH":
                 task_id = event["launch"]["task"]["task_id"]
                 update(task_id, "TASK_RUNNING")
