@@ -136,17 +136,22 @@ def cmd_status(args: argparse.Namespace) -> int:
             return _print_live(snap, args.json)
     kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
     if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
-        if args.json:
-            print(json.dumps(kept, indent=2))
+        if args.json:  # the live status' shape, as the API served it at the end (else the record)
+            from .history import snapshot_of
+
+            snap = snapshot_of(kept)
+            print(json.dumps(snap.to_json() if snap is not None else kept, indent=2))
         else:
             print("\n".join(status_lines(kept, args.name or "")))
         return 0
-    if not api:
+    # NAME with an exported TFMESOS_API (not --api): a quick probe, no wait for a scheduler gone.
+    snap = records.probe_status(api, records.QUICK_PROBE_SECONDS) if api and args.name and not args.api else None
+    if not api or (args.name and not args.api and snap is None):
         from ..errors import UsageError
 
         raise UsageError(f"job {args.name!r}", f"no record of it in {records.where(args)}",
                          "check the name and --state-dir/--zk (what 'tfmesos run' was given), or pass --api HOST:PORT")
-    snap = _live_status(api, args.connect_timeout)
+    snap = snap or _live_status(api, args.connect_timeout)
     if args.name and snap.name != args.name:
         from ..errors import UsageError
 

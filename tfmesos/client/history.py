@@ -11,7 +11,7 @@ from typing import Any
 from ..core.job import ENDED_PHASES
 from ..api.status_text import progress_text, task_row
 from ..core.spec import framework_profile
-from ..core.status import Progress, TaskStatus
+from ..core.status import Progress, StatusSnapshot, TaskStatus
 
 LOG_LINES_SHOWN = 8  # tasks whose log locations `tfmesos jobs` prints before "... N more"
 
@@ -93,6 +93,25 @@ def mean_rate(series: list[list[Any]]) -> float | None:
     if len(series) < 2 or series[-1][0] <= series[0][0] or series[-1][1] < series[0][1]:
         return None
     return (series[-1][1] - series[0][1]) / (series[-1][0] - series[0][0])
+
+
+def snapshot_of(rec: dict[str, Any]) -> StatusSnapshot | None:
+    """The /v1/status snapshot a kept record stands for (``status NAME --json`` prints the same
+    shape whether the job runs or ended), or None for a record without its options (format 1)."""
+    import dataclasses
+
+    from ..core.job import Job
+    from ..options.jobspec import job_spec_from_options
+    from ..options.load import OptionsError, resolve_options
+
+    if not rec.get("options"):
+        return None
+    try:
+        snap = Job.from_dict(job_spec_from_options(resolve_options(rec["options"])), rec["job"]).snapshot()
+    except (OptionsError, KeyError, ValueError, TypeError):
+        return None
+    at = (rec.get("end") or {}).get("at")
+    return dataclasses.replace(snap, ended_at=at, now=at, connected=False) if at is not None else snap
 
 
 def status_lines(rec: dict[str, Any], fallback_name: str = "") -> list[str]:

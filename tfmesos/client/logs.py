@@ -19,7 +19,7 @@ from ..api.follow import FOLLOW_POLL_SECONDS
 from ..api.token import token_header
 from ..core.job import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
-from ..errors import UsageError
+from ..errors import UnreachableError, UsageError
 from ..mesos.agent_files import CHUNK, AgentFiles, LogError, get_json, sandbox_directory, tail_offset, to_bytes
 
 
@@ -91,6 +91,20 @@ def _first_chunk(api: str, task: str, query: dict[str, Any], follow: bool, stop:
             raise LogError(404, f"{task} did not start")
 
 
+def _fetch_while_running(api: str, task: str, query: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
+    """A chunk of an attempt that may not be readable for a moment: a relaunch's new attempt
+    before its agent lists the sandbox (404), or its agent's address not known yet (503), or a
+    passing agent error (502). Asked again each poll while the job runs (it ended the follow)."""
+    while True:
+        try:
+            return fetch_chunk(api, task, query)
+        except LogError as exc:
+            if exc.status not in (404, 502, 503) or _job_over(api):
+                raise
+        if stop.wait(FOLLOW_POLL_SECONDS):
+            return fetch_chunk(api, task, query)  # stopping: one last try, its error as it is
+
+
 def stream_log(api: str, task: str, file: str, tail: int | None, follow: bool, out: Any,
                stop: threading.Event | None = None, err: Any = None) -> int:
     """Write a task's log to ``out`` (a binary stream); with ``follow``, keep writing what comes,
@@ -116,11 +130,11 @@ def stream_log(api: str, task: str, file: str, tail: int | None, follow: bool, o
         if not chunk["latest"]:
             newer = chunk["attempts"][chunk["attempts"].index(chunk["task_id"]) + 1]
             out.write(f"--- {task} relaunched as {newer} ---\n".encode())
-            chunk = fetch_chunk(api, task, {"file": file, "attempt": newer, "offset": 0})
+            chunk = _fetch_while_running(api, task, {"file": file, "attempt": newer, "offset": 0}, stop)
             continue
         over = stop.wait(FOLLOW_POLL_SECONDS) or _job_over(api)
         try:
-            chunk = fetch_chunk(api, task, {**base, "offset": chunk["next_offset"]})
+            chunk = _fetch_while_running(api, task, {**base, "offset": chunk["next_offset"]}, stop)
         except (urllib.error.URLError, OSError):
             if over or _job_over(api):
                 return written  # the scheduler left with the job (it lingers for a last read: TaskLogs.linger)
@@ -208,10 +222,10 @@ def cmd_logs(args: argparse.Namespace) -> int:
         starting = exc.status == 503 or "not been launched" in str(exc) or "not started" in str(exc)
         hint = "; the job is still placing or starting it: --follow waits for its output" if starting and not args.follow else ""
         print(f"tfmesos logs: {exc}{hint}", file=sys.stderr)
-        return 1
+        return 2 if exc.status == 400 else 1  # 400: the task or file asked for is not one
     except (urllib.error.URLError, OSError) as exc:
-        print(f"tfmesos logs: cannot reach the scheduler at {api}: {exc}", file=sys.stderr)
-        return 2
+        print(f"tfmesos logs: {unreachable_api(api, exc)}", file=sys.stderr)
+        return UnreachableError.exit_code
     except KeyboardInterrupt:
         return 130
     if not written and not args.follow:
@@ -242,6 +256,21 @@ def _cmd_kept_logs(args: argparse.Namespace, name: str, task: str, file: str) ->
     return 0
 
 
+def lines_count(text: str) -> int:
+    """--tail's N: a whole number of lines >= 1 (0 and less would read as 'everything' somewhere)."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected a whole number of lines >= 1")
+    return int(text)
+
+
+def unreachable_api(api: str, exc: BaseException) -> str:
+    """One line for a scheduler API that did not answer (exit code: UnreachableError's)."""
+    reason = getattr(exc, "reason", exc)  # urllib wraps the socket's error
+    why = "connection refused" if isinstance(reason, ConnectionRefusedError) else (
+        "no answer" if isinstance(reason, TimeoutError) else getattr(reason, "strerror", None) or str(reason))
+    return f"cannot reach the scheduler API at {api}: {why}; check --api or TFMESOS_API, and that the job runs"
+
+
 def add_subcommand(sub: Any) -> None:
     p = sub.add_parser("logs", help="print a task's stdout or stderr from its Mesos sandbox (a running job's, or "
                                     "with NAME, the last run's of that job once it ended)")
@@ -250,7 +279,7 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     p.add_argument("--stderr", action="store_true", help="stderr instead of stdout")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing what the task writes, across relaunches")
-    p.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
+    p.add_argument("--tail", type=lines_count, metavar="N", help="only the last N lines (N >= 1)")
     add_record_flags(p)
     p.set_defaults(func=cmd_logs)
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from ..api.token import token_header
 from ..core.job import ENDED_PHASES
-from .logs import api_address
+from ..errors import UnreachableError
+from .logs import api_address, unreachable_api
 
 
 def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
@@ -37,11 +38,11 @@ def _act(args: argparse.Namespace, path: str, what: str) -> int:
     try:
         code, body = post(api, path)
     except (urllib.error.URLError, OSError) as exc:
-        print(f"tfmesos {args.command}: cannot reach the scheduler at {api}: {exc}", file=sys.stderr)
-        return 2
+        print(f"tfmesos {args.command}: {unreachable_api(api, exc)}", file=sys.stderr)
+        return UnreachableError.exit_code
     if code >= 300:
         print(f"tfmesos {args.command}: {body.get('error', code)}", file=sys.stderr)
-        return 1
+        return 2 if code == 400 else 1  # 400: no such task, or not ROLE:INDEX
     if "restarting" in body:
         print(body["restarting"])
     elif body.get("phase") in ENDED_PHASES:

@@ -104,6 +104,17 @@ class StatusUpdate:
     kind: restart.EndKind = restart.EndKind.REPORTED  # an end the scheduler decided says so here, not in its text
 
 
+class NoSuchTask(ValueError):
+    """A task asked for by name (ROLE:INDEX) that the job does not have, or a name that is not one."""
+
+
+def task_names(tasks: Iterable[TaskKey], shown: int = 8) -> str:
+    """Task names for a message naming what was expected: the first ``shown`` and how many more."""
+    names = [str(key) for key in tasks]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return "one of " + ", ".join(names[:shown]) + more if names else "none (the job has no task)"
+
+
 @dataclass
 class Job:
     spec: JobSpec
@@ -471,7 +482,7 @@ class Job:
         Raises ValueError (naming why) when the task cannot be restarted now."""
         rec = self.tasks.get(key)
         if rec is None:
-            raise ValueError(f"{key}: no such task in this job")
+            raise NoSuchTask(f"{key}: no such task in this job: expected {task_names(self.tasks)}")
         if self.phase != RUNNING:
             raise ValueError(f"the job is {self.phase}: only a task of a RUNNING job can be restarted")
         if not rec.live or rec.relaunch_after_kill:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import actions as act
-from ..core.job import FAILED, FINISHING, KILLED, Job, StatusUpdate
+from ..core.job import FAILED, FINISHING, KILLED, Job, NoSuchTask, StatusUpdate, task_names
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..mesos.agent_files import agent_address_from_master, agent_address_from_offer
@@ -345,6 +345,8 @@ class JobShell:
         key = parse_task_key(task)
         with self.cond:
             current = self.job.tasks.get(key)
+            if current is None:
+                raise NoSuchTask(f"{key}: no such task in this job: expected {task_names(self.job.tasks)}")
             # Attempts launched before a scheduler restart ran, most likely, where the task runs now.
             fallback = current.agent_id if current else ""
             return [Attempt(tid, self.attempt_agents.get(tid, fallback)) for tid in self.job.attempts(key)]
@@ -369,6 +371,6 @@ class JobShell:
 def parse_task_key(text: str) -> TaskKey:
     """ROLE:INDEX, e.g. worker:1."""
     role, sep, index = text.partition(":")
-    if not sep or not index.isdigit() or not role:
-        raise ValueError(f"task: {text!r}: expected ROLE:INDEX, e.g. worker:1")
+    if not sep or not (index.isascii() and index.isdigit()) or not role:
+        raise NoSuchTask(f"task: {text!r}: expected ROLE:INDEX, e.g. worker:1")
     return TaskKey(role, int(index))

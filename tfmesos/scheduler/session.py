@@ -284,9 +284,13 @@ class Session:
             handlers = {"logs": sched.logs.read, "metrics": sched.metrics.render}
             if live and self.profile.restart:
                 def restart(task: str) -> str:
+                    from ..core.job import NoSuchTask
+
                     try:
                         return sched.restart(task)  # type: ignore[union-attr]
-                    except ValueError as exc:
+                    except NoSuchTask as exc:  # the caller's mistake: 400, as /v1/logs answers it
+                        raise Refused(400, str(exc)) from None
+                    except ValueError as exc:  # not now (the job not RUNNING, the task not live)
                         raise Refused(409, str(exc)) from None
 
                 handlers["restart"] = restart

@@ -97,3 +97,36 @@ def test_tfmesos_logs_follows_across_a_relaunch_until_the_job_ends(job):
         stop.set()
         api.stop()
     assert out.getvalue() == b"first\n--- worker:1 relaunched as w.2 ---\nsecond\nmore\n"
+
+
+def test_a_follow_waits_for_a_relaunched_attempt_whose_sandbox_is_not_there_yet(job):
+    """The scheduler names a relaunch's new attempt as soon as it decides the launch, before the
+    agent lists its sandbox (404 for a moment): the follower waits for it instead of failing."""
+    job.launch("w.1", "echo first; sleep 30")
+    logs = job.logs()
+    api = ApiServer(lambda: StatusSnapshot(name="logs", phase=job.phase), lambda: None, lambda: None, ops=Operations(logs=logs.read))
+    api.start()
+    out = io.BytesIO()
+    stop = threading.Event()
+    follower = threading.Thread(target=stream_log, args=(api.address, "worker:1", "stdout", None, True, out, stop))
+    try:
+        wait_until(lambda: logs.read("worker:1", {"offset": "0"})["data"], message="w.1 writes")
+        follower.start()
+        wait_until(lambda: b"first\n" in out.getvalue(), message="the first attempt's output")
+        job.attempts.append(Attempt("w.2", job.agent_id))  # decided, not yet on the agent
+        wait_until(lambda: b"relaunched as w.2" in out.getvalue(), message="the follower moving to w.2")
+        with pytest.raises(LogError) as missing:
+            logs.read("worker:1", {"attempt": "w.2", "offset": "0"})
+        assert missing.value.status == 404  # what the follower met, and waited through
+        offer = job.scheduler.next_offers()[0]
+        assert launch(job.scheduler, offer, [command_task("w.2", offer["agent_id"]["value"], "echo second; sleep 30")],
+                      refuse_seconds=0).status == 202
+        wait_until(lambda: b"second\n" in out.getvalue(), message="the relaunched attempt's output")
+        assert follower.is_alive()
+        job.phase = "SUCCEEDED"
+        follower.join(timeout=10)
+        assert not follower.is_alive(), "--follow ends with the job"
+    finally:
+        stop.set()
+        api.stop()
+    assert out.getvalue() == b"first\n--- worker:1 relaunched as w.2 ---\nsecond\n"
