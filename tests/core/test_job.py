@@ -303,3 +303,31 @@ def test_all_workers_success_waits_for_every_worker_through_a_whole_job_restart(
         every = all(job.tasks[w].state == "TASK_FINISHED" for w in workers)
         assert (job.phase != RUNNING) == every, (key, job.phase, {w: job.tasks[w].state for w in workers})
     assert job.succeeded
+
+
+def test_a_launch_that_never_reached_an_agent_is_placed_again_under_never():
+    """A gang's ACCEPT on a stream that had just dropped is refused; after re-subscribing, Mesos says
+    TASK_LOST (REASON_INVALID_OFFERS, or REASON_RECONCILIATION for a task it never saw): no process
+    ran, so the default policy Never does not fail the job, and the task's restarts stay 0."""
+    job = Job.new(spec_of(ps={"count": 1}, worker={"count": 1}, chief={"count": 1}), 0.0)
+    _, launched = launch_all(job)
+    assert job.spec.role("worker").restart_policy == "Never"
+    w0, chief = launched[TaskKey("worker", 0)], launched[TaskKey("chief", 0)]
+    job.status(StatusUpdate(w0.task_id, "TASK_LOST", reason="REASON_RECONCILIATION"), 5.0)
+    job.status(StatusUpdate(chief.task_id, "TASK_LOST", reason="REASON_INVALID_OFFERS"), 5.0)
+    assert job.phase != FAILED, job.events[-3:]
+    for key in (TaskKey("worker", 0), TaskKey("chief", 0)):
+        assert job.tasks[key].state == "PENDING" and job.tasks[key].restarts == 0
+    assert "its launch never reached an agent" in job.events[-1]
+    actions = job.offers([offer(1, cpus=8, mem=16384)], 10.0)
+    placed = {t.key for l in of(act.Launch, actions) for t in l.tasks}
+    assert placed == {TaskKey("worker", 0), TaskKey("chief", 0)}
+
+
+def test_a_task_lost_after_it_ran_still_fails_the_job_under_never():
+    job = Job.new(spec_of(ps={"count": 1}, worker={"count": 1}, chief={"count": 1}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    w0 = launched[TaskKey("worker", 0)]
+    job.status(StatusUpdate(w0.task_id, "TASK_LOST", reason="REASON_RECONCILIATION"), 5.0)
+    assert job.phase in (FAILED, "FINISHING") and job.succeeded is False and "restart policy Never" in job.cause

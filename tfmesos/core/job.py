@@ -413,7 +413,7 @@ class Job:
         role = self.spec.role(key.role)
         assert role is not None
         ending = restart.Ending(update.state, update.reason, update.exit_code, kind=update.kind,
-                                image=self.spec.image if staged else "")
+                                image=self.spec.image if staged else "", staged=staged)
         decision = restart.decide(
             role.restart_policy, ending, rec.restarts, role.max_restarts, self.job_restarts,
             self.spec.policies.max_job_restarts, self.spec.policies.backoff_seconds,
@@ -445,10 +445,11 @@ class Job:
         self._note(
             f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
             f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}: "
-            f"relaunch #{rec.restarts + 1} in {delay:.1f}s"
-            f"{' with the whole job from its checkpoint' if whole_job else ''}"
+            + (f"its launch never reached an agent: placed again in {delay:.1f}s" if ending.never_launched
+               else f"relaunch #{rec.restarts + 1} in {delay:.1f}s")
+            + (" with the whole job from its checkpoint" if whole_job else "")
         )
-        self._requeue(rec, now + delay, avoid=ending.agent_lost)
+        self._requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
         actions = self._restart_all_but(rec, now, now + delay) if whole_job else []
         return actions + self._revive()
 
@@ -519,8 +520,8 @@ class Job:
             out["fraction"] = min(1.0, step / total)
         return out
 
-    def _requeue(self, rec: TaskRecord, not_before: float, avoid: bool) -> None:
-        rec.restarts += 1
+    def _requeue(self, rec: TaskRecord, not_before: float, avoid: bool, counted: bool = True) -> None:
+        rec.restarts += counted
         rec.state = PENDING
         rec.not_before = not_before
         rec.avoid_agent = rec.agent_id if avoid else ""

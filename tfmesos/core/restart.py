@@ -31,6 +31,12 @@ INFRASTRUCTURE_REASONS = frozenset(
         "REASON_INVALID_OFFERS",
     }
 )
+# A launch that never reached an agent: its offer was stale (TASK_LOST, REASON_INVALID_OFFERS: an
+# ACCEPT sent on a stream that had just dropped) or the master does not know the task when asked
+# (reconciliation). No process ran, so no policy applies: the task is placed again, and counts
+# against the job's max_job_restarts only (which bounds a launch that never gets through).
+UNLAUNCHED_STATES = frozenset({"TASK_LOST", "TASK_DROPPED"})
+UNLAUNCHED_REASONS = frozenset({"REASON_INVALID_OFFERS", "REASON_RECONCILIATION"})
 # A container that failed to launch, or an executor that died before it started its task.
 IMAGE_REASONS = frozenset({"REASON_CONTAINER_LAUNCH_FAILED", "REASON_EXECUTOR_TERMINATED"})
 AGENT_LOSS_REASONS = frozenset(
@@ -54,6 +60,7 @@ class Ending:
     exit_code: int | None = None
     kind: EndKind = EndKind.REPORTED
     image: str = ""  # job.image, given when the task ended before its executor ever started it
+    staged: bool = False  # it ended while TASK_STAGING: no update from an agent came before
 
     @property
     def startup_timeout(self) -> bool:
@@ -72,6 +79,10 @@ class Ending:
     @property
     def infrastructure(self) -> bool:
         return self.state in INFRASTRUCTURE_STATES or self.reason in INFRASTRUCTURE_REASONS
+
+    @property
+    def never_launched(self) -> bool:
+        return self.staged and self.state in UNLAUNCHED_STATES and self.reason in UNLAUNCHED_REASONS
 
     @property
     def agent_lost(self) -> bool:
@@ -127,6 +138,11 @@ def decide(
     backoff_base: float,
     backoff_cap: float,
 ) -> Decision:
+    if ending.never_launched:
+        if job_restarts >= max_job_restarts:
+            return Decision(False, f"job relaunched tasks {job_restarts} times, the limit (max_job_restarts {max_job_restarts})")
+        return Decision(True, f"its launch never reached an agent ({ending.reason}): placed again under any "
+                              "restart policy, not counted as the task's restart", backoff(0, backoff_base, backoff_cap))
     retry, why = should_retry(policy, ending)
     if not retry:
         return Decision(False, why)
