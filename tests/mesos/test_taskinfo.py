@@ -25,3 +25,27 @@ def test_labels_name_the_service_and_the_task_as_tf_config_does_never_a_role():
     assert labels == {"tfmesos.service": "team-a-resnet", "tfmesos.task_type": "worker", "tfmesos.task_index": "1"}
     assert not any("role" in key for key in labels), "a Mesos role is the framework's: the TF task's type is not"
     assert info["discovery"]["name"] == "team-a-resnet-worker-1"
+
+
+def test_pieces_keep_their_revocable_marker_and_disk_source_and_whole_disks_are_left_alone():
+    """Mesos matches a task's resources against what was offered, markers included: a revocable
+    piece without "revocable", or a PATH disk piece without its source, is more than was offered
+    (TASK_ERROR). A MOUNT disk is used whole, a persistent volume is someone's data: neither is cut."""
+    from tfmesos.mesos.offers import parse_offer
+
+    path = {"source": {"type": "PATH", "path": {"root": "/mnt/ssd"}}}
+    offer = {"id": {"value": "O1"}, "agent_id": {"value": "S1"}, "hostname": "h", "resources": [
+        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 2}, "revocable": {}},
+        {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096}},
+        {"name": "disk", "type": "SCALAR", "scalar": {"value": 5000}, "disk": {"source": {"type": "MOUNT",
+                                                                                         "mount": {"root": "/mnt/a"}}}},
+        {"name": "disk", "type": "SCALAR", "scalar": {"value": 700}, "disk": {"persistence": {"id": "pv"},
+                                                                              "volume": {"container_path": "d", "mode": "RW"}}},
+        {"name": "disk", "type": "SCALAR", "scalar": {"value": 300}, "disk": path},
+        {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 9000, "end": 9010}]}}]}
+    assert parse_offer(offer, revocable=True).disk == 300, "only the PATH disk can be cut"
+    assert parse_offer(offer).cpus == 0, "revocable cpus only for a job that asks for them"
+    ledger = OfferLedger(offer, revocable=True)
+    cpus, disk = ledger.scalar("cpus", 0.5), ledger.scalar("disk", 100)
+    assert cpus == [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.5}, "revocable": {}}]
+    assert disk == [{"name": "disk", "type": "SCALAR", "scalar": {"value": 100}, "disk": path}]

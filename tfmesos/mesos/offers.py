@@ -11,9 +11,21 @@ def is_reserved(res: dict[str, Any]) -> bool:
     return bool(res.get("reservations")) or res.get("role", "*") != "*"
 
 
+# Disk sources a piece cannot be cut from: a MOUNT disk (or a CSI volume) is taken whole or not at
+# all, and tfmesos' tasks take small pieces.
+_WHOLE_DISKS = frozenset({"MOUNT", "BLOCK", "RAW"})
+
+
 def usable(res: dict[str, Any], revocable: bool = False) -> bool:
-    """Revocable resources can vanish under a task: used only when the job says so."""
-    return revocable or "revocable" not in res
+    """Whether tfmesos may carve a task's resources out of this offered entry. Revocable ones can
+    vanish under a task: used only when the job says so. Not a persistent volume or a shared
+    resource (another framework's data), nor a disk that is used whole (``_WHOLE_DISKS``)."""
+    if "revocable" in res and not revocable:
+        return False
+    disk = res.get("disk") or {}
+    if "shared" in res or disk.get("persistence") or (disk.get("source") or {}).get("type") in _WHOLE_DISKS:
+        return False
+    return True
 
 
 def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:

@@ -1,8 +1,8 @@
 """Build Mesos TaskInfo messages for placed tasks.
 
 Resources are carved out of the offer's own resource entries so that each carries the
-``role``/``reservation``/``allocation_info`` it was offered with: required for reserved
-resources and for MULTI_ROLE frameworks, harmless otherwise.
+``role``/``reservation``/``allocation_info`` it was offered with (required for reserved
+resources and for MULTI_ROLE frameworks), its ``revocable`` marker and its ``disk`` source.
 """
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from .offers import is_reserved, usable
 from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
 from .messages import TaskPayload, encode
 
-_KEEP = ("role", "reservation", "reservations", "allocation_info")
+# What a piece keeps of the entry it is cut from: Mesos matches a task's resources against the
+# offer's by all of these (a revocable cpus piece without "revocable", or a PATH disk piece without
+# its "disk" source, is more than was offered: TASK_ERROR).
+_KEEP = ("role", "reservation", "reservations", "allocation_info", "revocable", "disk", "provider_id")
 
 
 class OfferLedger:
