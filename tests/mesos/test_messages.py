@@ -161,6 +161,38 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
     assert "protocol 0 (before versioning)" in cause and f"speaks protocol {PROTOCOL}" in cause, cause
 
 
+def test_a_task_failed_by_an_executor_of_another_protocol_stops_the_job_rather_than_relaunch() -> None:
+    """A gang launch never takes the framework-message path: the executor's TASK_FAILED carries its
+    result in its own protocol, and that mismatch stops the job (under ExitCode an end without an
+    exit code was retried, each relaunch meeting the same executor)."""
+    from tfmesos.core.job import Job
+    from tfmesos.mesos.taskinfo import ExecutorSettings
+    from tfmesos.options.load import resolve_options
+    from tfmesos.scheduler.job_shell import JobShell
+    from tfmesos.store.job_store import JobStore
+    from tfmesos.options.jobspec import job_spec_from_options
+
+    options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"},
+                               "roles": {"worker": {"count": 1, "restart_policy": "ExitCode"}}})
+    sched = JobShell(Job.new(job_spec_from_options(options), 0.0), ExecutorSettings(python="python3"),
+                     JobStore(None, options))
+    driver = _SchedulerDriver()
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [{"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
+        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
+        {"name": "mem", "type": "SCALAR", "scalar": {"value": 8192}},
+        {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 31010}]}}]}])
+    (launch,) = [args for name, args in driver.calls if name == "launchTasks"]
+    (task_id,) = [task["task_id"]["value"] for task in launch[1]]
+    # What an executor of the next protocol sends: its own TASK_FAILED, its result in its protocol.
+    result = {"v": PROTOCOL + 1, "type": "result", "exit_code": None, "log_tail": "protocol"}
+    sched.mesos.statusUpdate(driver, {"task_id": {"value": task_id}, "agent_id": {"value": "A1"}, "state": "TASK_FAILED",
+                                      "message": "tfmesos executor: ...", "data": _raw(result)})
+    snap = sched.job.snapshot()
+    assert snap.phase in ("FAILED", "FINISHING") and f"speaks tfmesos protocol {PROTOCOL + 1}" in snap.cause, snap.cause
+    assert sched.job.tasks[next(iter(sched.job.tasks))].restarts == 0
+
+
 def test_a_gangs_shared_clusterspec_is_encoded_once_and_a_new_one_is_never_served_stale() -> None:
     base = dict(role="worker", index=0, port=1, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
                 python="p", service="j", stream_output=False)

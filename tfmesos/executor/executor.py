@@ -309,7 +309,9 @@ class TFExecutor:
             if not isinstance(payload, TaskPayload):
                 raise ValueError(f"TaskInfo.data is a {payload.KIND} message, not a task")
         except ValueError as exc:  # ProtocolMismatch included: fail plainly, never misread
-            self._report("TASK_FAILED", f"tfmesos executor: {exc}")
+            # The result in this executor's protocol: a scheduler of another one reads that mismatch
+            # from it and stops the job (a relaunch would meet the same executor).
+            self._report("TASK_FAILED", f"tfmesos executor: {exc}", {"log_tail": str(exc)})
             return
         self.payload = payload
         if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task

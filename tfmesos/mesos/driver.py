@@ -26,7 +26,7 @@ from ..core.job import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
 from .calls_http import CallConnection, CallResponse, CallSender
-from .events import OffersArrived, Subscribed, offers_arrived, parse_status, ref, value_of
+from .events import OffersArrived, Subscribed, offers_arrived, parse_status, protocol_mismatch_of, ref, value_of
 from .messages import ProtocolMismatch, decode
 
 log = logging.getLogger("tfmesos.mesos.driver")
@@ -119,6 +119,10 @@ class MesosAdapter:
 
     @_guard
     def statusUpdate(self, driver: Any, status: dict[str, Any]) -> None:  # noqa: N802
+        mismatch = protocol_mismatch_of(status)
+        if mismatch:  # as for a framework message: stop with the reason rather than relaunch in vain
+            log.error("status update refused: %s", mismatch)
+            self.shell.protocol_mismatch(mismatch)
         # pymesos acknowledges after we return: the new state is persisted by then.
         self.shell.status_update(parse_status(status))
 

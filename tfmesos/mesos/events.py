@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.job import StatusUpdate
 from ..core.offers import Offer
-from .messages import TaskResult, decode
+from .messages import ProtocolMismatch, TaskResult, decode
 from .offers import parse_offer
 
 
@@ -44,6 +44,19 @@ class OffersArrived:
 def offers_arrived(offers: list[dict[str, Any]], revocable: bool) -> OffersArrived:
     parsed = tuple(parse_offer(raw, revocable) for raw in offers)
     return OffersArrived(parsed, {o.id: raw for o, raw in zip(parsed, offers)})
+
+
+def protocol_mismatch_of(status: dict[str, Any]) -> str:
+    """Why the update's data is from a tfmesos executor of another protocol ("" when it is not):
+    such an executor cannot run this scheduler's tasks, and relaunching one meets the same."""
+    try:
+        if status.get("data"):
+            decode(status["data"], f"the executor of {value_of(status['task_id'])}")
+    except ProtocolMismatch as exc:
+        return str(exc)
+    except (ValueError, TypeError):
+        pass
+    return ""
 
 
 def parse_status(status: dict[str, Any]) -> StatusUpdate:
