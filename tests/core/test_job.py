@@ -331,3 +331,25 @@ def test_a_task_lost_after_it_ran_still_fails_the_job_under_never():
     w0 = launched[TaskKey("worker", 0)]
     job.status(StatusUpdate(w0.task_id, "TASK_LOST", reason="REASON_RECONCILIATION"), 5.0)
     assert job.phase in (FAILED, "FINISHING") and job.succeeded is False and "restart policy Never" in job.cause
+
+
+def test_reconciliation_is_asked_again_with_backoff_for_the_tasks_mesos_has_not_answered_about():
+    """After a master failover Mesos answers nothing for an agent that has not re-registered: the
+    tasks there are asked about again (15 s, then 30 s, ...) until an update answers for each."""
+    job = Job.new(spec_of(ps={"count": 1}, worker={"count": 1}, chief={"count": 1}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    ids = sorted(t.task_id for t in launched.values())
+    explicit, implicit = of(act.Reconcile, job.start())
+    assert sorted(explicit.task_ids) == ids and implicit == act.Reconcile(())
+    assert not of(act.Reconcile, job.tick(100.0)), "the first tick only sets the clock"
+    assert not of(act.Reconcile, job.tick(110.0))
+    chief = launched[TaskKey("chief", 0)].task_id
+    job.status(StatusUpdate(chief, "TASK_RUNNING", reason="REASON_RECONCILIATION"), 112.0)
+    (again,) = of(act.Reconcile, job.tick(115.0))
+    assert sorted(again.task_ids) == sorted(t for t in ids if t != chief)
+    assert not of(act.Reconcile, job.tick(140.0)), "backoff: 30 s after the second ask"
+    assert of(act.Reconcile, job.tick(145.0))
+    for task_id in again.task_ids:
+        job.status(StatusUpdate(task_id, "TASK_RUNNING", reason="REASON_RECONCILIATION"), 150.0)
+    assert not of(act.Reconcile, job.tick(1000.0)), "every task answered: no more asks"

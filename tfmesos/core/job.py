@@ -49,6 +49,11 @@ PHASES = (PLACING, RUNNING, FINISHING, *ENDED_PHASES)
 REFUSE_WHILE_PENDING = 2.0
 REFUSE_WHEN_IDLE = 3600.0
 KILL_RETRY_SECONDS = 5.0
+# Explicit reconciliation is asked again for the tasks Mesos has not answered about, with backoff:
+# after a master failover it answers nothing for an agent that has not re-registered, and only a
+# later ask learns that its tasks are lost (Mesos' reconciliation guide).
+RECONCILE_RETRY_SECONDS = 15.0
+RECONCILE_RETRY_MAX_SECONDS = 240.0
 NO_OFFER_NOTE_SECONDS = 15.0  # no offer at all by then: say why that may be, long before the placement timeout
 EVENTS_KEPT = 200  # the newest events a persisted record keeps
 FINISH_GRACE_SECONDS = 30.0
@@ -149,6 +154,10 @@ class Job:
     # Success keys not seen TASK_FINISHED (a cache, rebuilt whenever it says none are left but a
     # scan disagrees): "all workers finished?" per update was O(tasks), a 1,000-worker job O(n^2).
     _unfinished_success: set[TaskKey] | None = None
+    # Task ids asked about in the last explicit reconciliation that no update has answered yet.
+    _unreconciled: set[str] = field(default_factory=set)
+    _reconcile_at: float | None = None  # when to ask again (set at the first tick after start)
+    _reconcile_delay: float = RECONCILE_RETRY_SECONDS
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -180,6 +189,7 @@ class Job:
         self.suppressed = False
         if live:
             actions += [Reconcile(live), Reconcile(())]
+        self._unreconciled, self._reconcile_at, self._reconcile_delay = set(live), None, RECONCILE_RETRY_SECONDS
         return actions
 
     @property
@@ -378,6 +388,7 @@ class Job:
         return self._durable(self._status(update, now), terminal)
 
     def _status(self, update: StatusUpdate, now: float) -> list[Action]:
+        self._unreconciled.discard(update.task_id)
         key = self._by_task_id.get(update.task_id)
         if key is None or self.tasks[key].task_id != update.task_id or self.tasks[key].state == PENDING:
             # An earlier attempt, or a task we never launched: make sure it does not linger.
@@ -652,6 +663,7 @@ class Job:
             elif rec.relaunch_after_kill and rec.live and now - rec.killing_since >= KILL_RETRY_SECONDS:
                 rec.killing_since = now
                 actions.append(Kill(rec.task_id, rec.agent_id))
+        actions += self._reconcile_again(now)
         if any(r.state == PENDING and r.not_before <= now for r in self.tasks.values()):
             if self.declined_in_backoff:
                 # Offers were refused while backing off: REVIVE clears that filter at once.
@@ -661,6 +673,23 @@ class Job:
             else:
                 actions += self._revive()
         return actions
+
+    def _reconcile_again(self, now: float) -> list[Action]:
+        """Ask again about the live tasks Mesos has not answered about since ``start``."""
+        if not self._unreconciled:
+            return []
+        if self._reconcile_at is None:
+            self._reconcile_at = now + self._reconcile_delay
+            return []
+        if now < self._reconcile_at:
+            return []
+        live = {r.task_id for r in self.tasks.values() if r.live}
+        self._unreconciled &= live
+        if not self._unreconciled:
+            return []
+        self._reconcile_delay = min(self._reconcile_delay * 2, RECONCILE_RETRY_MAX_SECONDS)
+        self._reconcile_at = now + self._reconcile_delay
+        return [Reconcile(tuple(sorted(self._unreconciled)))]
 
     def next_deadline(self, now: float) -> float:
         """When ``tick`` has something to do next (the shell sleeps until then, or an event)."""
@@ -674,6 +703,8 @@ class Job:
             times.append(self.held_since + self.hold_limit)
         if self.phase == FINISHING:
             times.append(self.finishing_since + FINISH_GRACE_SECONDS)
+        if self._unreconciled and self._reconcile_at is not None:
+            times.append(self._reconcile_at)
         for rec in self.tasks.values():
             if rec.state == PENDING and rec.not_before > now:
                 times.append(rec.not_before)
