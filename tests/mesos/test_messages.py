@@ -134,7 +134,9 @@ class _SchedulerDriver:
         return lambda *args, **kwargs: self.calls.append((name, args))
 
 
-def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_naming_both() -> None:
+def _launched_worker(worker: dict) -> tuple:
+    """A job of one worker (``worker``: its role options) whose task the scheduler has launched:
+    (the job's shell, the driver double, the task id)."""
     from tfmesos.core.job import Job
     from tfmesos.mesos.taskinfo import ExecutorSettings
     from tfmesos.options.load import resolve_options
@@ -142,10 +144,9 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
     from tfmesos.store.job_store import JobStore
     from tfmesos.options.jobspec import job_spec_from_options
 
-    options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"},
-                               "roles": {"worker": {"count": 1}}})
-    spec = job_spec_from_options(options)
-    sched = JobShell(Job.new(spec, 0.0), ExecutorSettings(python="python3"), JobStore(None, options))
+    options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"}, "roles": {"worker": worker}})
+    sched = JobShell(Job.new(job_spec_from_options(options), 0.0), ExecutorSettings(python="python3"),
+                     JobStore(None, options))
     driver = _SchedulerDriver()
     sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
     sched.mesos.resourceOffers(driver, [{"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
@@ -154,6 +155,11 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
         {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 31010}]}}]}])
     (launch,) = [args for name, args in driver.calls if name == "launchTasks"]
     (task_id,) = [task["task_id"]["value"] for task in launch[1]]
+    return sched, driver, task_id
+
+
+def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_naming_both() -> None:
+    sched, driver, task_id = _launched_worker({"count": 1})
     # An executor of 0.1.0 (before versioning) asks for the ClusterSpec.
     sched.mesos.frameworkMessage(driver, {"value": task_id}, {"value": "A1"}, _raw({"type": "need_spec", "task_id": task_id}))
     assert ("killTask", ({"value": task_id},)) in [(n, a[:1]) for n, a in driver.calls]
@@ -165,25 +171,7 @@ def test_a_task_failed_by_an_executor_of_another_protocol_stops_the_job_rather_t
     """A gang launch never takes the framework-message path: the executor's TASK_FAILED carries its
     result in its own protocol, and that mismatch stops the job (under ExitCode an end without an
     exit code was retried, each relaunch meeting the same executor)."""
-    from tfmesos.core.job import Job
-    from tfmesos.mesos.taskinfo import ExecutorSettings
-    from tfmesos.options.load import resolve_options
-    from tfmesos.scheduler.job_shell import JobShell
-    from tfmesos.store.job_store import JobStore
-    from tfmesos.options.jobspec import job_spec_from_options
-
-    options = resolve_options({"service": {"name": "pv"}, "job": {"command": "true"},
-                               "roles": {"worker": {"count": 1, "restart_policy": "ExitCode"}}})
-    sched = JobShell(Job.new(job_spec_from_options(options), 0.0), ExecutorSettings(python="python3"),
-                     JobStore(None, options))
-    driver = _SchedulerDriver()
-    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
-    sched.mesos.resourceOffers(driver, [{"id": {"value": "O1"}, "agent_id": {"value": "A1"}, "hostname": "h1", "resources": [
-        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}},
-        {"name": "mem", "type": "SCALAR", "scalar": {"value": 8192}},
-        {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 31010}]}}]}])
-    (launch,) = [args for name, args in driver.calls if name == "launchTasks"]
-    (task_id,) = [task["task_id"]["value"] for task in launch[1]]
+    sched, driver, task_id = _launched_worker({"count": 1, "restart_policy": "ExitCode"})
     # What an executor of the next protocol sends: its own TASK_FAILED, its result in its protocol.
     result = {"v": PROTOCOL + 1, "type": "result", "exit_code": None, "log_tail": "protocol"}
     sched.mesos.statusUpdate(driver, {"task_id": {"value": task_id}, "agent_id": {"value": "A1"}, "state": "TASK_FAILED",

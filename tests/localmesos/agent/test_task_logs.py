@@ -1,8 +1,10 @@
 """Task logs through the embedded agent's files API: the scheduler's reader and `tfmesos logs`."""
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
+from typing import Iterator
 
 from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, wait_until
 
@@ -76,7 +78,10 @@ def test_reader_tails_pages_and_keeps_finished_attempts(job):
     assert never.value.status == 404
 
 
-def test_tfmesos_logs_follows_across_a_relaunch_until_the_job_ends(job):
+@contextlib.contextmanager
+def following_worker_1(job: Job) -> Iterator[tuple[TaskLogs, io.BytesIO]]:
+    """`tfmesos logs worker:1 --follow` against an API over ``job``'s logs, once it has printed the
+    first attempt's line; on leaving, the job ends and the follower must end with it."""
     job.launch("w.1", "echo first; sleep 30")
     logs = job.logs()
     api = ApiServer(lambda: StatusSnapshot(name="logs", phase=job.phase), lambda: None, lambda: None, ops=Operations(logs=logs.read))
@@ -88,31 +93,27 @@ def test_tfmesos_logs_follows_across_a_relaunch_until_the_job_ends(job):
         wait_until(lambda: logs.read("worker:1", {"offset": "0"})["data"], message="w.1 writes")
         follower.start()
         wait_until(lambda: b"first\n" in out.getvalue(), message="the first attempt's output")
-        job.launch("w.2", "echo second; echo more; sleep 30")
-        wait_until(lambda: b"more\n" in out.getvalue(), message="the relaunched attempt's output")
+        yield logs, out
+        assert follower.is_alive(), "the follower is still following"
         job.phase = "SUCCEEDED"
         follower.join(timeout=10)
         assert not follower.is_alive(), "--follow ends with the job"
     finally:
         stop.set()
         api.stop()
+
+
+def test_tfmesos_logs_follows_across_a_relaunch_until_the_job_ends(job):
+    with following_worker_1(job) as (_, out):
+        job.launch("w.2", "echo second; echo more; sleep 30")
+        wait_until(lambda: b"more\n" in out.getvalue(), message="the relaunched attempt's output")
     assert out.getvalue() == b"first\n--- worker:1 relaunched as w.2 ---\nsecond\nmore\n"
 
 
 def test_a_follow_waits_for_a_relaunched_attempt_whose_sandbox_is_not_there_yet(job):
     """The scheduler names a relaunch's new attempt as soon as it decides the launch, before the
     agent lists its sandbox (404 for a moment): the follower waits for it instead of failing."""
-    job.launch("w.1", "echo first; sleep 30")
-    logs = job.logs()
-    api = ApiServer(lambda: StatusSnapshot(name="logs", phase=job.phase), lambda: None, lambda: None, ops=Operations(logs=logs.read))
-    api.start()
-    out = io.BytesIO()
-    stop = threading.Event()
-    follower = threading.Thread(target=stream_log, args=(api.address, "worker:1", "stdout", None, True, out, stop))
-    try:
-        wait_until(lambda: logs.read("worker:1", {"offset": "0"})["data"], message="w.1 writes")
-        follower.start()
-        wait_until(lambda: b"first\n" in out.getvalue(), message="the first attempt's output")
+    with following_worker_1(job) as (logs, out):
         job.attempts.append(Attempt("w.2", job.agent_id))  # decided, not yet on the agent
         wait_until(lambda: b"relaunched as w.2" in out.getvalue(), message="the follower moving to w.2")
         with pytest.raises(LogError) as missing:
@@ -122,11 +123,4 @@ def test_a_follow_waits_for_a_relaunched_attempt_whose_sandbox_is_not_there_yet(
         assert launch(job.scheduler, offer, [command_task("w.2", offer["agent_id"]["value"], "echo second; sleep 30")],
                       refuse_seconds=0).status == 202
         wait_until(lambda: b"second\n" in out.getvalue(), message="the relaunched attempt's output")
-        assert follower.is_alive()
-        job.phase = "SUCCEEDED"
-        follower.join(timeout=10)
-        assert not follower.is_alive(), "--follow ends with the job"
-    finally:
-        stop.set()
-        api.stop()
     assert out.getvalue() == b"first\n--- worker:1 relaunched as w.2 ---\nsecond\n"
