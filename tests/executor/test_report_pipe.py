@@ -44,7 +44,7 @@ def test_reports_from_a_task_process_reach_the_reader_merged_and_in_order(tmp_pa
     assert got, "nothing forwarded"
     last = got[-1]
     assert last["step"] == 30 and last["total_steps"] == 30 and last["note"] == "x"
-    assert abs(last["loss"] - 1.0 / 30) < 1e-6 and last["accuracy"] is None
+    assert abs(last["loss"] - 1.0 / 30) < 1e-6 and last["accuracy"] == "nan"
     steps = [g["step"] for g in got if "step" in g]
     assert steps == sorted(steps), "reports keep their order"
     assert len(got) < 31, "a burst is forwarded as few messages, not one per report"

@@ -98,7 +98,7 @@ class StatusSnapshot:
     name: str
     phase: str
     mode: str = ""
-    succeeded: bool = False
+    succeeded: bool | None = False  # None while the job runs: not decided yet
     cause: str = ""
     job_restarts: int = 0
     clusterspec_version: int = 0

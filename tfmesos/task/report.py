@@ -25,7 +25,8 @@ _lock = threading.Lock()
 
 
 def _plain(value: Any) -> Any:
-    """JSON scalars only: numpy and TensorFlow scalars become numbers, NaN and inf None."""
+    """JSON scalars only: numpy and TensorFlow scalars become numbers; NaN and infinities, which
+    JSON lacks, their names ("nan", "inf", "-inf"): a loss gone NaN is news, not a missing value."""
     if hasattr(value, "numpy"):
         value = value.numpy()
     if hasattr(value, "item"):
@@ -39,7 +40,7 @@ def _plain(value: Any) -> Any:
         number = float(value)
     except (TypeError, ValueError):
         return str(value)[:200]
-    return number if math.isfinite(number) else None
+    return number if math.isfinite(number) else repr(number)
 
 
 def report(step: int | None = None, loss: float | None = None, total_steps: int | None = None,
