@@ -132,3 +132,21 @@ def test_secrets_that_cannot_be_sent_are_refused_without_being_quoted(tmp_path):
                          text=True, timeout=60, env={**os.environ, "TFMESOS_API_TOKEN": "tok-S3CRET\nX"})
     assert out.returncode == 2 and "S3CRET" not in out.stdout + out.stderr, out.stderr
     assert "TFMESOS_API_TOKEN: the token holds a control character" in out.stderr
+
+
+def test_a_service_name_the_state_store_cannot_keep_is_refused_naming_the_field():
+    from tfmesos.scheduler.preflight import option_problems
+
+    def problems(name: str) -> list[str]:
+        return option_problems(job_spec_from_options(resolve_options({"service": {"name": name},
+                                                                      "job": {"command": "true"},
+                                                                      "roles": {"chief": {"count": 1}}})))
+
+    # ZooKeeper keeps job 'team' at team/state, its journal at team/state-journal: a job named
+    # 'team/state-journal' had its record deleted by team's every save.
+    for name in ("team/state", "team/state-journal", "org/history/x"):
+        assert any(p.startswith(f"$.service.name: '{name}' has a segment named") for p in problems(name)), name
+    assert problems("team/stateful") == []
+    # '/' is '__' in the state directory's file names, which file systems cap at 255 bytes.
+    long = "/".join(["ab"] * 70)  # 209 characters, 277 in a file name
+    assert any("make the state directory's file names" in p for p in problems(long)), problems(long)

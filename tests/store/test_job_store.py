@@ -119,3 +119,28 @@ def test_without_a_state_store_nothing_is_recorded_but_the_end_is_typed(tmp_path
     final = store.final(job, "F-1", end)
     assert final.finished and final.end == end and final.options_digest == options_digest(options)
     assert "hunter" not in json.dumps(final.to_json())
+
+
+def test_a_whole_job_restart_is_written_whole_and_resumes_as_it_was(tmp_path: Path) -> None:
+    """A collective worker's failure restarts the whole job: the other workers are killed for a
+    relaunch. That event is about one task, but the journal's one-task entry would lose the others'
+    change, and a scheduler resumed from it took their kills for failures (an audit)."""
+    from tfmesos.core import actions as act
+    from tfmesos.core.job import StatusUpdate
+    from tests.core.helpers import offer, spec_of
+
+    spec = spec_of(worker={"count": 3, "restart_policy": "OnFailure", "max_restarts": 3})
+    options = {"service": {"name": "collective"}, "roles": {"worker": {"count": 3}}}
+    store = JobStore(DirStore(tmp_path, "collective"), options)
+    job = Job.new(spec, 0.0)
+    launched = [t for a in job.offers([offer(0, cpus=8, mem=16384)], 1.0) if isinstance(a, act.Launch) for t in a.tasks]
+    store.record(job, "F-1")  # the task ids: a whole record
+    for t in launched:
+        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), 2.0)
+    failed = launched[0]
+    actions = job.status(StatusUpdate(failed.task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 3.0)
+    assert len([a for a in actions if isinstance(a, act.Kill)]) == 2, "the peers are killed for the restart"
+    store.record(job, "F-1", changed=failed.key)  # what the shell does for that event
+    resumed = Job.from_dict(spec, store.saved().job)
+    assert resumed.to_dict() == job.to_dict()
+    assert all(resumed.tasks[t.key].relaunch_after_kill for t in launched[1:])

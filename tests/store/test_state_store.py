@@ -104,6 +104,19 @@ def test_zk_store_keeps_the_last_ends(zk):
         store.close()
 
 
+def test_zk_names_are_found_down_to_four_segments(zk):
+    """`tfmesos jobs --zk` lists names of 1 to 4 segments (4 was one level too deep to be seen)."""
+    names = ["a", "org/b", "org/team/c", "org/team/proj/d"]
+    stores = [ZkStore(f"zk://{zk.hosts}/tfmesos-depth", name) for name in names]
+    try:
+        for store in stores:
+            store.save(record("F-1", "d", None, {"phase": "RUNNING"}))
+        assert stores[0].names() == sorted(names)
+    finally:
+        for store in stores:
+            store.close()
+
+
 def test_a_running_job_announces_its_api_and_a_dead_process_marker_is_ignored(tmp_path):
     store = DirStore(tmp_path, "team/job")
     assert store.announced() is None

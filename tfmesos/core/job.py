@@ -158,6 +158,9 @@ class Job:
     _unreconciled: set[str] = field(default_factory=set)
     _reconcile_at: float | None = None  # when to ask again (set at the first tick after start)
     _reconcile_delay: float = RECONCILE_RETRY_SECONDS
+    # Set when one event changed tasks other than its own (a whole-job restart, peers restarted):
+    # the journal's one-task entry would lose those changes, so the next write is the whole job.
+    _others_changed: bool = False
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -479,6 +482,7 @@ class Job:
                 actions += self._kill_for_relaunch(other, now)
             elif other.state != PENDING:
                 other.state = PENDING  # e.g. a worker that had already finished
+                self._others_changed = True
         self.phase = PLACING
         self.placing_since = now
         self.held_since = 0.0
@@ -538,6 +542,7 @@ class Job:
         rec.avoid_agent = rec.agent_id if avoid else ""
 
     def _kill_for_relaunch(self, rec: TaskRecord, now: float) -> list[Action]:
+        self._others_changed = True  # for the journal: conservative (the event's own task too)
         rec.relaunch_after_kill = True
         rec.killing_since = now
         return [Kill(rec.task_id, rec.agent_id)]
@@ -786,6 +791,12 @@ class Job:
         return rec.endpoint if rec is not None and rec.state == "TASK_RUNNING" else None
 
     # ------------------------------------------------------------------ persistence
+    def take_others_changed(self) -> bool:
+        """Whether tasks besides the one an event was about changed since the last call (the job
+        store's journal policy asks before appending a one-task entry)."""
+        changed, self._others_changed = self._others_changed, False
+        return changed
+
     def own_fields(self) -> dict[str, Any]:
         """The job's fields but its tasks, task ids and events (what a journal entry carries)."""
         return {

@@ -13,7 +13,8 @@ import tempfile
 from typing import Mapping
 
 from ..api.token import api_token
-from ..errors import UsageError
+from ..errors import UsageError, cut
+from ..store.state_store import STORE_NODES
 from ..core.spec import JobSpec
 from ..core.tf_profile import TF_ROLES
 
@@ -23,6 +24,7 @@ PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
 MESOS_ID_MAX = 255  # Mesos refuses longer task and executor ids (NAME_MAX: they name sandbox dirs)
 LAUNCH_SEQ_DIGITS = 10  # room for the launch counter at the end of every task id
 FAILOVER_TIMEOUT_MAX = 9_223_372_036.0  # Mesos keeps it as int64 nanoseconds
+FILE_NAME_MAX = 255  # NAME_MAX: DirStore names a job's files after it ('/' as '__')
 _PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
 RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
 # What tfmesos.core.clusterspec.substitute_placeholders fills in.
@@ -41,6 +43,16 @@ def option_problems(spec: JobSpec) -> list[str]:
         room = MESOS_ID_MAX - (longest - len(name))
         problems.append(f"$.service.name: {len(spec.service.name)} characters make task ids of {longest}: "
                         f"expected at most {room} characters (Mesos refuses ids longer than {MESOS_ID_MAX})")
+    reserved = sorted(STORE_NODES & set(spec.service.name.split("/")))
+    if reserved:
+        problems.append(f"$.service.name: {cut(spec.service.name)!r} has a segment named {reserved[0]!r}, which the "
+                        "state store names its own nodes: expected other segment names (not "
+                        + ", ".join(sorted(STORE_NODES)) + ")")
+    file_name = len(spec.service.name.replace("/", "__")) + len(".journal")  # state_store.DirStore's longest
+    if file_name > FILE_NAME_MAX:
+        problems.append(f"$.service.name: {len(spec.service.name)} characters make the state directory's file names "
+                        f"{file_name} long: expected at most {FILE_NAME_MAX - (file_name - len(spec.service.name))} "
+                        f"characters (file systems take {FILE_NAME_MAX})")
     if spec.service.failover_timeout > FAILOVER_TIMEOUT_MAX:
         problems.append(f"$.service.failover_timeout: {spec.service.failover_timeout:g} is invalid: "
                         f"expected a number <= {FAILOVER_TIMEOUT_MAX:.0f} (what Mesos can hold)")

@@ -5,7 +5,8 @@ writes the job as it changes.
   ``resume()`` the ``Job`` it holds and its framework id, once the options given now are the ones
   it ran with (``resumable_with``).
 - ``record(job, framework_id, changed)`` is the journal policy: one task's end is appended (O(1));
-  the whole record is rewritten when a task id is new, when the job is over, or once the journal
+  the whole record is rewritten when a task id is new, when one event changed other tasks too (a
+  whole-job restart: ``Job.take_others_changed``), when the job is over, or once the journal
   holds as many entries as the job has tasks (``JOURNAL_MIN`` at least), so that loading replays
   a bounded journal. Each whole record starts a new generation (format.py, format 3).
 - ``options_digest`` says which options a job ran with, so that a later run resumes it only with
@@ -107,7 +108,8 @@ class JobStore:
         Once the job is over and finished jobs are kept, the record says finished."""
         if self.store is None:
             return
-        if (changed is not None and self._gen is not None and job.launch_seq == self._saved_seq
+        others_changed = job.take_others_changed()  # a whole-job restart: more than one task to write
+        if (changed is not None and not others_changed and self._gen is not None and job.launch_seq == self._saved_seq
                 and not job.terminal and self._journal_len < max(JOURNAL_MIN, len(job.tasks))):
             # One task ended and no task id is new: O(1) on disk instead of every task again.
             self.store.append(journal_entry(self._gen, job.own_fields(), job.events[self._events_saved:],

@@ -46,6 +46,10 @@ class StateStore(Protocol):
     def where(self) -> str: ...
 
 
+# The nodes ZkStore keeps under a job's path: a job name with such a segment would meet another's.
+STORE_NODES = frozenset({"state", "history", "state-journal"})
+
+
 def _file_name(name: str) -> str:
     return name.replace("/", "__")
 
@@ -228,14 +232,14 @@ class ZkStore:
         '/' is a path of nodes: looked for ``depth`` levels down)."""
         root = urlparse(self._url).path.rstrip("/")
         found, level = [], [""]
-        for _ in range(depth):
+        for _ in range(depth + 1):  # the root's children are one level down: names of 1..depth segments
             below = []
             for name in level:
                 node = f"{root}/{name}".rstrip("/") or "/"
                 children = self._zk.get_children(node) if self._zk.exists(node) else []
-                if name and {"state", "history"} & set(children):
+                if name and {"state", "history"} & set(children):  # a record, or kept ends
                     found.append(name)
-                below += [f"{name}/{c}".lstrip("/") for c in children if c not in ("state", "history", "state-journal")]
+                below += [f"{name}/{c}".lstrip("/") for c in children if c not in STORE_NODES]
             level = below
         return sorted(found)
 
