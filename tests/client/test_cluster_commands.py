@@ -2,8 +2,6 @@
 TensorFlow, the tasks are shell commands."""
 from __future__ import annotations
 
-import time
-
 from tfmesos.client import cluster as cluster_api
 
 
@@ -13,10 +11,9 @@ def test_a_command_role_is_ready_once_running_or_already_finished(tmp_path, monk
     monkeypatch.chdir(tmp_path)  # a jobs_def's commands run in the caller's directory
     jobs = [{"name": "worker", "num": 2, "cmd": "touch started-{task_index} && sleep 60"},
             {"name": "evaluator", "num": 1, "cmd": "touch evaluated"}]
-    began = time.monotonic()
-    with cluster_api.cluster(jobs, start_timeout=45, quiet=True) as c:
-        ready = time.monotonic() - began
+    # Waiting for ports no command opens ends in ClusterError ("not serving after ..."): getting into
+    # the block at all is the check (no clock involved).
+    with cluster_api.cluster(jobs, start_timeout=120, quiet=True) as c:
         assert sorted(c.targets) == ["/job:evaluator/task:0", "/job:worker/task:0", "/job:worker/task:1"]
         assert not c.finished()
-    assert ready < 30, f"the start took {ready:.1f} s: it waited for ports no command opens"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evaluated", "started-0", "started-1"]
