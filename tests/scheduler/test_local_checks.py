@@ -150,3 +150,43 @@ def test_a_service_name_the_state_store_cannot_keep_is_refused_naming_the_field(
     # '/' is '__' in the state directory's file names, which file systems cap at 255 bytes.
     long = "/".join(["ab"] * 70)  # 209 characters, 277 in a file name
     assert any("make the state directory's file names" in p for p in problems(long)), problems(long)
+
+
+@pytest.mark.parametrize("options, problem", [
+    ({"service": {"name": "t1\n"}}, "$.service.name: holds a line break: expected one line"),
+    ({"job": {"command": "true", "uris": ["http://b\nhttp://c"]}}, "$.job.uris[0]: holds a line break"),
+    ({"job": {"command": "true", "env": ["A=1", "A=2"]}}, "$.job.env: A is given twice: expected each variable once"),
+    ({"roles": {"worker": {"count": 1, "server": True}}, "job": {"command": "true"}},
+     "$.roles.worker.server: worker:0 decides the job's success"),
+    ({"roles": {"worker": {"count": 10**11}}, "job": {"command": "true"}}, "$.roles: 100000000000 tasks: expected at most"),
+])
+def test_options_that_would_fail_late_or_never_end_are_refused_naming_the_field(options, problem):
+    """Each of these passed the schema (an audit): a line break that '$' lets through fails at
+    Mesos or splits a DC/OS array item in two; a second value of a variable silently won; a
+    success task running the server never ends; a count of 10^11 hung the dry run."""
+    from tfmesos.options.load import deep_merge
+    from tfmesos.scheduler.preflight import option_problems
+
+    base = {"job": {"command": "true"}, "roles": {"chief": {"count": 1}}}
+    merged = deep_merge(base, options) if "roles" not in options else {**base, **options}
+    found = option_problems(job_spec_from_options(resolve_options(merged)))
+    assert any(p.startswith(problem) for p in found), found
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('job: {command: "true"}\nroles: {chief: {count: 1, mem: 01024}}\n', '$.roles.chief.mem: "01024" is invalid'),
+    ('job: {command: "true"}\nroles: {chief: {count: 1, mem: 0x400}}\n', '$.roles.chief.mem: "0x400" is invalid'),
+    ('job: {command: "true"}\nroles: {chief: {count: 1}}\n"x[a:b": 1\n', "$.x[a:b: unknown field"),
+    ('{"job": {"command": "true"}, "roles": {"chief": {"count": 1, "cpus": 1' + "0" * 40 + '}}}',
+     "$.roles.chief.cpus: 1000"),
+])
+def test_file_values_yaml_reads_unlike_json_or_too_large_are_refused(tmp_path, text, problem):
+    """YAML 1.1 read mem: 01024 as octal (a 532 MB task) and 0x400 as hex; a key with '[' and ':'
+    hung the YAML line lookup of the error; a 41-digit number overflowed a float (a traceback)."""
+    from tfmesos.options.load import OptionsError, load_options_file
+
+    path = tmp_path / ("o.json" if text.startswith("{") else "o.yaml")
+    path.write_text(text)
+    with pytest.raises(OptionsError) as refused:
+        load_options_file(path)
+    assert any(p.startswith(problem) for p in refused.value.problems), refused.value.problems

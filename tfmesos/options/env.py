@@ -14,6 +14,7 @@ A variable that is absent is an option that is absent, so the schema default app
 """
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterator, Mapping
@@ -61,7 +62,10 @@ def _parse_scalar(text: str, kind: str | None) -> Any:
             if value != value.to_integral_value():
                 raise ValueError("expected an integer")
             return int(value)
-        return float(value)
+        number = float(value)
+        if not math.isfinite(number):  # 1e400: the file route refuses it too
+            raise ValueError("expected a finite number")
+        return number
     return text
 
 

@@ -20,6 +20,7 @@ from .load import OptionsError
 MAX_BYTES = 1 << 20  # an options file is a few KB; Cosmos refuses large ones too
 MAX_DEPTH = 32  # the schema nests 3 levels
 MAX_NODES = 100_000  # YAML aliases may expand a small file into a huge document
+MAX_INTEGER = 2**53  # larger whole numbers lose precision as floats (and JSON readers' doubles)
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -105,6 +106,8 @@ def parse_json(text: str, path: Path) -> Any:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_Constant)
     except json.JSONDecodeError as exc:
         raise OptionsError([f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise OptionsError([f"{path}: not valid JSON: {cut(str(exc), 120)}"]) from None
     except _Refused as exc:
         raise OptionsError([f"{path}: {exc}"]) from None
     except RecursionError:
@@ -114,6 +117,7 @@ def parse_json(text: str, path: Path) -> Any:
 
 
 _JSON_EXPONENT = re.compile(r"^[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+$")
+_JSON_INTEGER = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 
 
 def parse_yaml(text: str, path: Path) -> Any:
@@ -133,10 +137,14 @@ def parse_yaml(text: str, path: Path) -> Any:
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    # No dates, and integers as JSON writes them: YAML 1.1 read mem: 01024 as octal (532 MB), 0x10
+    # as 16 and 1:30 as 90; such a value is now text, which the schema refuses naming the field.
+    dropped = ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int")
     Loader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        first: [(tag, rx) for tag, rx in resolvers if tag not in dropped]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
+    Loader.add_implicit_resolver("tag:yaml.org,2002:int", _JSON_INTEGER, list("-+0123456789"))
     # YAML 1.1 reads 1e12 as a string; JSON (and the schema's numbers) mean a float.
     Loader.add_implicit_resolver("tag:yaml.org,2002:float", _JSON_EXPONENT, list("-+0123456789"))
 
@@ -154,6 +162,8 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise OptionsError([f"{path}: not valid YAML: {exc.problem or exc.context}{where}"]) from None
     except yaml.YAMLError as exc:
         raise OptionsError([f"{path}: not valid YAML: {cut(str(exc), 200)}"]) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise OptionsError([f"{path}: not valid YAML: {cut(str(exc), 120)}"]) from None
     except RecursionError:
         raise OptionsError([f"{path}: nested too deep: expected at most {MAX_DEPTH} levels"]) from None
 
@@ -177,6 +187,11 @@ def check_plain_json(data: Any, path: Path) -> None:
             stack.extend((v, where + (i,)) for i, v in enumerate(value))
         elif isinstance(value, float) and not math.isfinite(value):
             raise OptionsError([f"{json_path(where)}: {value} in {path}: expected a finite number"])
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+            raise OptionsError([f"{json_path(where)}: {cut(str(value), 30)} in {path} is too large: expected a "
+                                f"number of at most {MAX_INTEGER} (it would overflow a float)"])
+        elif isinstance(value, str) and "\x00" in value:
+            raise OptionsError([f"{json_path(where)}: a NUL character in {path}: expected text without one"])
         elif not isinstance(value, (str, int, float, bool)) and value is not None:
             raise OptionsError([f"{json_path(where)}: a YAML {type(value).__name__} in {path}: "
                                 "expected a JSON value (text, number, true/false, null, list or mapping)"])
@@ -222,6 +237,9 @@ def with_yaml_lines(exc: OptionsError, path: Path) -> OptionsError:
     for problem in exc.problems:
         where = problem.split(":", 1)[0]
         while where and where not in lines and where != "$":
-            where = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
+            parent = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
+            if parent == where:  # a key with '[' or ':' in it: no parent to be found by text
+                break
+            where = parent
         out.append(f"{problem} ({path.name} line {lines[where]})" if where in lines and where != "$" else problem)
     return OptionsError(out)

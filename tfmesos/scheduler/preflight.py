@@ -24,11 +24,24 @@ PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
 MESOS_ID_MAX = 255  # Mesos refuses longer task and executor ids (NAME_MAX: they name sandbox dirs)
 LAUNCH_SEQ_DIGITS = 10  # room for the launch counter at the end of every task id
 FAILOVER_TIMEOUT_MAX = 9_223_372_036.0  # Mesos keeps it as int64 nanoseconds
+MAX_TASKS = 100_000  # a job far beyond what a cluster runs: a typo (a count of 10^11) said at once
 FILE_NAME_MAX = 255  # NAME_MAX: DirStore names a job's files after it ('/' as '__')
 _PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
 RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
 # What tfmesos.core.clusterspec.substitute_placeholders fills in.
 PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in TF_ROLES))
+
+
+def _line_breaks(spec: JobSpec) -> list[str]:
+    """Fields of one line that hold a line break (JSON Schema's '$' lets one end a value): a task
+    id or a path with one fails late (Mesos, the shell), and the DC/OS package passes arrays as
+    lines, so an item with one arrives as two. (An env value may hold lines: a key, say.)"""
+    single = [("$.service.name", spec.service.name), ("$.service.zk", spec.service.zk),
+              ("$.job.workdir", spec.workdir), ("$.job.checkpoint_dir", spec.checkpoint_dir)]
+    single += [(f"$.job.uris[{i}]", uri) for i, uri in enumerate(spec.uris)]
+    single += [(f"$.job.volumes[{i}]", f"{v.host_path}:{v.container_path}") for i, v in enumerate(spec.volumes)]
+    return [f"{where}: holds a line break: expected one line" for where, text in single
+            if text and any(c in text for c in "\n\r")]
 
 
 def _env_sources(spec: JobSpec) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
@@ -57,10 +70,23 @@ def option_problems(spec: JobSpec) -> list[str]:
         problems.append(f"$.service.failover_timeout: {spec.service.failover_timeout:g} is invalid: "
                         f"expected a number <= {FAILOVER_TIMEOUT_MAX:.0f} (what Mesos can hold)")
     for where, pairs in _env_sources(spec):
+        seen: set[str] = set()
         for key, _ in pairs:
             if RESERVED_ENV.match(key):
                 problems.append(f"{where}: {key} is set by tfmesos for every task (the ClusterSpec): "
                                 "expected another variable name")
+            if key in seen:  # the file's duplicate keys are refused too; here the last one won
+                problems.append(f"{where}: {key} is given twice: expected each variable once")
+            seen.add(key)
+    problems += _line_breaks(spec)
+    tasks = sum(r.count for r in spec.roles)
+    if tasks > MAX_TASKS:
+        problems.append(f"$.roles: {tasks} tasks: expected at most {MAX_TASKS} in one job")
+    for key in spec.success_keys:
+        role = spec.role(key.role)
+        if role is not None and role.count and spec.profile.is_server(role) and role.command is None:
+            problems.append(f"$.roles.{key.role}.server: {key} decides the job's success ($.policies.success) but "
+                            "runs the built-in server, which never exits: expected a command for it (\"server\": false)")
     for role in spec.roles:
         if role.command:
             for unknown in sorted(set(_PLACEHOLDER_LIKE.findall(role.command)) - set(PLACEHOLDERS)):
