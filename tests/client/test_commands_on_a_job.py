@@ -51,6 +51,7 @@ def test_commands_name_the_tasks_there_are_and_a_gone_scheduler_plainly(tmp_path
         assert out.returncode == 0, out.stderr
         snap = json.loads(out.stdout)
         assert snap["name"] == "cmds" and snap["phase"] == "KILLED" and "version" in snap and snap["ended_at"]
+        assert sorted(snap["end"]["logs"]) == ["chief:0", "worker:0"], "and where the logs are, from the record"
         assert sorted((t["role"], t["index"]) for t in snap["tasks"]) == [("chief", 0), ("worker", 0)]
 
         # A TFMESOS_API left from that job: a NAME with no record is said at once, not after --connect-timeout.

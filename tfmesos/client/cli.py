@@ -136,11 +136,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             return _print_live(snap, args.json)
     kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
     if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
-        if args.json:  # the live status' shape, as the API served it at the end (else the record)
-            from .history import snapshot_of
+        if args.json:  # the live status' shape, as the API served it at the end, with the kept "end"
+            from .history import snapshot_of  # (where each attempt's log is); else the record itself
 
             snap = snapshot_of(kept)
-            print(json.dumps(snap.to_json() if snap is not None else kept, indent=2))
+            print(json.dumps({**snap.to_json(), "end": kept.get("end")} if snap is not None else kept, indent=2))
         else:
             print("\n".join(status_lines(kept, args.name or "")))
         return 0

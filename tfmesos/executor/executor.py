@@ -35,13 +35,6 @@ if TYPE_CHECKING:
 
 ASK_AGAIN_SECONDS = 5.0
 KILL_GRACE_SECONDS = 3.0
-
-
-def kill_grace(kill_policy: dict[str, Any] | None) -> float:
-    """Seconds between SIGTERM and SIGKILL: a KillPolicy's grace period (the KILL's, else the
-    TaskInfo's), as Mesos' own executors honour it; KILL_GRACE_SECONDS without one."""
-    nanoseconds = ((kill_policy or {}).get("grace_period") or {}).get("nanoseconds")
-    return KILL_GRACE_SECONDS if nanoseconds is None else max(0.0, int(nanoseconds) / 1e9)
 LOG_TAIL_LINES = 20
 OUTPUT_BATCH_SECONDS = 0.3
 
@@ -143,6 +136,13 @@ def _last_lines(path: str, start: int, count: int, window: int = 16384) -> list[
     except OSError:
         return []
     return data.decode("utf-8", "replace").splitlines()[-count:]
+
+
+def kill_grace(kill_policy: dict[str, Any] | None) -> float:
+    """Seconds between SIGTERM and SIGKILL: a KillPolicy's grace period (the KILL's, else the
+    TaskInfo's), as Mesos' own executors honour it; KILL_GRACE_SECONDS without one."""
+    nanoseconds = ((kill_policy or {}).get("grace_period") or {}).get("nanoseconds")
+    return KILL_GRACE_SECONDS if nanoseconds is None else max(0.0, int(nanoseconds) / 1e9)
 
 
 def _status(task_id: str, state: str, message: str = "", data: dict | None = None) -> dict[str, Any]:
