@@ -265,9 +265,9 @@ def lines_count(text: str) -> int:
 
 def unreachable_api(api: str, exc: BaseException) -> str:
     """One line for a scheduler API that did not answer (exit code: UnreachableError's)."""
-    reason = getattr(exc, "reason", exc)  # urllib wraps the socket's error
-    why = "connection refused" if isinstance(reason, ConnectionRefusedError) else (
-        "no answer" if isinstance(reason, TimeoutError) else getattr(reason, "strerror", None) or str(reason))
+    from ..scheduler.reach import why_unreachable
+
+    why = why_unreachable(getattr(exc, "reason", exc))  # urllib wraps the socket's error
     return f"cannot reach the scheduler API at {api}: {why}; check --api or TFMESOS_API, and that the job runs"
 
 

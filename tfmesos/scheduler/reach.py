@@ -63,7 +63,8 @@ def normalize_master(master: str) -> str:
     return str(parse_host_port(master, "--master", 5050, "expected local, HOST:PORT, HOST (port 5050) or zk://HOST:PORT/PATH"))
 
 
-def _why(exc: BaseException) -> str:
+def why_unreachable(exc: BaseException) -> str:
+    """A failed connection's reason in a few words (for one-line errors)."""
     if isinstance(exc, socket.timeout):
         return "no answer"
     if isinstance(exc, ConnectionRefusedError):
@@ -89,7 +90,7 @@ def probe_http(where: HostPort, path: str, timeout: float, what: str, check: str
             # A name that does not resolve will not start resolving in the next seconds.
             raise UnreachableError(f"cannot reach {what} at {where}", f"unknown host ({exc.strerror})", check) from None
         except (OSError, http.client.HTTPException) as exc:
-            last = _why(exc)
+            last = why_unreachable(exc)
         finally:
             conn.close()
         time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
