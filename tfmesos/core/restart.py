@@ -138,15 +138,15 @@ def decide(
     backoff_base: float,
     backoff_cap: float,
 ) -> Decision:
-    if ending.never_launched:
-        if job_restarts >= max_job_restarts:
-            return Decision(False, f"job relaunched tasks {job_restarts} times, the limit (max_job_restarts {max_job_restarts})")
-        return Decision(True, f"its launch never reached an agent ({ending.reason}): placed again under any "
-                              "restart policy, not counted as the task's restart", backoff(0, backoff_base, backoff_cap))
-    retry, why = should_retry(policy, ending)
+    if ending.never_launched:  # no process ran: no policy applies, and it is no restart of the task
+        retry, why = True, (f"its launch never reached an agent ({ending.reason}): placed again under any "
+                            "restart policy, not counted as the task's restart")
+        task_restarts = 0  # its backoff is the first one: the task's own restarts do not grow
+    else:
+        retry, why = should_retry(policy, ending)
     if not retry:
         return Decision(False, why)
-    if task_restarts >= max_restarts:
+    if task_restarts >= max_restarts and not ending.never_launched:
         return Decision(False, f"task relaunched {task_restarts} times, the limit (max_restarts {max_restarts})")
     if job_restarts >= max_job_restarts:
         return Decision(False, f"job relaunched tasks {job_restarts} times, the limit (max_job_restarts {max_job_restarts})")

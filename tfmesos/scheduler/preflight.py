@@ -14,7 +14,7 @@ from typing import Mapping
 
 from ..api.token import api_token
 from ..errors import UsageError, cut
-from ..store.state_store import STORE_NODES
+from ..store.state_store import STORE_NODES, file_name
 from ..core.spec import JobSpec
 from ..core.tf_profile import TF_ROLES
 
@@ -61,10 +61,10 @@ def option_problems(spec: JobSpec) -> list[str]:
         problems.append(f"$.service.name: {cut(spec.service.name)!r} has a segment named {reserved[0]!r}, which the "
                         "state store names its own nodes: expected other segment names (not "
                         + ", ".join(sorted(STORE_NODES)) + ")")
-    file_name = len(spec.service.name.replace("/", "__")) + len(".journal")  # state_store.DirStore's longest
-    if file_name > FILE_NAME_MAX:
+    longest = len(file_name(spec.service.name)) + len(".journal")  # DirStore's longest file name
+    if longest > FILE_NAME_MAX:
         problems.append(f"$.service.name: {len(spec.service.name)} characters make the state directory's file names "
-                        f"{file_name} long: expected at most {FILE_NAME_MAX - (file_name - len(spec.service.name))} "
+                        f"{longest} long: expected at most {FILE_NAME_MAX - (longest - len(spec.service.name))} "
                         f"characters (file systems take {FILE_NAME_MAX})")
     if spec.service.failover_timeout > FAILOVER_TIMEOUT_MAX:
         problems.append(f"$.service.failover_timeout: {spec.service.failover_timeout:g} is invalid: "

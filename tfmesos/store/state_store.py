@@ -50,7 +50,8 @@ class StateStore(Protocol):
 STORE_NODES = frozenset({"state", "history", "state-journal"})
 
 
-def _file_name(name: str) -> str:
+def file_name(name: str) -> str:
+    """A job's name as DirStore names its files and folders ('/' as '__')."""
     return name.replace("/", "__")
 
 
@@ -89,10 +90,10 @@ def _decoded(raws: Iterable[bytes]) -> list[dict[str, Any]]:
 
 class DirStore:
     def __init__(self, directory: str | Path, name: str):
-        self.path = Path(directory).expanduser() / (_file_name(name) + ".json")
+        self.path = Path(directory).expanduser() / (file_name(name) + ".json")
         self.journal = self.path.with_suffix(".journal")
-        self.history = self.path.parent / "history" / _file_name(name)
-        self.live = self.path.parent / "live" / (_file_name(name) + ".json")
+        self.history = self.path.parent / "history" / file_name(name)
+        self.live = self.path.parent / "live" / (file_name(name) + ".json")
 
     @property
     def where(self) -> str:
