@@ -2,6 +2,7 @@
 TensorFlow, the tasks are shell commands."""
 from __future__ import annotations
 
+from tests.localmesos.scheduler_client import wait_until
 from tfmesos.client import cluster as cluster_api
 
 
@@ -16,4 +17,7 @@ def test_a_command_role_is_ready_once_running_or_already_finished(tmp_path, monk
     with cluster_api.cluster(jobs, start_timeout=120, quiet=True) as c:
         assert sorted(c.targets) == ["/job:evaluator/task:0", "/job:worker/task:0", "/job:worker/task:1"]
         assert not c.finished()
+        # RUNNING is the process started, not yet its first command: the workers' touch comes soon after.
+        wait_until(lambda: all((tmp_path / f"started-{i}").exists() for i in (0, 1)), timeout=30,
+                   message="the workers' commands ran in the caller's directory")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evaluated", "started-0", "started-1"]
