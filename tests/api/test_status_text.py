@@ -20,6 +20,11 @@ def test_task_row_adds_asked_for_restarts_and_the_exit_code() -> None:
     assert row.split() == ["worker:1", "-", "TASK_FINISHED", "restarts", "2", "(+1", "asked", "for)", "exit", "0"]
 
 
+def test_task_row_ends_with_the_exception_that_ended_the_task() -> None:
+    row = task_row(_task(state="TASK_FAILED", exit_code=1, exception="KeyError: 'loss'"))
+    assert row.endswith("TASK_FAILED    restarts 2 exit 1  KeyError: 'loss'"), row
+
+
 def test_progress_line_has_a_bar_when_the_total_is_known() -> None:
     text = progress_text("chief:0", Progress(step=50, total_steps=200, loss=0.25, at=1.0), width=8)
     assert text == "chief:0 [##......] step 50/200 (25%) loss 0.25"

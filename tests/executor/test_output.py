@@ -24,10 +24,11 @@ os.write(int(os.environ["REPORT_FD"]), json.dumps({"code": code, "tail": p.log_t
 """
 
 
-def _run(tmp_path: Path, stdout: object, stderr: object) -> dict:
+def _run(tmp_path: Path, stdout: object, stderr: object, probe: str = _PROBE, **env_vars: str) -> dict:
     read, write = os.pipe()
-    env = {"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin", "REPORT_FD": str(write)}
-    proc = subprocess.Popen([sys.executable, "-c", _PROBE], stdout=stdout, stderr=stderr, pass_fds=(write,),
+    env = {"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin", "REPORT_FD": str(write),
+           **env_vars}
+    proc = subprocess.Popen([sys.executable, "-c", probe], stdout=stdout, stderr=stderr, pass_fds=(write,),
                             cwd=tmp_path, env=env)
     os.close(write)
     out, err = proc.communicate(timeout=60)
@@ -57,6 +58,39 @@ def test_with_pipes_the_output_is_pumped_and_the_tail_kept_as_it_arrives(tmp_pat
     lines = found["tail"].splitlines()  # the last 20 in arrival order (the two pumps race)
     assert len(lines) == 20 and "out30" in lines
     assert set(lines) <= {f"out{i}" for i in range(1, 31)} | {"err1", "err2"}
+
+
+# A Python task that fails as Keras did under MultiWorkerMirroredStrategy: an exception whose
+# message is a long tensor dump, and noise at shutdown after its traceback.
+_FAILING_TASK = r"""
+import sys
+class Held:
+    def __del__(self):
+        raise RuntimeError("iterator closed twice")
+held = Held()
+dump = "\n".join(f"  {i}: <tf.Tensor: shape=(32, 10), dtype=float32>" for i in range(400))
+raise ValueError("Attempt to convert a value (PerReplica:{\n" + dump + "\n}) with an unsupported type")
+"""
+_EXCEPTION_PROBE = r"""
+import json, os, sys
+from tfmesos.executor.executor import TaskProcess
+print("executor: starting the task", file=sys.stderr, flush=True)  # before it: not the task's
+p = TaskProcess([sys.executable, "-c", os.environ["TASK"]], dict(os.environ), os.getcwd(), None)
+code = p.wait()
+os.write(int(os.environ["REPORT_FD"]), json.dumps({"code": code, "tail": p.log_tail(), "exception": p.exception()}).encode())
+"""
+
+
+@pytest.mark.parametrize("streams", ["files", "pipes"])
+def test_the_exception_line_is_found_in_either_way_of_writing_output(tmp_path: Path, streams: str) -> None:
+    if streams == "files":
+        with open(tmp_path / "stdout", "ab") as out, open(tmp_path / "stderr", "ab") as err:
+            found = _run(tmp_path, out, err, _EXCEPTION_PROBE, TASK=_FAILING_TASK)
+    else:
+        found = _run(tmp_path, subprocess.PIPE, subprocess.PIPE, _EXCEPTION_PROBE, TASK=_FAILING_TASK)
+    assert found["code"] == 1
+    assert "PerReplica" not in found["tail"], "the tail alone would not say why"
+    assert found["exception"] == "ValueError: Attempt to convert a value (PerReplica:{"
 
 
 @pytest.mark.parametrize("command, argv", [

@@ -27,6 +27,7 @@ EXAMPLES = [
     m.Progress(task_id="digits.chief.0.1", values={"step": 10, "loss": 0.5, "total_steps": 100}),
     m.TaskResult(exit_code=137, log_tail="Killed", extra={}),
     m.TaskResult(exit_code=None),
+    m.TaskResult(exit_code=1, log_tail="}) with an unsupported type", exception="ValueError: Attempt to convert a value"),
 ]
 
 
@@ -46,7 +47,7 @@ WIRE_FIELDS = {2: {
     "need_spec": ["task_id"],
     "output": ["task_id", "lines"],
     "progress": ["task_id", "values"],
-    "result": ["exit_code", "log_tail", "extra"],
+    "result": ["exit_code", "log_tail", "extra", "exception"],
 }}
 
 

@@ -33,7 +33,8 @@ def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
                                endpoint=f"{t['hostname']}:{t['port']}" if t.get("hostname") else "",
                                state=t.get("state", ""), restarts=t.get("restarts", 0),
                                requested_restarts=t.get("requested_restarts", 0), exit_code=t.get("exit_code"),
-                               reason=t.get("reason", ""), message=t.get("message", "")))
+                               reason=t.get("reason", ""), message=t.get("message", ""),
+                               exception=t.get("exception", "")))
     rank = framework_profile().rank
     return sorted(rows, key=lambda r: (rank(r.role), r.index))
 

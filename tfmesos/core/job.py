@@ -86,6 +86,7 @@ class TaskRecord:
     reason: str = ""
     message: str = ""
     log_tail: str = ""
+    exception: str = ""  # the exception line of the traceback that ended its last attempt (core/tracebacks.py)
     requested_restarts: int = 0  # asked for by a person: no failure, no restart limit used
 
     @property
@@ -106,6 +107,7 @@ class StatusUpdate:
     agent_id: str = ""
     exit_code: int | None = None
     log_tail: str = ""
+    exception: str = ""
     kind: restart.EndKind = restart.EndKind.REPORTED  # an end the scheduler decided says so here, not in its text
 
 
@@ -303,7 +305,7 @@ class Job:
             rec.launched_at, rec.spec_version_sent, rec.killing_since = now, 0, 0.0
             rec.avoid_agent = ""
             # The previous attempt's end is not this one's: shown again only once this one has ended.
-            rec.exit_code, rec.reason, rec.message, rec.log_tail = None, "", "", ""
+            rec.exit_code, rec.reason, rec.message, rec.log_tail, rec.exception = None, "", "", "", ""
             if rec.endpoint != old_endpoint:
                 moved.append(a.key)
             per_offer.setdefault(a.offer_id, []).append(TaskLaunch(a.key, rec.task_id, a.port, a.resources, rec.restarts))
@@ -411,7 +413,8 @@ class Job:
     def _ended(self, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
         staged = rec.state == "TASK_STAGING"  # its executor never started it (in an image: the image is at fault)
         rec.state = update.state
-        rec.exit_code, rec.reason, rec.message = update.exit_code, update.reason, update.message
+        rec.exit_code, rec.reason, rec.message, rec.exception = (update.exit_code, update.reason, update.message,
+                                                                 update.exception)
         rec.log_tail = update.log_tail or rec.log_tail
         if self.phase == FINISHING:
             return self._maybe_done(now)
@@ -448,8 +451,8 @@ class Job:
             parts.append(f"exit code {rec.exit_code}")
         if rec.reason:
             parts.append(rec.reason)
-        if rec.message:
-            parts.append(repr(rec.message[:200]))
+        if rec.exception or rec.message:  # the exception says why; the executor's message only how
+            parts.append(rec.exception or repr(rec.message[:200]))
         return ", ".join(parts) + f"; not relaunched: {why}"
 
     # ------------------------------------------------------------------ recovery
@@ -458,7 +461,8 @@ class Job:
         whole_job = self._restarts_whole_job(rec.key)
         self._note(
             f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
-            f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}: "
+            f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}"
+            f"{f' ({rec.exception})' if rec.exception else ''}: "
             + (f"its launch never reached an agent: placed again in {delay:.1f}s" if ending.never_launched
                else f"relaunch #{rec.restarts + 1} in {delay:.1f}s")
             + (" with the whole job from its checkpoint" if whole_job else "")
@@ -784,7 +788,8 @@ class Job:
         return TaskStatus(role=r.key.role, index=r.key.index, task_id=r.task_id, endpoint=r.endpoint,
                           agent_id=r.agent_id, state=r.state, restarts=r.restarts,
                           requested_restarts=r.requested_restarts, exit_code=r.exit_code, reason=r.reason,
-                          message=r.message, progress=Progress.from_json(report) if report is not None else None)
+                          message=r.message, exception=r.exception,
+                          progress=Progress.from_json(report) if report is not None else None)
 
     def _tensorboard(self) -> str | None:
         rec = self.tasks.get(TaskKey(TENSORBOARD, 0))

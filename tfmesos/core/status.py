@@ -72,6 +72,7 @@ class TaskStatus:
     exit_code: int | None = None  # of its last attempt, once ended
     reason: str = ""
     message: str = ""
+    exception: str = ""  # the exception line of the Python traceback that ended it, if one did
     progress: Progress | None = None  # what this task reported (tfmesos.report)
 
     @property

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 ASK_AGAIN_SECONDS = 5.0
 KILL_GRACE_SECONDS = 3.0
 LOG_TAIL_LINES = 20
+# How much of a failed task's stderr file is read back for its traceback (a message holding a
+# tensor dump runs to hundreds of lines); pumped output is read whole, as it passes.
+TRACEBACK_SCAN_BYTES = 1 << 20
 OUTPUT_BATCH_SECONDS = 0.3
 
 
@@ -152,8 +155,9 @@ def _status(task_id: str, state: str, message: str = "", data: dict | None = Non
     if data is not None:
         from ..mesos.messages import TaskResult, encode
 
+        own = ("exit_code", "log_tail", "exception")
         status["data"] = encode(TaskResult(data.get("exit_code"), data.get("log_tail", ""),
-                                           {k: v for k, v in data.items() if k not in ("exit_code", "log_tail")}))
+                                           {k: v for k, v in data.items() if k not in own}, data.get("exception", "")))
     return status
 
 
@@ -168,7 +172,10 @@ class TaskProcess:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
         import subprocess
 
+        from ..core.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
+
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
+        self._tracebacks = TracebackReader()  # of pumped stderr
         self._forward = forward
         self._files = [] if forward is not None else _output_files()
         piped = subprocess.PIPE if not self._files else None
@@ -200,6 +207,8 @@ class TaskProcess:
             dst.write(line)
             dst.flush()
             self.tail.append(line.rstrip("\n"))
+            if stream == "stderr":
+                self._tracebacks.feed(line)
             if self._forward is not None:
                 self._forward(stream, line.rstrip("\n"))
 
@@ -209,6 +218,15 @@ class TaskProcess:
             return "\n".join(self.tail)
         out, err = (_last_lines(path, offset, LOG_TAIL_LINES) for path, offset in self._files)
         return "\n".join((out + err)[-LOG_TAIL_LINES:])
+
+    def exception(self) -> str:
+        """The exception line of the last Python traceback on the task's stderr ("" if none)."""
+        if not self._files:
+            return self._tracebacks.line
+        from ..core.tracebacks import exception_line
+
+        path, offset = self._files[1]
+        return exception_line(_last_lines(path, offset, sys.maxsize, TRACEBACK_SCAN_BYTES))
 
     def wait(self) -> int:
         code = self.proc.wait()
@@ -466,7 +484,9 @@ class TFExecutor:
             self.forwarder.close()
         exit_code = code if code >= 0 else 128 - code
         tail = self.process.log_tail()
-        data = {"exit_code": exit_code, "log_tail": tail}
+        data: dict[str, Any] = {"exit_code": exit_code, "log_tail": tail}
+        if code > 0 and not self.killed:  # a Python task's uncaught exception exits 1
+            data["exception"] = self.process.exception()
         if self.killed:
             self._report("TASK_KILLED", f"killed (exit code {exit_code})", data)
         elif code == 0:

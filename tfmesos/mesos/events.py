@@ -61,12 +61,12 @@ def protocol_mismatch_of(status: dict[str, Any]) -> str:
 
 def parse_status(status: dict[str, Any]) -> StatusUpdate:
     """UPDATE: a TaskStatus, with our executor's TaskResult (exit code, log tail) where it sent one."""
-    exit_code, log_tail = None, ""
+    exit_code, log_tail, exception = None, "", ""
     if status.get("data"):
         try:
             data = decode(status["data"], "the executor")
             if isinstance(data, TaskResult):
-                exit_code, log_tail = data.exit_code, data.log_tail
+                exit_code, log_tail, exception = data.exit_code, data.log_tail, data.exception
         except (ValueError, TypeError):
             pass  # not ours (a command executor's) or another protocol: the state and message still count
     return StatusUpdate(
@@ -77,4 +77,5 @@ def parse_status(status: dict[str, Any]) -> StatusUpdate:
         agent_id=value_of(status.get("agent_id")),
         exit_code=exit_code,
         log_tail=log_tail,
+        exception=exception,
     )

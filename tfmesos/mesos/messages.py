@@ -92,6 +92,9 @@ class TaskResult:
     exit_code: int | None
     log_tail: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # The exception line of the Python traceback that ended the task (core/tracebacks.py), "" when
+    # none. Optional: an older peer omits or ignores it.
+    exception: str = ""
 
 
 Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult]

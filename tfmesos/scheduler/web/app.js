@@ -83,7 +83,8 @@ function renderTasks(snap) {
     cell(fresh, t.state, "state " + t.state);
     cell(fresh, t.restarts + (t.requested_restarts ? ` (+${t.requested_restarts} asked)` : ""), "restarts");
     const exit = t.exit_code == null ? "" : "exit " + t.exit_code;
-    cell(fresh, [exit, t.reason].filter(Boolean).join(", ") || "-", "exit").title = t.message || "";
+    // The exception that ended it says why (a Python traceback's last line); the message says how.
+    cell(fresh, [exit, t.reason, t.exception].filter(Boolean).join(", ") || "-", "exit").title = t.message || "";
     cell(fresh, t.progress && t.progress.step != null ? String(t.progress.step) : "-", "step");
     const button = document.createElement("button");
     button.textContent = "log";
