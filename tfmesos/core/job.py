@@ -431,10 +431,11 @@ class Job:
         assert role is not None
         ending = restart.Ending(update.state, update.reason, update.exit_code, kind=update.kind,
                                 image=self.spec.image if staged else "", staged=staged)
+        whole_job = self._restarts_whole_job(key)
         decision = restart.decide(
-            role.restart_policy, ending, rec.restarts, role.max_restarts, self.job_restarts,
-            self.spec.policies.max_job_restarts, self.spec.policies.backoff_seconds,
-            self.spec.policies.backoff_max_seconds,
+            role.restart_policy, ending, self._whole_job_restarts() if whole_job else rec.restarts, role.max_restarts,
+            self.job_restarts, self.spec.policies.max_job_restarts, self.spec.policies.backoff_seconds,
+            self.spec.policies.backoff_max_seconds, whole_job,
         )
         if not decision.retry:
             if ending.succeeded:
@@ -459,12 +460,13 @@ class Job:
     def _recover(self, rec: TaskRecord, ending: restart.Ending, delay: float, now: float) -> list[Action]:
         self.job_restarts += 1
         whole_job = self._restarts_whole_job(rec.key)
+        number = (self._whole_job_restarts() if whole_job else rec.restarts) + 1
         self._note(
             f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
             f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}"
             f"{f' ({rec.exception})' if rec.exception else ''}: "
             + (f"its launch never reached an agent: placed again in {delay:.1f}s" if ending.never_launched
-               else f"relaunch #{rec.restarts + 1} in {delay:.1f}s")
+               else f"relaunch #{number} in {delay:.1f}s")
             + (" with the whole job from its checkpoint" if whole_job else "")
         )
         self._requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
@@ -474,6 +476,10 @@ class Job:
     def _restarts_whole_job(self, key: TaskKey) -> bool:
         """A task whose loss the others cannot outlive (TensorFlow: all-reduce peers, parameter servers)."""
         return self.spec.profile.restarts_whole_job(self.spec, key)
+
+    def _whole_job_restarts(self) -> int:
+        """The whole-job restarts failures caused: each counted once, on the task that failed."""
+        return sum(r.restarts for r in self.tasks.values() if self._restarts_whole_job(r.key))
 
     def _restart_all_but(self, rec: TaskRecord, now: float, not_before: float) -> list[Action]:
         """Back to PLACING with every other task: the whole job restarts from its checkpoint."""

@@ -5,6 +5,13 @@ as permanent (a bug in the program) and 128-255 as retryable (killed by a signal
 preemption, a kill -9). Mesos-side losses (agent lost or gone, executor died) are always
 retryable except under ``Never``; an invalid task (TASK_ERROR) never is, nor one whose
 executor could not start in the job's image (that image fails every relaunch alike).
+
+Limits: a role's ``max_restarts`` bounds the relaunches its task's failures caused. Where a
+task's failure restarts the whole job (the framework says which: TensorFlow's all-reduce peers,
+its parameter servers), the restart is the job's, not the task's: it counts once, whichever task
+failed, and ``max_restarts`` of the failed task's role bounds how many whole-job restarts the job
+has had. (Counted per task, two workers that each failed once had restarted a collective job
+twice under ``max_restarts: 1``.) ``max_job_restarts`` bounds every relaunch of the job together.
 """
 from __future__ import annotations
 
@@ -137,7 +144,10 @@ def decide(
     max_job_restarts: int,
     backoff_base: float,
     backoff_cap: float,
+    whole_job: bool = False,
 ) -> Decision:
+    """``task_restarts``: what ``max_restarts`` bounds, the task's own relaunches, or with
+    ``whole_job`` (its failure restarts the whole job) the whole job's restarts so far."""
     if ending.never_launched:  # no process ran: no policy applies, and it is no restart of the task
         retry, why = True, (f"its launch never reached an agent ({ending.reason}): placed again under any "
                             "restart policy, not counted as the task's restart")
@@ -146,6 +156,10 @@ def decide(
         retry, why = should_retry(policy, ending)
     if not retry:
         return Decision(False, why)
+    if task_restarts >= max_restarts and not ending.never_launched and whole_job:
+        times = "once" if task_restarts == 1 else f"{task_restarts} times"
+        return Decision(False, f"the whole job restarted {times}, the limit (max_restarts {max_restarts}: "
+                               "a whole-job restart counts once, whichever task failed)")
     if task_restarts >= max_restarts and not ending.never_launched:
         return Decision(False, f"task relaunched {task_restarts} times, the limit (max_restarts {max_restarts})")
     if job_restarts >= max_job_restarts:
