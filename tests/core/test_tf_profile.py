@@ -184,3 +184,38 @@ def test_the_lifecycle_lists_and_explains_tasks_in_the_profiles_role_order():
         assert list(dict.fromkeys(roles)) == order and roles.count("worker") == 2
         cause = next(a for a in job.tick(spec.policies.placement_timeout_seconds + 1) if isinstance(a, act.Done)).cause
         assert sorted(order, key=lambda role: cause.index(f"{role}: ")) == order, cause
+
+
+# ---------------------------------------------------------------- what is often a slip: a warning
+SLIP = "every worker runs it as a second coordinator"
+
+
+@pytest.mark.parametrize("roles, warned", [
+    # ParameterServerStrategy's coordinator script (the job's command) on the chief and, by slip,
+    # on the workers: each would be a second coordinator.
+    (dict(ps={"count": 1}, chief={"count": 1}, worker={"count": 2}), True),
+    # The tutorial's shape: the workers run TensorFlow's built-in server.
+    (dict(ps={"count": 1}, chief={"count": 1}, worker={"count": 2, "server": True}), False),
+    # Between-graph replication as tfrun and douban ran it: no chief, worker 0 leads.
+    (dict(ps={"count": 1}, worker={"count": 2}), False),
+    # Every task runs the script on purpose (TF1 between-graph with a chief, an Estimator): said
+    # by the workers' own command, even the same one.
+    (dict(ps={"count": 1}, chief={"count": 1}, worker={"count": 2, "command": "python train.py"}), False),
+    # The chief runs a coordinator of its own; the workers the job's command.
+    (dict(ps={"count": 1}, chief={"count": 1, "command": "python coordinate.py"}, worker={"count": 2}), False),
+    # No parameter servers: MultiWorkerMirroredStrategy, where every worker runs the script.
+    (dict(chief={"count": 1}, worker={"count": 2}), False),
+    # The evaluator runs the script too (sidecar evaluation): not a coordinator.
+    (dict(ps={"count": 1}, chief={"count": 1}, worker={"count": 1, "server": True}, evaluator={"count": 1}), False),
+])
+def test_workers_running_the_chiefs_script_beside_parameter_servers_are_warned_about(roles, warned):
+    spec = spec_of(**roles)
+    found = tf.warnings(spec)
+    assert tf.TENSORFLOW.warnings is tf.warnings
+    if not warned:
+        assert found == []
+        return
+    (warning,) = found
+    assert warning.startswith("$.roles.worker: the workers run $.job.command 'python train.py', as the chief does")
+    assert SLIP in warning and "Could not start gRPC server" in warning
+    assert 'set "server": true on $.roles.worker' in warning and 'give $.roles.worker a "command" of its own' in warning

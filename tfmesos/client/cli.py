@@ -84,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options, spec = load_job(args)
     master = None if args.master in (None, "", "local") else args.master
     problems, warnings = environment_problems(spec, os.environ, embedded=master is None, create=not args.dry_run)
-    for warning in warnings:
+    for warning in spec.profile.warnings(spec) + warnings:
         print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if problems:
         raise OptionsError(problems)

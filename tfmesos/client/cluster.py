@@ -26,6 +26,7 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
@@ -446,6 +447,8 @@ def cluster(
     if coordinator:
         external = {**external, TaskKey("chief", 0): f"{host}:{free_port(host)}"}
     spec, resolved = cluster_job_spec(doc, external)
+    for warning in spec.profile.warnings(spec):  # what `tfmesos run` prints as "tfmesos: warning:"
+        warnings.warn(f"tfmesos.cluster(): {warning}", UserWarning, stacklevel=2)
     settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, connect_timeout=connect_timeout,
                                quiet=quiet, agents=agents,
                                agent_cpus=agent_cpus, agent_mem=agent_mem, gpus_per_agent=gpus_per_agent)

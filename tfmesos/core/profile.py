@@ -47,6 +47,9 @@ class Profile:
     problems: Callable[[JobSpec], list[str]]
     # The framework's roles in the order jobs list, show and explain their tasks (plain data).
     role_order: tuple[str, ...]
+    # What the framework can run but is often a slip: each warning says what to set, and how to
+    # keep the shape on purpose. The job still runs.
+    warnings: Callable[[JobSpec], list[str]] = lambda spec: []
 
     def rank(self, role: str) -> int:
         """Where a role's tasks come: in ``role_order``, then any other (TensorBoard) after them."""

@@ -47,6 +47,7 @@ class RoleSpec:
     env: tuple[tuple[str, str], ...] = ()
     restart_policy: str = "Never"
     max_restarts: int = 3
+    job_command: bool = False  # its command is the job's: the role gave none of its own
 
     @property
     def demand(self) -> Resources:

@@ -15,6 +15,14 @@
   (chief, ps, worker, evaluator), the order a job's tasks are listed in.
 - What TensorFlow cannot train: a job with no chief and no worker, or a success policy that
   waits on workers the job does not have.
+- What is often a slip (a warning, the job runs): parameter servers, a chief and workers all
+  running the job's one command. ParameterServerStrategy's tutorial runs its script on the chief
+  (the coordinator) and servers on the workers; its workers running the coordinator script too
+  each become a second coordinator, which takes the chief's address ("Could not start gRPC
+  server"). The same shape is right where every task runs the script on purpose: TF1
+  between-graph replication with a chief, an Estimator's train_and_evaluate, a script that starts
+  a server itself on workers (the tutorial's full form). Without a chief (tfrun's, douban's
+  between-graph jobs: worker 0 leads) or with workers as servers, nothing is said.
 """
 from __future__ import annotations
 
@@ -73,6 +81,24 @@ def problems(spec: JobSpec) -> list[str]:
     return found
 
 
+def warnings(spec: JobSpec) -> list[str]:
+    chief, worker = spec.role("chief"), spec.role("worker")
+    if not (spec.count("ps") and chief and chief.count and worker and worker.count):
+        return []
+    if not worker.job_command or chief.command != worker.command:
+        return []
+    return [f"$.roles.worker: the workers run $.job.command {_cut(worker.command)!r}, as the chief does, in a job "
+            "with parameter servers. If it is a ParameterServerStrategy coordinator (ClusterCoordinator, "
+            "model.fit), every worker runs it as a second coordinator and the chief fails with 'Could not start "
+            "gRPC server': set \"server\": true on $.roles.worker for TensorFlow's built-in server. If every task "
+            "runs it on purpose (between-graph replication, an Estimator, a script that starts a server on "
+            "workers), give $.roles.worker a \"command\" of its own to say so"]
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 TENSORFLOW = Profile(
     mode=mode,
     success_keys=success_keys,
@@ -83,4 +109,5 @@ TENSORFLOW = Profile(
     cluster=cluster_spec,
     problems=problems,
     role_order=TF_ROLES,
+    warnings=warnings,
 )

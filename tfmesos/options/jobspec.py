@@ -68,6 +68,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
                 env=_env_pairs(raw["env"]),
                 restart_policy=raw["restart_policy"],
                 max_restarts=raw["max_restarts"],
+                job_command=command is not None and not raw["command"],
             )
         )
     tensorboard = options.get("tensorboard") or {}
