@@ -18,11 +18,12 @@
 - What is often a slip (a warning, the job runs): parameter servers, a chief and workers all
   running the job's one command. ParameterServerStrategy's tutorial runs its script on the chief
   (the coordinator) and servers on the workers; its workers running the coordinator script too
-  each become a second coordinator, which takes the chief's address ("Could not start gRPC
-  server"). The same shape is right where every task runs the script on purpose: TF1
-  between-graph replication with a chief, an Estimator's train_and_evaluate, a script that starts
-  a server itself on workers (the tutorial's full form). Without a chief (tfrun's, douban's
-  between-graph jobs: worker 0 leads) or with workers as servers, nothing is said.
+  each become a second coordinator at the chief's address, and the chief or a worker dies with
+  "Could not start gRPC server" (the PSS example so changed: a worker, after 80 s). The same
+  shape is right where every task runs the script on purpose: TF1 between-graph replication with
+  a chief, an Estimator's train_and_evaluate, a script that starts a server itself on workers
+  (the tutorial's full form). Without a chief (tfrun's, douban's between-graph jobs: worker 0
+  leads) or with workers as servers, nothing is said.
 """
 from __future__ import annotations
 
@@ -89,8 +90,8 @@ def warnings(spec: JobSpec) -> list[str]:
         return []
     return [f"$.roles.worker: the workers run $.job.command {_cut(worker.command)!r}, as the chief does, in a job "
             "with parameter servers. If it is a ParameterServerStrategy coordinator (ClusterCoordinator, "
-            "model.fit), every worker runs it as a second coordinator and the chief fails with 'Could not start "
-            "gRPC server': set \"server\": true on $.roles.worker for TensorFlow's built-in server. If every task "
+            "model.fit), every worker runs it as a second coordinator, at the chief's address, and the chief or a worker "
+            "fails with 'Could not start gRPC server': set \"server\": true on $.roles.worker for TensorFlow's built-in server. If every task "
             "runs it on purpose (between-graph replication, an Estimator, a script that starts a server on "
             "workers), give $.roles.worker a \"command\" of its own to say so"]
 
