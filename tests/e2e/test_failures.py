@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 
-from tests.e2e.harness import ROOT, TFMESOS, run_scheduler, stop_scheduler, wait_gone, write_options
+from tests.e2e.harness import ROOT, TFMESOS, LocalMaster, run_scheduler, stop_scheduler, wait_gone, write_options
 
 CONVERT = "ValueError: Attempt to convert a value (PerReplica:{"
 
@@ -38,6 +38,15 @@ def tfmesos(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_failed_python_task_is_named_by_its_exception_in_the_summary_status_and_record(tmp_path):
+    master = LocalMaster(tmp_path / "m", agents=1)
+    try:
+        run_failure_says_why(tmp_path, master)
+    finally:
+        master.stop()
+
+
+def run_failure_says_why(tmp_path, master) -> None:
+    """On any master (``address``): also test_failures_real_mesos.py."""
     script = tmp_path / "train.py"
     script.write_text(FAILING_SCRIPT)
     state = tmp_path / "state"
@@ -46,7 +55,7 @@ def test_a_failed_python_task_is_named_by_its_exception_in_the_summary_status_an
                          job={"command": f"{sys.executable} {script}"},
                          roles={"chief": {"count": 1, "cpus": 0.1, "mem": 64, "command": "sleep 300"},
                                 "worker": {"count": 1, "cpus": 0.1, "mem": 64, "restart_policy": "Never"}})
-    run = run_scheduler(opts, "--state-dir", str(state))
+    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(state))
     try:
         assert run.wait(120) == 1, run.output[-3000:]
     finally:
@@ -61,7 +70,7 @@ def test_a_failed_python_task_is_named_by_its_exception_in_the_summary_status_an
 
     status = tfmesos("status", "says-why", "--state-dir", str(state))  # from the kept record
     assert status.returncode == 0, status.stderr
-    assert f"job says-why  FAILED: worker:0" in status.stdout and CONVERT in status.stdout.splitlines()[0]
+    assert "job says-why  FAILED: worker:0" in status.stdout and CONVERT in status.stdout.splitlines()[0]
     assert re.search(rf"worker:0 +\S+ +TASK_FAILED +restarts 0 exit 1  {re.escape(CONVERT)}$", status.stdout, re.M)
     kept = json.loads(tfmesos("status", "says-why", "--json", "--state-dir", str(state)).stdout)
     (worker,) = [t for t in kept["tasks"] if t["role"] == "worker"]
