@@ -86,8 +86,9 @@ def test_a_whole_job_restart_counts_once_against_max_restarts(tmp_path):
     marks.mkdir()
     # worker:0 fails from its second start on; worker:1 fails once worker:0 has started, in the
     # first attempt only (its own restart count is 1 after).
-    command = (f'if [ "$TFMESOS_TASK_INDEX" = 0 ]; then [ -e {marks}/w0 ] && exit 1; touch {marks}/w0; exec sleep 300; fi; '
-               f'[ "$TFMESOS_RESTART_COUNT" = 0 ] || exec sleep 300; '
+    command = (f'if [ "$TFMESOS_TASK_INDEX" = 0 ]; then [ -e {marks}/w0 ] && exit 1; '
+               f'touch {marks}/w0; exec sleep 300; fi; '
+               '[ "$TFMESOS_RESTART_COUNT" = 0 ] || exec sleep 300; '
                f'while [ ! -e {marks}/w0 ]; do sleep 0.1; done; exit 1')
     opts = write_options(tmp_path / "o.json", service={"name": "counts-once"}, job={"command": command},
                          roles={"worker": {"count": 2, "cpus": 0.1, "mem": 64, "restart_policy": "OnFailure",

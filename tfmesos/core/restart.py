@@ -156,11 +156,11 @@ def decide(
         retry, why = should_retry(policy, ending)
     if not retry:
         return Decision(False, why)
-    if task_restarts >= max_restarts and not ending.never_launched and whole_job:
-        times = "once" if task_restarts == 1 else f"{task_restarts} times"
-        return Decision(False, f"the whole job restarted {times}, the limit (max_restarts {max_restarts}: "
-                               "a whole-job restart counts once, whichever task failed)")
     if task_restarts >= max_restarts and not ending.never_launched:
+        if whole_job:
+            times = "once" if task_restarts == 1 else f"{task_restarts} times"
+            return Decision(False, f"the whole job restarted {times}, the limit (max_restarts {max_restarts}: "
+                                   "a whole-job restart counts once, whichever task failed)")
         return Decision(False, f"task relaunched {task_restarts} times, the limit (max_restarts {max_restarts})")
     if job_restarts >= max_job_restarts:
         return Decision(False, f"job relaunched tasks {job_restarts} times, the limit (max_job_restarts {max_job_restarts})")

@@ -90,10 +90,11 @@ def warnings(spec: JobSpec) -> list[str]:
         return []
     return [f"$.roles.worker: the workers run $.job.command {_cut(worker.command)!r}, as the chief does, in a job "
             "with parameter servers. If it is a ParameterServerStrategy coordinator (ClusterCoordinator, "
-            "model.fit), every worker runs it as a second coordinator, at the chief's address, and the chief or a worker "
-            "fails with 'Could not start gRPC server': set \"server\": true on $.roles.worker for TensorFlow's built-in server. If every task "
-            "runs it on purpose (between-graph replication, an Estimator, a script that starts a server on "
-            "workers), give $.roles.worker a \"command\" of its own to say so"]
+            "model.fit), every worker runs it as a second coordinator, at the chief's address, and the chief or "
+            "a worker fails with 'Could not start gRPC server': set \"server\": true on $.roles.worker for "
+            "TensorFlow's built-in server. If every task runs it on purpose (between-graph replication, an "
+            "Estimator, a script that starts a server on workers), give $.roles.worker a \"command\" of its own "
+            "to say so"]
 
 
 def _cut(text: str, limit: int = 60) -> str:
