@@ -138,6 +138,23 @@ def _last_lines(path: str, start: int, count: int, window: int = 16384) -> list[
     return data.decode("utf-8", "replace").splitlines()[-count:]
 
 
+def write_secret_files(sandbox: str, files: dict[str, str]) -> None:
+    """The job's env:/file: secrets as files under the sandbox, readable by the task's user only
+    (what Mesos' volume/secret isolator would mount, on agents without it). OSError names the path."""
+    import base64
+
+    root = os.path.realpath(sandbox)
+    for path, data in files.items():
+        target = os.path.join(root, path)
+        if os.path.commonpath([root, os.path.realpath(target)]) != root:
+            raise OSError(f"secret file {path!r} is outside the sandbox")
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.fchmod(fd, 0o600)  # an older file cannot keep a wider mode
+        with os.fdopen(fd, "wb") as f:
+            f.write(base64.b64decode(data))
+
+
 def kill_grace(kill_policy: dict[str, Any] | None) -> float:
     """Seconds between SIGTERM and SIGKILL: a KillPolicy's grace period (the KILL's, else the
     TaskInfo's), as Mesos' own executors honour it; KILL_GRACE_SECONDS without one."""
@@ -422,6 +439,7 @@ class TFExecutor:
         )
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env.update(p.env or {})
+        env.update(p.secret_env)
         return env
 
     def _run_task(self) -> None:
@@ -449,6 +467,7 @@ class TFExecutor:
                     reports.close()
                     return
                 env = self._environment(key, cluster, sandbox)
+                write_secret_files(sandbox, p.secret_files)
                 if command is not None and not _runnable(argv[0], env):
                     # Not found or not executable: the shell's own message and exit code say so.
                     argv = ["/bin/sh", "-c", command]
