@@ -97,9 +97,12 @@ def executor_environment(
         env["NVIDIA_VISIBLE_DEVICES"] = visible
     env.update(extra or {})
     for variable in ((command or {}).get("environment") or {}).get("variables", []):
-        if variable.get("type", "VALUE") == "SECRET":
-            continue  # secrets need a secret resolver, which the embedded agent lacks
-        env[variable["name"]] = variable.get("value", "")
+        if variable.get("type", "VALUE") != "SECRET":
+            env[variable["name"]] = variable.get("value", "")
+    # Resolved by Mesos' default secret resolver; a SecretError (a reference) fails the launch.
+    from .secrets import resolved_environment  # here: reading task_path must not load the HTTP layer
+
+    env.update(resolved_environment(command or {}))
     return env
 
 

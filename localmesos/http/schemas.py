@@ -94,7 +94,10 @@ _d("Resource",
    reservation=_RAW, reservations=_RAW_LIST, disk=_RAW, revocable=_RAW, shared=_RAW)
 
 _d("URI", value=_s(required=True), executable=_BOOL, extract=_BOOL, cache=_BOOL, output_file=_s())
-_d("Variable", name=_s(required=True), type=_e(("UNKNOWN", "VALUE", "SECRET")), value=_s(), secret=_RAW)
+_d("SecretReference", name=_s(required=True), key=_s())
+_d("SecretValue", data=Field("bytes", required=True))
+_d("Secret", type=_e(("UNKNOWN", "REFERENCE", "VALUE")), reference=_m("SecretReference"), value=_m("SecretValue"))
+_d("Variable", name=_s(required=True), type=_e(("UNKNOWN", "VALUE", "SECRET")), value=_s(), secret=_m("Secret"))
 _d("Environment", variables=_m("Variable", repeated=True))
 _d("CommandInfo",
    uris=_m("URI", repeated=True), environment=_m("Environment"), shell=_BOOL, value=_s(),
