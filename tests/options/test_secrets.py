@@ -75,13 +75,17 @@ def test_targets_that_cannot_work_are_refused_naming_the_field(job, said):
 def test_values_that_cannot_be_read_are_refused_naming_the_source_never_a_value(tmp_path):
     binary = tmp_path / "bin"
     binary.write_bytes(b"a\x00b")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (64 * 1024 + 1))
     spec = _spec(secret_env=["A=env:MISSING", "B=file:/nonexistent/x", f"C=file:{binary}", "D=env:SET"],
-                 secret_files=[f"d=file:{tmp_path}"])
+                 secret_files=[f"d=file:{tmp_path}", f"e=file:{big}"])
     problems, _ = environment_problems(spec, {"SET": VALUE}, embedded=False, create=False)
     assert [p.split(":")[0] for p in problems] == ["$.job.secret_env A=env", "$.job.secret_env B=file",
-                                                   "$.job.secret_env C=file", "$.job.secret_files d=file"]
+                                                   "$.job.secret_env C=file", "$.job.secret_files d=file",
+                                                   "$.job.secret_files e=file"]
     assert "has no MISSING" in problems[0] and "No such file" in problems[1]
     assert "NUL byte" in problems[2] and "not a regular file" in problems[3]
+    assert "holds 65537 bytes; expected at most 65536" in problems[4]
     assert not any(VALUE in p for p in problems)
 
 

@@ -14,7 +14,7 @@ from typing import Mapping
 from ..core.secrets import SecretUse, SecretValues, read_by_scheduler
 from ..errors import UsageError, cut
 
-MAX_BYTES = 1 << 20  # a key or a token is a few KB; DC/OS' secret store holds at most 1 MB too
+MAX_BYTES = 64 << 10  # a key, a token or a keytab is a few KB; every task's payload carries each value
 
 
 
