@@ -25,6 +25,7 @@ def sandbox_path(work_dir: Path, agent_id: str, framework_id: str, executor_id: 
 
 def create_sandbox(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o750)  # as Mesos makes it (drwxr-x---): a task's files are its user's and group's
     (path / "stdout").touch()
     (path / "stderr").touch()
     latest = path.parent / "latest"

@@ -90,6 +90,13 @@ def test_value_secrets_reach_the_container_and_references_fail_its_launch(make_m
     assert launch(scheduler, offer, [reads, by_reference], refuse_seconds=0).status == 202
     ended = _collect(scheduler, 2)
     assert ended["reads"]["state"] == "TASK_FINISHED", ended["reads"]
+    # Where the agent keeps the TaskInfo (and a framework's secrets with it), no one else reads.
+    import stat
+
+    sandbox = next(master.work_dir.rglob("executors/reads/runs/latest")).resolve()
+    assert stat.S_IMODE(sandbox.stat().st_mode) == 0o750  # as Mesos makes it
+    checkpoints = [p for p in (master.work_dir / "meta").rglob("*") if p.is_file()]
+    assert checkpoints and {stat.S_IMODE(p.stat().st_mode) for p in checkpoints} == {0o600}
     assert (ended["reference"]["state"], ended["reference"]["reason"], ended["reference"]["message"]) == (
         "TASK_FAILED", "REASON_CONTAINER_LAUNCH_FAILED",
         "Failed to launch container: Collect failed: Default secret resolver cannot resolve references")
