@@ -27,12 +27,16 @@ def _collect(scheduler: RawScheduler, count: int, terminal: bool = True) -> dict
     return found
 
 
-def test_invalid_secrets_are_refused_with_mesos_messages(make_master) -> None:
-    master = make_master()
+def _subscribed(master, name: str) -> tuple[RawScheduler, dict, str]:
+    """A raw scheduler subscribed to ``master``, its first offer and that offer's agent."""
     scheduler = RawScheduler(master.address)
-    scheduler.subscribe(framework_info("secrets-validation"))
+    scheduler.subscribe(framework_info(name))
     offer = scheduler.next_offers()[0]
-    agent = offer["agent_id"]["value"]
+    return scheduler, offer, offer["agent_id"]["value"]
+
+
+def test_invalid_secrets_are_refused_with_mesos_messages(make_master) -> None:
+    scheduler, offer, agent = _subscribed(make_master(), "secrets-validation")
     reference = {"type": "REFERENCE", "reference": {"name": "team/key"}}
     cases = {
         "ref-with-value": _env(S={"type": "SECRET", "secret": {**reference, "value": {"data": _b64(VALUE)}}}),
@@ -73,10 +77,7 @@ def test_invalid_secrets_are_refused_with_mesos_messages(make_master) -> None:
 
 def test_value_secrets_reach_the_container_and_references_fail_its_launch(make_master) -> None:
     master = make_master()
-    scheduler = RawScheduler(master.address)
-    scheduler.subscribe(framework_info("secrets-agent"))
-    offer = scheduler.next_offers()[0]
-    agent = offer["agent_id"]["value"]
+    scheduler, offer, agent = _subscribed(master, "secrets-agent")
     value = {"type": "VALUE", "value": {"data": _b64(VALUE)}}
     # The task proves it read both without printing them: its exit code says.
     reads = command_task("reads", agent, f'test "$S" = {VALUE} && test "$(cat keys/k)" = {VALUE} '
