@@ -8,6 +8,7 @@ import pytest
 from tests.e2e.harness import run_scheduler, stop_scheduler, write_options
 from tests.e2e.real_mesos import RealMesos
 from tests.e2e.secret_probe import run_and_probe
+from tests.localmesos.agent import test_secrets as embedded
 
 pytestmark = pytest.mark.slow
 
@@ -38,3 +39,12 @@ def test_a_secret_store_name_reaches_the_agent_as_a_reference(tmp_path, field: s
             stop_scheduler(run)
     assert said in run.output, run.output[-3000:]
     assert "job secrets-ref FAILED" in run.output, run.output[-3000:]
+
+
+@pytest.mark.parametrize("check", [embedded.test_invalid_secrets_are_refused_with_mesos_messages,
+                                   embedded.test_a_secret_that_is_not_base64_refuses_the_call_as_protobuf_parsing_does],
+                         ids=["validation", "base64"])
+def test_the_embedded_masters_secret_checks_hold_on_the_real_master(tmp_path, check) -> None:
+    """The embedded master's tests of invalid secrets, run against the real master: same answers."""
+    with RealMesos(tmp_path / "mesos", [AGENT]) as master:
+        check(lambda: master)

@@ -103,3 +103,20 @@ def test_value_secrets_reach_the_container_and_references_fail_its_launch(make_m
         "Failed to launch container: Collect failed: Default secret resolver cannot resolve references")
     scheduler.teardown()
     scheduler.close()
+
+
+def test_a_secret_that_is_not_base64_refuses_the_call_as_protobuf_parsing_does(make_master) -> None:
+    scheduler, offer, agent = _subscribed(make_master(), "secrets-parse")
+    volume = {"container_path": "k", "mode": "RO", "source": {"type": "SECRET", "secret": {
+        "type": "VALUE", "value": {"data": "not-base64"}}}}
+    for where in ("command", "container"):
+        task = command_task(where, agent, "true")
+        if where == "command":
+            task["command"]["environment"] = _env(S={"type": "SECRET", "secret": volume["source"]["secret"]})
+        else:
+            task["container"] = {"type": "MESOS", "volumes": [volume]}
+        reply = launch(scheduler, offer, [task])
+        assert (reply.status, reply.body) == (400, "Failed to convert JSON into Call protobuf: Failed to base64 "
+                                                   "decode bytes field 'data': Invalid character '-'")
+    scheduler.teardown()
+    scheduler.close()
