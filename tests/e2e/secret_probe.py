@@ -18,6 +18,7 @@ import shlex
 import stat
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Callable, Iterator
@@ -26,7 +27,8 @@ from tests.e2e.harness import ROOT, TFMESOS, run_scheduler, stop_scheduler, writ
 
 SECRET_FILE = "keys/token"  # under the task's sandbox
 # The chief: both secrets as expected (compared by hash: the command is in the options), the file
-# 0600, then it waits for the probe to finish (the test touches GATE).
+# 0600 (a link from the sandbox to the executor's own directory), then it waits for the probe to
+# finish (the test touches GATE).
 CHECK = ("import hashlib, os, stat, sys, time\n"
          "env = os.environ.get('TEAM_TOKEN', '')\n"
          "path = os.path.join(os.environ['MESOS_SANDBOX'], 'keys/token')\n"
@@ -58,6 +60,14 @@ def _get(url: str, body: dict | None = None) -> bytes:
                                      headers={"Content-Type": "application/json", "Accept": "application/json"})
     with urllib.request.urlopen(request, timeout=20) as resp:
         return resp.read()
+
+
+def _answer(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=20) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
 
 
 def master_views(address: str) -> Iterator[tuple[str, bytes]]:
@@ -125,15 +135,22 @@ def run_and_probe(tmp_path: Path, master_address: str, agent_dirs: list[Path], l
             probe(where, text)
         for path in ("/v1/status", "/", "/v1/logs/chief:0"):
             probe(f"API {path}", _get(f"http://{api}{path}"))
-        sandboxes = [p for d in agent_dirs for p in d.rglob(SECRET_FILE)]
-        assert len(sandboxes) == 1, sandboxes
-        assert sandboxes[0].read_bytes() == file_value
-        assert stat.S_IMODE(sandboxes[0].stat().st_mode) == 0o600
+        links = [p for d in agent_dirs for p in d.rglob(SECRET_FILE)]
+        assert len(links) == 1 and links[0].is_symlink(), links
+        assert links[0].read_bytes() == file_value and stat.S_IMODE(links[0].stat().st_mode) == 0o600
+        target = links[0].resolve()
+        assert not any(target.is_relative_to(d.resolve()) for d in agent_dirs), target  # outside the sandbox
+        # The agent's /files API (the web UI's sandbox browser) refuses a link that leaves the sandbox.
+        agent = json.loads(_get(f"http://{master_address}/state"))["slaves"][0]["pid"].split("@", 1)[1]
+        status, body = _answer(f"http://{agent}/files/read?offset=0&path={urllib.parse.quote(str(links[0]))}")
+        assert status in (400, 404), (status, body[:200])
+        probe("the agent's /files/read of the secret file", body)
         gate.touch()
         run.wait_for(r"status page stays on http://\S+/ for 60 s", 120)
         assert f"job {name} SUCCEEDED" in run.output, run.output[-3000:]
         for path in ("/v1/status", "/"):
             probe(f"API {path} (ended)", _get(f"http://{api}{path}"))
+        assert not target.exists(), "the task is over: its secret files are gone"
         _get(f"http://{api}/v1/shutdown", {})
         assert run.wait(60) == 0, run.output[-3000:]
     finally:

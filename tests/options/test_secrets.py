@@ -123,17 +123,28 @@ def test_values_ride_in_the_payload_and_nowhere_else_in_the_task_info(tmp_path):
         _task_info(spec)
 
 
-def test_the_executor_writes_secret_files_for_the_task_only(tmp_path):
-    old = os.umask(0)  # the file's mode is the executor's, whatever umask it inherits
+def test_the_executor_links_secret_files_from_the_sandbox_to_its_own_directory(tmp_path):
+    from tfmesos.executor.executor import remove_secret_files
+
+    sandbox, shm = tmp_path / "sandbox", tmp_path / "shm"
+    sandbox.mkdir()
+    shm.mkdir()
+    old = os.umask(0)  # the modes are the executor's, whatever umask it inherits
     try:
-        write_secret_files(str(tmp_path), {"keys/k": base64.b64encode(b"\x00x").decode()})
+        private = write_secret_files(str(sandbox), {"keys/k": base64.b64encode(b"\x00x").decode()}, str(shm))
     finally:
         os.umask(old)
-    path = tmp_path / "keys" / "k"
-    assert path.read_bytes() == b"\x00x" and stat.S_IMODE(path.stat().st_mode) == 0o600
-    (tmp_path / "evil").symlink_to("/etc")
+    link = sandbox / "keys" / "k"
+    assert link.is_symlink() and link.read_bytes() == b"\x00x"
+    target = link.resolve()
+    assert target.parent.parent == shm / os.path.basename(private)  # outside the sandbox
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and stat.S_IMODE(os.stat(private).st_mode) == 0o700
+    remove_secret_files(private)
+    assert not os.path.exists(private) and not link.exists()  # the task is over: nothing is kept
+    (sandbox / "evil").symlink_to("/etc")
     with pytest.raises(OSError, match="outside the sandbox"):
-        write_secret_files(str(tmp_path), {"evil/x": ""})
+        write_secret_files(str(sandbox), {"evil/x": ""}, str(shm))
+    assert list(shm.iterdir()) == [], "a refused write leaves nothing behind"
 
 
 def test_the_dry_run_shows_what_goes_where_with_every_value_hidden(tmp_path):

@@ -6,7 +6,8 @@ file in its sandbox (``job.secret_files``, ``PATH=SOURCE``). The source decides 
 - a secret store's name (``team-a/aws-key``, DC/OS' secret paths): a Mesos ``Secret`` of type
   REFERENCE, resolved by the agent's secret resolver; tfmesos never sees the value;
 - ``env:VAR`` or ``file:PATH``: a value the scheduler reads at its start. It travels in the task's
-  payload (TaskInfo.data) and the executor sets the variable or writes the file (0600). Not as a
+  payload (TaskInfo.data) and the executor sets the variable, or writes the file (0600, outside
+  the sandbox, which links to it: the agent's /files API does not follow such a link). Not as a
   Mesos VALUE secret: a real Mesos 1.12 master serves those, base64, in ``/state``,
   ``/frameworks`` and the operator API's GET_STATE/GET_EXECUTORS (measured), and a file needs the
   agent's ``volume/secret`` isolator (linux launcher and ``filesystem/linux``), which a POSIX
