@@ -1,7 +1,7 @@
 """The values of the job's ``env:``/``file:`` secrets, read by the scheduler at its start.
 
-They stay in this process' memory (``core.secrets.SecretValues``, whose repr shows names only) and leave it only
-in the tasks' payloads (``tfmesos.mesos.taskinfo``). Every message here names the option, the
+They stay in this process' memory (``core.secrets.SecretValues``, whose repr shows names only)
+and leave it only in the tasks' payloads (``tfmesos.mesos.taskinfo``). Every message here names the option, the
 variable or the file, never what they hold.
 """
 from __future__ import annotations
@@ -15,8 +15,6 @@ from ..core.secrets import SecretUse, SecretValues, read_by_scheduler
 from ..errors import UsageError, cut
 
 MAX_BYTES = 64 << 10  # a key, a token or a keytab is a few KB; every task's payload carries each value
-
-
 
 
 def _problem(use: SecretUse, why: str, check: str) -> UsageError:
