@@ -40,6 +40,7 @@ from .recovery import CheckpointWriter, record_container, recover_containers, re
 from ..http.protojson import b64decode, b64encode
 from ..resources import Resources, parse_resources_text
 from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
+from .secrets import write_secret_volumes
 from ..master.status_updates import StatusUpdate, StatusUpdateManager
 
 log = logging.getLogger(__name__)
@@ -361,6 +362,7 @@ class Agent:
             container = (task or {}).get("container") or executor.info.get("container")
             if container:
                 _note_container(executor.directory, container)
+                write_secret_volumes(container, executor.directory)
             uris = command.get("uris", [])
             if uris:
                 lines = await self._loop.run_in_executor(self._pool, fetch_all, uris, executor.directory)

@@ -37,10 +37,13 @@ def _meta(work_dir: Path) -> Path:
 
 
 def _write_atomically(path: Path, value: Any) -> None:
-    """``value`` as JSON (a ``str`` is taken as JSON already encoded)."""
+    """``value`` as JSON (a ``str`` is taken as JSON already encoded), readable by this user only:
+    a checkpointed TaskInfo holds its data, where a framework may pass a task its secrets."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(value if isinstance(value, str) else json.dumps(value))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(value if isinstance(value, str) else json.dumps(value))
     os.replace(temporary, path)
 
 

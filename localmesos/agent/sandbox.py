@@ -25,6 +25,7 @@ def sandbox_path(work_dir: Path, agent_id: str, framework_id: str, executor_id: 
 
 def create_sandbox(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o750)  # as Mesos makes it (drwxr-x---): a task's files are its user's and group's
     (path / "stdout").touch()
     (path / "stderr").touch()
     latest = path.parent / "latest"
@@ -97,9 +98,12 @@ def executor_environment(
         env["NVIDIA_VISIBLE_DEVICES"] = visible
     env.update(extra or {})
     for variable in ((command or {}).get("environment") or {}).get("variables", []):
-        if variable.get("type", "VALUE") == "SECRET":
-            continue  # secrets need a secret resolver, which the embedded agent lacks
-        env[variable["name"]] = variable.get("value", "")
+        if variable.get("type", "VALUE") != "SECRET":
+            env[variable["name"]] = variable.get("value", "")
+    # Resolved by Mesos' default secret resolver; a SecretError (a reference) fails the launch.
+    from .secrets import resolved_environment  # here: reading task_path must not load the HTTP layer
+
+    env.update(resolved_environment(command or {}))
     return env
 
 

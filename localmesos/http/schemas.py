@@ -94,20 +94,29 @@ _d("Resource",
    reservation=_RAW, reservations=_RAW_LIST, disk=_RAW, revocable=_RAW, shared=_RAW)
 
 _d("URI", value=_s(required=True), executable=_BOOL, extract=_BOOL, cache=_BOOL, output_file=_s())
-_d("Variable", name=_s(required=True), type=_e(("UNKNOWN", "VALUE", "SECRET")), value=_s(), secret=_RAW)
+_d("SecretReference", name=_s(required=True), key=_s())
+_d("SecretValue", data=Field("bytes", required=True))
+_d("Secret", type=_e(("UNKNOWN", "REFERENCE", "VALUE")), reference=_m("SecretReference"), value=_m("SecretValue"))
+_d("Variable", name=_s(required=True), type=_e(("UNKNOWN", "VALUE", "SECRET")), value=_s(), secret=_m("Secret"))
 _d("Environment", variables=_m("Variable", repeated=True))
+_d("VolumeSource", type=_e(("UNKNOWN", "DOCKER_VOLUME", "HOST_PATH", "SANDBOX_PATH", "SECRET", "CSI_VOLUME")),
+   docker_volume=_RAW, host_path=_RAW, sandbox_path=_RAW, secret=_m("Secret"), csi_volume=_RAW)
+_d("Volume", mode=_e(("RW", "RO"), required=True), container_path=_s(required=True), host_path=_s(), image=_RAW,
+   source=_m("VolumeSource"))
+_d("ContainerInfo", type=_e(("DOCKER", "MESOS"), required=True), volumes=_m("Volume", repeated=True), hostname=_s(),
+   docker=_RAW, mesos=_RAW, network_infos=_RAW_LIST, linux_info=_RAW, rlimit_info=_RAW, tty_info=_RAW)
 _d("CommandInfo",
    uris=_m("URI", repeated=True), environment=_m("Environment"), shell=_BOOL, value=_s(),
    arguments=_s(repeated=True), user=_s())
 _d("ExecutorInfo",
    type=_e(("UNKNOWN", "DEFAULT", "CUSTOM")), executor_id=_m("ExecutorID", required=True),
-   framework_id=_m("FrameworkID"), command=_m("CommandInfo"), container=_RAW,
+   framework_id=_m("FrameworkID"), command=_m("CommandInfo"), container=_m("ContainerInfo"),
    resources=_m("Resource", repeated=True), name=_s(), source=_s(), data=_BYTES, discovery=_RAW,
    shutdown_grace_period=_m("DurationInfo"), labels=_RAW)
 _d("TaskInfo",
    name=_s(required=True), task_id=_m("TaskID", required=True), agent_id=_m("AgentID", required=True),
    resources=_m("Resource", repeated=True), executor=_m("ExecutorInfo"), command=_m("CommandInfo"),
-   container=_RAW, health_check=_RAW, check=_RAW, kill_policy=_m("KillPolicy"), data=_BYTES, labels=_RAW,
+   container=_m("ContainerInfo"), health_check=_RAW, check=_RAW, kill_policy=_m("KillPolicy"), data=_BYTES, labels=_RAW,
    discovery=_RAW, max_completion_time=_m("DurationInfo"), limits=_RAW)
 _d("TaskGroupInfo", tasks=_m("TaskInfo", repeated=True))
 _d("TaskStatus",

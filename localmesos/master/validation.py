@@ -90,6 +90,23 @@ def _non_negative_duration(value: dict[str, Any] | None) -> bool:
     return value is None or int(value.get("nanoseconds", 0)) >= 0
 
 
+def secret_error(secret: dict[str, Any]) -> str | None:
+    """common::validation::validateSecret (a Secret without a type, UNKNOWN, passes)."""
+    kind = secret.get("type", "UNKNOWN")
+    if kind == "REFERENCE":
+        if "reference" not in secret:
+            return "Secret of type REFERENCE must have the 'reference' field set"
+        if "value" in secret:
+            return ("Secret '" + secret["reference"].get("name", "") + "' of type REFERENCE must not have the "
+                    "'value' field set")
+    elif kind == "VALUE":
+        if "value" not in secret:
+            return "Secret of type VALUE must have the 'value' field set"
+        if "reference" in secret:
+            return "Secret of type VALUE must not have the 'reference' field set"
+    return None
+
+
 def _environment_error(command: dict[str, Any]) -> str | None:
     for variable in (command.get("environment") or {}).get("variables", []):
         kind = variable.get("type", "VALUE")
@@ -99,6 +116,12 @@ def _environment_error(command: dict[str, Any]) -> str | None:
             if "value" in variable:
                 return ("Environment variable '" + variable["name"] + "' of type 'SECRET' must not have a "
                         "value set")
+            error = secret_error(variable["secret"])
+            if error:
+                return "Environment variable '" + variable["name"] + "' specifies an invalid secret: " + error
+            if b"\0" in b64decode((variable["secret"].get("value") or {}).get("data", "")):
+                return ("Environment variable '" + variable["name"] + "' specifies a secret containing null bytes, "
+                        "which is not allowed in the environment")
         elif kind == "UNKNOWN":
             return "Environment variable of type 'UNKNOWN' is not allowed"
         else:
@@ -107,6 +130,27 @@ def _environment_error(command: dict[str, Any]) -> str | None:
                         "secret set")
             if "value" not in variable:
                 return "Environment variable '" + variable["name"] + "' of type 'VALUE' must have a value set"
+    return None
+
+
+_VOLUME_SOURCES = {"DOCKER_VOLUME": "docker_volume", "HOST_PATH": "host_path", "SANDBOX_PATH": "sandbox_path",
+                   "SECRET": "secret", "CSI_VOLUME": "csi_volume"}
+
+
+def _container_error(container: dict[str, Any]) -> str | None:
+    """common::validation::validateContainerInfo's volume checks (validateVolume)."""
+    for volume in container.get("volumes", []):
+        if sum(key in volume for key in ("host_path", "image", "source")) != 1:
+            return "Invalid volume: Only one of them should be set: 'host_path', 'image' and 'source'"
+        if "source" in volume:
+            kind = volume["source"].get("type", "UNKNOWN")
+            field = _VOLUME_SOURCES.get(kind)
+            if field is None:
+                return "Invalid volume: 'source.type' is unknown"
+            if field not in volume["source"]:
+                return f"Invalid volume: 'source.{field}' is not set for {kind} volume"
+            if kind == "CSI_VOLUME" and "static_provisioning" not in volume["source"]["csi_volume"]:
+                return "Invalid volume: 'source.csi_volume.static_provisioning' is not set for CSI volume"
     return None
 
 
@@ -142,6 +186,10 @@ def validate_task(task: dict[str, Any], framework: Framework, agent_id: str, ava
         error = _environment_error(task["command"])
         if error:
             return f"Task's `CommandInfo` is invalid: {error}", Resources()
+    if "container" in task:
+        error = _container_error(task["container"])
+        if error:
+            return f"Task's `ContainerInfo` is invalid: {error}", Resources()
 
     if ("executor" in task) == ("command" in task):
         return ("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present",
@@ -163,6 +211,10 @@ def validate_task(task: dict[str, Any], framework: Framework, agent_id: str, ava
             error = _environment_error(executor["command"])
             if error:
                 return f"Executor's `CommandInfo` is invalid: {error}", Resources()
+        if "container" in executor:
+            error = _container_error(executor["container"])
+            if error:
+                return f"Executor's `ContainerInfo` is invalid: {error}", Resources()
         if executor.get("framework_id", {}).get("value") != framework.id:
             actual = executor.get("framework_id", {}).get("value", "")
             return f"ExecutorInfo has an invalid FrameworkID (Actual: {actual} vs Expected: {framework.id})", \

@@ -24,6 +24,8 @@ FULL_OPTIONS = {
         "command": "python3 train.py --msg \"it's <ok> & done\" \\\n  --path $HOME/x",
         "workdir": "/srv/job",
         "env": ["A=1", "QUOTED=say \"hi\" & <b>", "EMPTY=", "SHELL=*.py $(touch pwned) `touch pwned2`"],
+        "secret_env": ["AWS_SECRET_ACCESS_KEY=mnist/aws-secret-key", "DB_PASSWORD=mnist/db.password"],
+        "secret_files": ["keys/gcs.json=mnist/gcs-key", "krb5.keytab=mnist/keytab"],
         "uris": ["https://example.com/code.tar.gz", "hdfs://nn/data?x=1&y=2", "--"],
         "volumes": ["/data/shared:/mnt/shared:ro", "/scratch:scratch"],
         "image": "tensorflow/tensorflow:2.16.1",

@@ -42,6 +42,16 @@ def _absolute_paths(options: dict[str, Any], base: Path | None) -> None:
     for field in ("workdir", "checkpoint_dir"):
         if job[field] and not os.path.isabs(job[field]):
             job[field] = str((base / job[field]).resolve())
+    for field in ("secret_env", "secret_files"):  # TARGET=file:PATH: the scheduler reads PATH
+        job[field] = [_absolute_source(item, base) for item in job[field]]
+
+
+def _absolute_source(item: str, base: Path) -> str:
+    target, source = item.split("=", 1)
+    path = source[len("file:"):] if source.startswith("file:") else ""
+    if not path or os.path.isabs(os.path.expanduser(path)):
+        return item
+    return f"{target}=file:{(base / path).resolve()}"
 
 
 def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:

@@ -6,7 +6,8 @@ uses: the core's ``Job`` places the gang on the offer and returns its ``Launch``
 ``mesos.taskinfo`` turns each into a TaskInfo, ``mesos.driver`` gives the FrameworkInfo. Only the
 offer is made up (one agent, ids ``DRY_RUN_AGENT_ID``/``DRY_RUN_OFFER_ID``): a real master gives
 its own. Environment values are hidden (``tfmesos.masking``) in the options and in each TaskInfo's
-data (the ``TaskPayload``) unless ``--show-env-values``. ``--output text`` (the default) prints
+data (the ``TaskPayload``) unless ``--show-env-values``; secrets are never read here, their
+values always shown as ``<hidden>`` (base64 of it in ``secret_files``). ``--output text`` (the default) prints
 the options and a task table; ``--output options`` only the resolved options, the form
 ``dcos package install --options`` takes.
 """
@@ -21,8 +22,9 @@ from typing import Any
 
 from ..core.actions import Launch
 from ..core.job import Job
+from ..core.secrets import SecretValues, read_by_scheduler
 from ..core.spec import JobSpec
-from ..masking import mask_entry, mask_options
+from ..masking import HIDDEN, mask_entry, mask_options
 from ..mesos.driver import framework_info
 from ..mesos.messages import TaskPayload, decode, encode, to_wire
 from ..mesos.offers import parse_offer
@@ -89,7 +91,9 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     launches = [a for a in job.offers([parse_offer(offer, spec.service.revocable)], 0.0) if isinstance(a, Launch)]
     if not launches:  # the offer is the gang's exact sum: the core refusing it is a bug here
         raise RuntimeError(f"the synthetic offer did not place the job: {job.explain_unplaced()}")
-    settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user)
+    # The env:/file: secrets are not read: their payload entries say what a run would send, hidden.
+    hidden = SecretValues({use: HIDDEN.encode() for use in read_by_scheduler(spec.secrets)})
+    settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user, secrets=hidden)
     ledger = OfferLedger(offer, spec.service.revocable)
     infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.spec) for a in launches for t in a.tasks]
     if show_env_values:

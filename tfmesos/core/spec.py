@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .profile import Profile
+    from .secrets import SecretUse
 
 # Overhead of the tfmesos executor that wraps every task (a small Python process).
 EXECUTOR_CPUS = 0.1
@@ -105,6 +106,7 @@ class JobSpec:
     python: str = ""
     checkpoint_dir: str = ""
     volumes: tuple["Volume", ...] = ()
+    secrets: tuple["SecretUse", ...] = ()  # job.secret_env, then job.secret_files: names, never values
     # Cluster members that are not Mesos tasks (the caller of tfmesos.cluster(), tfrun's local
     # worker 0): they are in every task's ClusterSpec but nothing is launched for them.
     external: tuple[tuple[TaskKey, str], ...] = ()

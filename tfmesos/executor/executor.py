@@ -141,6 +141,48 @@ def _last_lines(path: str, start: int, count: int, window: int = 16384) -> list[
     return data.decode("utf-8", "replace").splitlines()[-count:]
 
 
+SECRETS_ROOT = "/dev/shm"  # memory, as Mesos' volume/secret isolator keeps them (ramfs)
+
+
+def write_secret_files(sandbox: str, files: dict[str, str], root: str = SECRETS_ROOT) -> str | None:
+    """The job's env:/file: secrets as files the task reads at ``$MESOS_SANDBOX/PATH``: each is a
+    link to a file (0600) in a directory of this executor's own (0700) outside the sandbox, in
+    memory where there is /dev/shm. The agent's /files API and the web UI's sandbox browser refuse
+    a link that leaves the sandbox (Mesos and the embedded agent alike), and the sandbox outlives
+    the task (until garbage collection): the value is neither shown nor kept. The directory is
+    returned for ``remove_secret_files`` once the task has ended; OSError names a path only."""
+    if not files:
+        return None
+    import base64
+    import tempfile
+
+    sandbox = os.path.realpath(sandbox)
+    private = tempfile.mkdtemp(prefix="tfmesos-secrets-", dir=root if os.access(root, os.W_OK | os.X_OK) else None)
+    try:
+        for path, data in files.items():
+            link = os.path.join(sandbox, path)
+            if os.path.commonpath([sandbox, os.path.realpath(link)]) != sandbox:
+                raise OSError(f"secret file {path!r} is outside the sandbox")
+            target = os.path.join(private, path)
+            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(base64.b64decode(data))
+            os.makedirs(os.path.dirname(link), mode=0o700, exist_ok=True)
+            os.symlink(target, link)
+    except BaseException:
+        remove_secret_files(private)
+        raise
+    return private
+
+
+def remove_secret_files(private: str | None) -> None:
+    if private:
+        import shutil
+
+        shutil.rmtree(private, ignore_errors=True)
+
+
 def kill_grace(kill_policy: dict[str, Any] | None) -> float:
     """Seconds between SIGTERM and SIGKILL: a KillPolicy's grace period (the KILL's, else the
     TaskInfo's), as Mesos' own executors honour it; KILL_GRACE_SECONDS without one."""
@@ -300,6 +342,7 @@ class TFExecutor:
         self._lock = threading.Lock()
         self._have_spec = threading.Event()
         self._agent_away = False
+        self.secret_dir: str | None = None  # the task's secret files (write_secret_files), removed at its end
 
     # -- the driver's callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
@@ -440,6 +483,7 @@ class TFExecutor:
         )
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env.update(p.env or {})
+        env.update(p.secret_env)
         return env
 
     def _run_task(self) -> None:
@@ -467,6 +511,7 @@ class TFExecutor:
                     reports.close()
                     return
                 env = self._environment(key, cluster, sandbox)
+                self.secret_dir = write_secret_files(sandbox, p.secret_files)
                 if command is not None and not _runnable(argv[0], env):
                     # Not found or not executable: the shell's own message and exit code say so.
                     argv = ["/bin/sh", "-c", command]
@@ -479,6 +524,7 @@ class TFExecutor:
         if watch and not _serve_until_exit(self.process.proc.pid, reports):
             reports.read_in_thread()  # no pidfds here: wait() blocks, a thread reads the reports
         code = self.process.wait()
+        remove_secret_files(self.secret_dir)
         reports.close()  # the last values go out before the task's end is reported
         if self.forwarder:
             self.forwarder.close()
@@ -554,7 +600,10 @@ def main() -> int:
     executor = TFExecutor()
     driver = RecoveringExecutorDriver(executor)
     driver.start()
-    executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
+    try:
+        executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
+    finally:
+        remove_secret_files(executor.secret_dir)  # also when the driver stopped first
     driver.wait_acknowledged()  # the agent holds the task's last update (or we gave up on the agent)
     driver.stop()
     return 1 if driver.failed else 0

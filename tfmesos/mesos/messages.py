@@ -7,7 +7,8 @@ executor fails its task with that message rather than misreading it). Bump ``PRO
 change an older peer could misread: a renamed or removed field, a changed meaning.
 
 Protocols: 1, the first versioned one; 2, ``TaskPayload.job`` (which held the service's name)
-became ``TaskPayload.service``.
+became ``TaskPayload.service``; 3, ``TaskPayload.secret_env``/``secret_files`` (an older executor
+would start the task without its secrets).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
-PROTOCOL = 2
+PROTOCOL = 3
 
 
 class ProtocolMismatch(ValueError):
@@ -47,6 +48,10 @@ class TaskPayload:
     # starts without waiting for a framework message. Optional: an older peer ignores or omits it.
     spec_version: int = 0
     cluster: dict[str, list[str]] | None = None
+    # The job's env:/file: secrets (core.secrets): variables, and files under the sandbox (base64).
+    # Only here, never in a Mesos VALUE secret, which the master shows in its state.
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+    secret_files: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,14 @@ resources and for MULTI_ROLE frameworks), its ``revocable`` marker and its ``dis
 """
 from __future__ import annotations
 
+import base64
 import copy
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.actions import TaskLaunch
+from ..core.secrets import NO_VALUES, SecretValues, read_by_scheduler, references
 from .offers import is_reserved, usable
 from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
 from .messages import TaskPayload, encode
@@ -69,13 +71,17 @@ class OfferLedger:
 class ExecutorSettings:
     python: str  # interpreter on the agent that has tfmesos installed
     framework_user: str = ""
+    secrets: SecretValues = field(default=NO_VALUES, repr=False)  # the env:/file: secrets' values
 
 
 def task_payload(spec: JobSpec, launch: TaskLaunch, python: str,
-                 cluster_spec: dict[str, Any] | None = None) -> TaskPayload:
+                 cluster_spec: dict[str, Any] | None = None, secrets: SecretValues = NO_VALUES) -> TaskPayload:
     """What the executor needs to start the task's process (sent as TaskInfo.data)."""
     role = spec.role(launch.key.role)
     assert role is not None
+    unread = [u.target for u in read_by_scheduler(spec.secrets) if u not in secrets.values]
+    if unread:  # a task must never start without a secret it was promised
+        raise ValueError(f"the values of the job's secrets {', '.join(unread)} were not read")
     return TaskPayload(
         role=launch.key.role,
         index=launch.key.index,
@@ -90,7 +96,22 @@ def task_payload(spec: JobSpec, launch: TaskLaunch, python: str,
         stream_output=launch.key in spec.streamed_keys,
         spec_version=cluster_spec["version"] if cluster_spec else 0,
         cluster=cluster_spec["cluster"] if cluster_spec else None,
+        secret_env=secrets.env(),
+        secret_files={path: base64.b64encode(data).decode() for path, data in secrets.files().items()},
     )
+
+
+def secret_references(spec: JobSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The job's secret store names as Mesos REFERENCE secrets, for the agent's resolver: (the
+    executor's environment variables, its SECRET volumes: files under the sandbox, read-only)."""
+    env, volumes = [], []
+    for use in references(spec.secrets):
+        secret = {"type": "REFERENCE", "reference": {"name": use.source.name}}
+        if use.as_file:
+            volumes.append({"container_path": use.target, "mode": "RO", "source": {"type": "SECRET", "secret": secret}})
+        else:
+            env.append({"name": use.target, "type": "SECRET", "secret": secret})
+    return env, volumes
 
 
 def build_task_info(
@@ -117,6 +138,9 @@ def build_task_info(
     }
     if settings.framework_user:
         command["user"] = settings.framework_user
+    secret_env, secret_volumes = secret_references(spec)
+    if secret_env:  # on the executor: a task run by a custom executor has no CommandInfo of its own
+        command["environment"] = {"variables": secret_env}
     executor: dict[str, Any] = {
         "executor_id": {"value": launch.task_id},
         "type": "CUSTOM",
@@ -126,10 +150,10 @@ def build_task_info(
     }
     if spec.image:
         executor["container"] = {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": spec.image}}}}
-    if spec.volumes:
+    if spec.volumes or secret_volumes:
         executor.setdefault("container", {"type": "MESOS"})["volumes"] = [
             {"container_path": v.container_path, "host_path": v.host_path, "mode": v.mode} for v in spec.volumes
-        ]
+        ] + secret_volumes
     name = spec.service.name
     return {
         "name": f"{name}{launch.key.name}",
@@ -137,7 +161,7 @@ def build_task_info(
         "agent_id": {"value": agent_id},
         "resources": resources,
         "executor": executor,
-        "data": encode(task_payload(spec, launch, python, cluster_spec)),
+        "data": encode(task_payload(spec, launch, python, cluster_spec, settings.secrets)),
         # What an operator filters by in the web UI and /state: TF_CONFIG's words for the task
         # ("type", "index"), never "role", which on Mesos is the framework's role.
         "labels": {"labels": [

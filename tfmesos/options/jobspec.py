@@ -11,6 +11,7 @@ import shlex
 from typing import Any
 
 from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, Volume
+from ..core.secrets import SecretUse, parse_source
 from ..core.tf_profile import TF_ROLES
 from .load import OptionsError
 
@@ -34,6 +35,13 @@ def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
 
 def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(tuple(item.split("=", 1)) for item in items)  # type: ignore[misc]
+
+
+def secret_uses(job: dict[str, Any]) -> tuple[SecretUse, ...]:
+    """``job.secret_env`` then ``job.secret_files``, each ``TARGET=SOURCE`` (the schema checks the shape)."""
+    return tuple(SecretUse(target, parse_source(source), as_file=as_file)
+                 for field, as_file in (("secret_env", False), ("secret_files", True))
+                 for target, source in (item.split("=", 1) for item in job.get(field, ())))
 
 
 def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
@@ -103,6 +111,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         image=job["image"],
         python=job["python"],
         checkpoint_dir=job["checkpoint_dir"],
+        secrets=secret_uses(job),
     )
     problems += spec.profile.problems(spec)
     if problems:

@@ -15,6 +15,7 @@ from typing import Mapping
 from ..api.token import api_token
 from ..errors import UsageError, cut
 from ..store.state_store import STORE_NODES, file_name
+from ..core.secrets import references, secret_problems
 from ..core.spec import JobSpec
 from ..core.tf_profile import TF_ROLES
 
@@ -78,6 +79,8 @@ def option_problems(spec: JobSpec) -> list[str]:
             if key in seen:  # the file's duplicate keys are refused too; here the last one won
                 problems.append(f"{where}: {key} is given twice: expected each variable once")
             seen.add(key)
+    given = {key: where for where, pairs in _env_sources(spec) for key, _ in pairs}
+    problems += secret_problems(spec.secrets, given, RESERVED_ENV.match)
     problems += _line_breaks(spec)
     tasks = sum(r.count for r in spec.roles)
     if tasks > MAX_TASKS:
@@ -114,6 +117,14 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
         api_token(environ)
     except UsageError as exc:
         problems.append(exc.line())
+    from .secret_values import value_problems
+
+    problems += value_problems(spec.secrets, environ)
+    if embedded and (by_reference := references(spec.secrets)):
+        use = by_reference[0]
+        problems.append(f"{use.where} {use.target}={use.source}: a secret store's name, which the embedded master's "
+                        "agents cannot resolve (they have Mesos' default secret resolver, which resolves no "
+                        "references): expected env:VAR or file:PATH here, or a cluster whose agents resolve it (DC/OS)")
     if spec.service.principal and not environ.get("MESOS_SECRET") and not embedded:
         warnings.append(f"$.service.principal {spec.service.principal!r} without MESOS_SECRET: the master "
                         "will refuse the framework if it authenticates frameworks")

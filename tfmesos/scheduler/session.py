@@ -202,6 +202,7 @@ class Session:
         from ..store.job_store import JobStore
         from . import marathon_app
         from .job_shell import Hooks, JobShell, ignore
+        from .secret_values import read_values
 
         spec, profile, secret = self.spec, self.profile, os.environ.get("MESOS_SECRET", "")
         remote = not self.local and profile.remote_checks
@@ -218,7 +219,8 @@ class Session:
 
             quota_probe = functools.partial(role_quota, self.master, principal=spec.service.principal, secret=secret)
         sched = self.sched = JobShell(
-            job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
+            job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user,
+                                  secrets=read_values(spec.secrets, os.environ)),
             JobStore(self.store, self.options, keep_finished=self.keeps_finished,
                      deployment=marathon_app.deployment()), framework_id=framework_id,
             hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore),
