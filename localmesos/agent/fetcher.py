@@ -67,6 +67,28 @@ def fetch_one(uri: dict[str, Any], sandbox: Path) -> str:
     return f"Fetched '{value}' to '{target}'"
 
 
+def _data_members(tar: Any, destination: Path) -> list[Any]:
+    """What ``filter="data"`` lets through, for a ``tarfile`` without it: members that stay inside
+    ``destination`` (links too), no devices or FIFOs, no set-uid/set-gid bits."""
+    import tarfile
+
+    root = destination.resolve()
+
+    def inside(path: Path) -> bool:
+        return path == root or root in path.parents
+
+    kept = []
+    for member in tar.getmembers():
+        target = (root / member.name).resolve()
+        linked = (target.parent / member.linkname if member.issym() else root / member.linkname).resolve()
+        if (not inside(target) or member.name.startswith("/") or member.isdev()
+                or ((member.issym() or member.islnk()) and not inside(linked))):
+            raise tarfile.TarError(f"member {member.name!r} is refused (outside the sandbox, or a device)")
+        member.mode &= 0o755
+        kept.append(member)
+    return kept
+
+
 def _extract(archive: Path, destination: Path) -> bool:
     import gzip
     import tarfile
@@ -76,7 +98,10 @@ def _extract(archive: Path, destination: Path) -> bool:
     try:
         if name.endswith(_TAR_SUFFIXES):
             with tarfile.open(archive) as tar:
-                tar.extractall(destination, filter="data")
+                if hasattr(tarfile, "data_filter"):
+                    tar.extractall(destination, filter="data")
+                else:  # Python < 3.11.4 (Debian 12's 3.11.2) has no filter argument
+                    tar.extractall(destination, members=_data_members(tar, destination))
             return True
         if name.endswith(".zip"):
             with zipfile.ZipFile(archive) as zipped:
