@@ -179,3 +179,27 @@ def test_a_task_s_end_is_appended_to_the_journal_and_a_restart_reads_it(tmp_path
     assert [states[t] for t in ended] == ["TASK_FINISHED"] * len(ended)
     assert states[driver.launched[19]] == "TASK_STAGING"  # RUNNING is learnt again by reconciling
     assert restarted.events == sched.job.events[-200:] and restarted.phase == sched.job.phase
+
+
+def test_a_reconciliation_answer_is_shown_once_though_explicit_and_implicit_reconciliation_both_answer(
+        tmp_path: Path) -> None:
+    from tfmesos.scheduler.job_shell import Hooks
+
+    store = DirStore(tmp_path, "shell")
+    shown: list[str] = []
+    sched = JobShell(Job.new(SPEC, 0.0), ExecutorSettings(python="python3"), JobStore(store, OPTIONS),
+                     hooks=Hooks(event=shown.append), clock=lambda: 10.0)
+    driver = FakeDriver(store)
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [_offer(1), _offer(2)])
+    agents = dict(sched.attempt_agents)
+    sched.mesos.reregistered(driver, {"hostname": "m", "port": 5050})  # a master failover
+    for _ in range(2):  # the answer to Reconcile(live), then to Reconcile(()) (Mesos answers both)
+        for task_id, agent in agents.items():
+            sched.mesos.statusUpdate(driver, {**_status(task_id, agent, "TASK_RUNNING"), "reason": "REASON_RECONCILIATION"})
+    said = [line for line in shown if "REASON_RECONCILIATION" in line]
+    assert len(said) == len(agents) == len(set(said)), said
+    sched.mesos.reregistered(driver, {"hostname": "m", "port": 5050})  # the next failover shows them again
+    for task_id, agent in agents.items():
+        sched.mesos.statusUpdate(driver, {**_status(task_id, agent, "TASK_RUNNING"), "reason": "REASON_RECONCILIATION"})
+    assert len([line for line in shown if "REASON_RECONCILIATION" in line]) == 2 * len(agents)

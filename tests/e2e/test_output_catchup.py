@@ -1,0 +1,130 @@
+"""A streamed task's output survives a master failover and a scheduler restart (kill -9 of
+either while the chief writes its last lines): the console shows every line once, the progress
+reaches the last step, the kept record has both, and a reconciliation answer is shown once."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import (LocalMaster, eventually, find_task_process, run_scheduler, task_processes, wait_gone,
+                               write_options)
+
+HERE = Path(__file__).resolve().parent
+LAST_LINES = ["after 1", "after 2", "after 3", "final test accuracy: 1.0"]
+
+
+def gated_options(tmp_path: Path, service: str) -> Path:
+    return write_options(tmp_path / "o.json", service={"name": service},
+                         job={"command": "$TFMESOS_PYTHON gated_chief.py", "workdir": str(HERE),
+                              "env": [f"GATE={tmp_path / 'gate'}"]},
+                         roles={"chief": {"count": 1, "cpus": 0.1, "mem": 128}},
+                         policies={"success": "chief"})
+
+
+def chief_lines(output: str) -> list[str]:
+    return re.findall(r"^  chief:0 \| (.*)$", output, re.M)
+
+
+def open_gate_and_wait_for_the_chief(tmp_path: Path, service: str) -> None:
+    chief = find_task_process(service, "chief", 0)
+    assert chief is not None
+    (tmp_path / "gate").touch()
+    chief.wait(timeout=30)  # its last lines are written while nobody listens
+
+
+def assert_every_line_once(output: str) -> None:
+    lines = chief_lines(output)
+    counts = Counter(lines)
+    for line in ["before 1", "before 2", "before 3", *LAST_LINES]:
+        assert counts[line] == 1, f"{line!r} shown {counts[line]} times:\n{output[-4000:]}"
+    assert re.search(r"progress chief:0 \[#+\] step 10/10 \(100%\)", output), output[-3000:]
+    said = [re.sub(r"^\[tfmesos +[0-9.]+s\] ", "", line) for line in output.splitlines() if "REASON_RECONCILIATION" in line]
+    assert len(said) == len(set(said)), "a reconciliation answer shown twice:\n" + "\n".join(said)
+
+
+def kept_record(state_dir: Path, service: str) -> dict:
+    files = sorted((state_dir / "history" / service).glob("*.json"))
+    assert files, f"no record under {state_dir}"
+    return json.loads(files[-1].read_text())
+
+
+def assert_record_has_the_end(record: dict) -> None:
+    end = record["end"]
+    assert end["progress"]["step"] == 10, end["progress"]
+    tail = end["logs"]["chief:0"][-1]["tail"]["stdout"]
+    assert all(line in tail for line in LAST_LINES), tail
+
+
+@pytest.fixture
+def reap():
+    services: list[str] = []
+    yield services.append
+    for service in services:
+        for proc in task_processes(service):
+            proc.kill()
+
+
+def test_master_killed_while_the_chief_writes_its_last_lines(tmp_path, reap):
+    service = "out-master"
+    reap(service)
+    opts = gated_options(tmp_path, service)
+    first = LocalMaster(tmp_path / "master", agents=1)
+    second = run = None
+    try:
+        run = run_scheduler(opts, "--master", first.address, "--state-dir", str(tmp_path / "state"))
+        fid = run.wait_for(r"registered as framework (\S+)", 60).group(1)
+        run.wait_for(r"chief:0 \| before 3", 60)
+        run.wait_for(r"progress chief:0 .*step 1/10", 30)
+        first.kill(signal.SIGKILL)
+        first.wait(30)
+        open_gate_and_wait_for_the_chief(tmp_path, service)
+        port = first.address.rsplit(":", 1)[1]
+        second = LocalMaster(first.work_dir, agents=1, extra=["--port", port])
+        run.wait_for(rf"re-registered as framework {re.escape(fid)}", 60)
+        assert run.wait(60) == 0, run.output[-4000:]
+        out = run.output
+    finally:
+        if run is not None:
+            run.killpg()
+        for m in (second, first):
+            if m is not None:
+                m.stop()
+    assert f"job {service} SUCCEEDED" in out
+    assert_every_line_once(out)
+    assert_record_has_the_end(kept_record(tmp_path / "state", service))
+    assert not wait_gone(service)
+
+
+def test_scheduler_killed_while_the_chief_writes_its_last_lines(tmp_path, reap):
+    service = "out-scheduler"
+    reap(service)
+    opts = gated_options(tmp_path, service)
+    master = LocalMaster(tmp_path / "master", agents=1)
+    args = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
+    second = None
+    try:
+        first = run_scheduler(opts, *args)
+        try:
+            first.wait_for(r"chief:0 \| before 3", 60)
+        finally:
+            first.kill(signal.SIGKILL)
+            first.wait(30)
+        open_gate_and_wait_for_the_chief(tmp_path, service)
+        second = run_scheduler(opts, *args)
+        assert second.wait(60) == 0, second.output[-4000:]
+        out = second.output
+    finally:
+        if second is not None:
+            second.killpg()
+        master.stop()
+    assert f"resuming job '{service}'" in out
+    assert re.findall(r"launch \S+ as (\S+)", out) == [], "the restarted scheduler adopted the chief"
+    assert f"job {service} SUCCEEDED" in out
+    assert_every_line_once(out)  # the new console shows the chief's output from its start, once
+    assert_record_has_the_end(kept_record(tmp_path / "state", service))
+    assert not wait_gone(service)
