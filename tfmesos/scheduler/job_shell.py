@@ -37,6 +37,9 @@ from .quota_watch import QuotaProbe, QuotaWatch
 log = logging.getLogger("tfmesos.scheduler.job_shell")
 
 RECONCILIATION = "REASON_RECONCILIATION"
+# /v1/health fails once the loop that drives the job (run_until_done) has not turned for this long:
+# it turns at least every second unless something holds the job's lock (a wedged callback).
+LOOP_STALE_SECONDS = 30.0
 LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
 TICK_MIN_INTERVAL = 0.05  # seconds: the core's timers are acted on at most this late
 
@@ -90,6 +93,8 @@ class JobShell:
         self.output = OutputCatchUp(self._sandbox_of, hooks.output, self._progress_read_back)
         self._reconciled_shown: set[str] = set()  # task ids whose reconciliation answer was shown since subscribing
         self.metrics = JobMetrics(self.snapshot)
+        self.loop_turned: float | None = None  # time.monotonic() of the loop's last turn (None: not started)
+        self.loop_stale_seconds = LOOP_STALE_SECONDS
 
     @property
     def spec(self) -> JobSpec:
@@ -325,6 +330,7 @@ class JobShell:
         tick_at = last_tick = float("-inf")
         with self.cond:
             while not self.done.is_set():
+                self.loop_turned = time.monotonic()
                 now = self.clock()
                 if self.stop_cause is not None and not stopping:
                     stopping = True
@@ -347,6 +353,18 @@ class JobShell:
                     tick_at = min(tick_at, max(self.clock(), last_tick + TICK_MIN_INTERVAL))
         assert self.result is not None
         return self.result
+
+    def loop_health(self) -> tuple[bool, str]:
+        """(healthy, why not) for /v1/health: whether the loop that drives the job still turns.
+        Read without the job's lock, which a wedge holds."""
+        turned = self.loop_turned
+        if turned is None or self.done.is_set():
+            return True, ""
+        age = time.monotonic() - turned
+        if age <= self.loop_stale_seconds:
+            return True, ""
+        return False, (f"the scheduler's loop has not turned for {age:.0f} s (more than {self.loop_stale_seconds:g} s): "
+                       "it is wedged")
 
     def _master_lost(self, now: float) -> None:
         """Wait for the master as long as failover_timeout keeps the job alive on its side."""
