@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import logging
 import os
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from typing import Any
 
-from .config import MasterConfig, QuotaConfig
+from .config import MasterConfig, QuotaConfig, Tuning
 from .resources import parse_resources_text
 from .roles import validate_role
 
@@ -74,8 +75,38 @@ def _parser() -> argparse.ArgumentParser:
                         help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
     parser.add_argument("--zk", default=None,
                         help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
+    t = Tuning()
+    parser.add_argument("--max-completed-frameworks", type=_count, default=t.max_completed_frameworks,
+                        help="ended frameworks the master, and each agent, keep (Mesos' --max_completed_frameworks; "
+                             f"default {t.max_completed_frameworks}); an agent removes the sandboxes of one it drops")
+    parser.add_argument("--max-completed-tasks-per-framework", type=_count, default=t.max_completed_tasks_per_framework,
+                        help="ended tasks kept per framework (Mesos' --max_completed_tasks_per_framework; "
+                             f"default {t.max_completed_tasks_per_framework})")
+    parser.add_argument("--gc-delay", type=_seconds, default=t.gc_delay,
+                        help="seconds after a framework ended that its sandboxes are removed (Mesos' agent "
+                             "--gc_delay; default one week)")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a whole number of at least 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a number of seconds, 0 or more")
+    return value
 
 
 def team_settings(reserve: list[str], quota: list[str], weights: str, acls: str | None) -> dict[str, Any]:
@@ -210,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
                              agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,
-                             work_dir=args.work_dir, credentials=credentials, **teams)
+                             work_dir=args.work_dir, credentials=credentials, **teams,
+                             tuning=dataclasses.replace(Tuning(), max_completed_frameworks=args.max_completed_frameworks,
+                                                        max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
+                                                        gc_delay=args.gc_delay))
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2

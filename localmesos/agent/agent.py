@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import shutil
 import logging
 import signal
 import time
@@ -97,7 +98,8 @@ class Agent:
         # put two tasks on one card). A real Mesos agent numbers the devices of its own host.
         self._free_gpus = list(range(first_gpu, first_gpu + int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
-        self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)
+        self.completed_frameworks: deque[AgentFramework] = deque(maxlen=max(1, self.tuning.max_completed_frameworks))
+        self._gc_timers: dict[str, asyncio.TimerHandle] = {}  # ended framework id -> its sandboxes' removal
         self._runners: dict[tuple[str, str], CommandRunner] = {}
         self._task_executor: dict[tuple[str, str], Executor] = {}
         self._launches: set[asyncio.Task] = set()
@@ -502,7 +504,18 @@ class Agent:
     def _maybe_remove_framework(self, framework: AgentFramework) -> None:
         if framework.terminating and not framework.executors:
             self.frameworks.pop(framework.id, None)
+            if len(self.completed_frameworks) == self.completed_frameworks.maxlen:
+                self._collect(self.completed_frameworks[0].id)  # no longer listed: its sandboxes go now
             self.completed_frameworks.append(framework)
+            self._gc_timers[framework.id] = self._loop.call_later(self.tuning.gc_delay, self._collect, framework.id)
+
+    def _collect(self, framework_id: str) -> None:
+        """Remove an ended framework's sandboxes (the agent's garbage collection), off the loop."""
+        timer = self._gc_timers.pop(framework_id, None)
+        if timer is not None:
+            timer.cancel()
+        directory = self.work_dir / "agents" / self.id / "frameworks" / framework_id
+        self._loop.run_in_executor(None, functools.partial(shutil.rmtree, directory, ignore_errors=True))
 
     def _allocate_gpus(self, executor: Executor, resources: Resources) -> None:
         wanted = int(resources.scalar("gpus"))
