@@ -370,3 +370,25 @@ def test_an_ended_framework_s_sandboxes_are_removed_after_the_gc_delay(make_mast
     scheduler.close()
     wait_until(lambda: not any(frameworks_dir.iterdir()), timeout=15, message="the sandboxes removed after gc_delay")
     assert [f["id"] for f in master.state()["completed_frameworks"]] == [scheduler.framework_id], "still listed"
+
+
+def test_an_ended_executor_leaves_no_heartbeat_timer_holding_it(make_master, tmp_path):
+    """The agent's 30-minute executor HEARTBEAT timer is cancelled when the executor's stream
+    closes: pending, it held the executor and its tasks (a long-lived master grew ~50 KiB a job)."""
+    import json
+    import subprocess
+
+    master = make_master()
+    options = tmp_path / "job.json"
+    options.write_text(json.dumps({"service": {"name": "heartbeat"}, "job": {"command": "true"},
+                                   "roles": {"worker": {"count": 2, "cpus": 0.1, "mem": 32}}}))
+    ran = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(options), "--master", master.address,
+                          "-q", "--state-dir", str(tmp_path / "state")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout[-2000:]
+
+    def heartbeats() -> list:
+        return [h for h in list(master._loop._scheduled)
+                if not h.cancelled() and "heartbeat" in getattr(h._callback, "__qualname__", "").lower()]
+
+    wait_until(lambda: master.state()["completed_frameworks"], timeout=10, message="the job's framework ended")
+    wait_until(lambda: not heartbeats(), timeout=10, message="no executor heartbeat timer left")
