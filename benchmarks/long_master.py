@@ -5,7 +5,8 @@ descriptors and threads, and what its work dir holds (agents' framework director
 sampled: the curve. Bars: every job SUCCEEDED; after the warm-up (the first ``warmup`` jobs, while
 the master fills its bounded lists of ended frameworks) RSS grows by at most ``RSS_SLOPE_BAR_KIB``
 a job and fds and threads not at all; the work dir keeps no more framework sandboxes per agent than
-the garbage-collection policy (``--max-completed-frameworks``) allows.
+the garbage-collection policy (``--max-completed-frameworks``) allows. The slope is taken apart for
+each phase (one after another after the warm-up; parallel after its first batch).
 """
 from __future__ import annotations
 
@@ -103,12 +104,15 @@ def run(tmp: Path, jobs: int = 200, parallel: int = 20, warmup: int = 60, kept: 
         except subprocess.TimeoutExpired:
             master.kill()
     after = [p for p in curve if p["jobs"] > warmup]
+    sequential_after = [p for p in after if p["jobs"] <= jobs]
+    parallel_after = [p for p in curve if p["jobs"] > jobs + parallel]  # after its first batch
     flat = {key: (min(p[key] for p in after), max(p[key] for p in after)) for key in ("fds", "threads")} if after else {}
     return {
         "jobs": 2 * jobs, "parallel": parallel, "warmup": warmup, "kept": kept,
         "failed": failed, "sequential_s": round(sequential_s, 1), "parallel_s": round(parallel_s, 1),
         "rss_kib_first": curve[0]["rss_kib"] if curve else None, "rss_kib_last": curve[-1]["rss_kib"] if curve else None,
-        "rss_slope_kib_per_job_after_warmup": _slope_kib(after),
+        "rss_slope_kib_per_job_after_warmup": _slope_kib(sequential_after),
+        "rss_slope_kib_per_job_parallel": _slope_kib(parallel_after),
         "fds_range_after_warmup": flat.get("fds"), "threads_range_after_warmup": flat.get("threads"),
         "framework_dirs_max": max((p["framework_dirs"] for p in curve), default=None),
         "slope_bar_kib": RSS_SLOPE_BAR_KIB, "curve": curve,

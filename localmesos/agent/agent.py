@@ -515,7 +515,7 @@ class Agent:
         if timer is not None:
             timer.cancel()
         directory = self.work_dir / "agents" / self.id / "frameworks" / framework_id
-        self._loop.run_in_executor(None, functools.partial(shutil.rmtree, directory, ignore_errors=True))
+        self._loop.run_in_executor(self._pool, functools.partial(shutil.rmtree, directory, ignore_errors=True))
 
     def _allocate_gpus(self, executor: Executor, resources: Resources) -> None:
         wanted = int(resources.scalar("gpus"))
