@@ -11,7 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
-from typing import Any
+from typing import Any, Callable
 
 from .config import MasterConfig, QuotaConfig, Tuning
 from .resources import parse_resources_text
@@ -33,15 +33,22 @@ def add_agent_flags(parser: argparse.ArgumentParser, what: str = "") -> None:
                         help=f"{what}emulated GPUs per agent (default {d.gpus_per_agent})")
 
 
-def tcp_port(text: str) -> int:
-    """A TCP port number, 0 (any free one) to 65535, for argparse."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a port number from 0 (a free one) to 65535")
-    return value
+def _number(convert: Callable[[str], Any], fits: Callable[[Any], bool], expected: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert`` of the text where ``fits`` holds, else an error saying what was expected."""
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not fits(value):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected {expected}")
+        return value
+    return parse
+
+
+tcp_port = _number(int, lambda v: 0 <= v <= 65535, "a port number from 0 (a free one) to 65535")
+_count = _number(int, lambda v: v >= 1, "a whole number of at least 1")
+_seconds = _number(float, lambda v: 0 <= v < float("inf"), "a number of seconds, 0 or more")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,26 +94,6 @@ def _parser() -> argparse.ArgumentParser:
                              "--gc_delay; default one week)")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a whole number of at least 1")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a number of seconds, 0 or more")
-    return value
 
 
 def team_settings(reserve: list[str], quota: list[str], weights: str, acls: str | None) -> dict[str, Any]:

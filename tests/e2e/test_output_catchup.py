@@ -8,11 +8,12 @@ import re
 import signal
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
-from tests.e2e.harness import (LocalMaster, eventually, find_task_process, run_scheduler, task_processes, wait_gone,
-                               write_options)
+from tests.e2e.harness import LocalMaster, find_task_process, run_scheduler, wait_gone, write_options
+from tests.e2e.test_zk_failover import reap, restarted_master  # noqa: F401 (reap: a fixture)
 
 HERE = Path(__file__).resolve().parent
 LAST_LINES = ["after 1", "after 2", "after 3", "final test accuracy: 1.0"]
@@ -56,6 +57,14 @@ def kept_record(state_dir: Path, service: str) -> dict:
     return json.loads(files[-1].read_text())
 
 
+def assert_the_end_shown(out: str, tmp_path: Path, service: str) -> None:
+    """The job succeeded; its console shows every line once; its record has the end; nothing is left."""
+    assert f"job {service} SUCCEEDED" in out
+    assert_every_line_once(out)
+    assert_record_has_the_end(kept_record(tmp_path / "state", service))
+    assert not wait_gone(service)
+
+
 def assert_record_has_the_end(record: dict) -> None:
     end = record["end"]
     assert end["progress"]["step"] == 10, end["progress"]
@@ -63,44 +72,42 @@ def assert_record_has_the_end(record: dict) -> None:
     assert all(line in tail for line in LAST_LINES), tail
 
 
-@pytest.fixture
-def reap():
-    services: list[str] = []
-    yield services.append
-    for service in services:
-        for proc in task_processes(service):
-            proc.kill()
+def run_master_failover_output(tmp_path: Path, service: str, master: str, kill_master: Callable[[], None],
+                               master_back: Callable[[], None]) -> None:
+    """The master killed -9 while the chief writes its last lines (``kill_master``), then a master
+    back (``master_back``: the same one restarted, or another that takes the lead)."""
+    opts = gated_options(tmp_path, service)
+    run = run_scheduler(opts, "--master", master, "--state-dir", str(tmp_path / "state"))
+    try:
+        fid = run.wait_for(r"registered as framework (\S+)", 90).group(1)
+        run.wait_for(r"chief:0 \| before 3", 90)
+        run.wait_for(r"progress chief:0 .*step 1/10", 30)
+        kill_master()
+        open_gate_and_wait_for_the_chief(tmp_path, service)
+        master_back()
+        run.wait_for(rf"re-registered as framework {re.escape(fid)}", 90)
+        assert run.wait(120) == 0, run.output[-4000:]
+        out = run.output
+    finally:
+        run.killpg()
+    assert len(re.findall(r"launch \S+ as (\S+)", out)) == 1, "nothing relaunched"
+    assert_the_end_shown(out, tmp_path, service)
 
 
 def test_master_killed_while_the_chief_writes_its_last_lines(tmp_path, reap):
-    service = "out-master"
-    reap(service)
-    opts = gated_options(tmp_path, service)
-    first = LocalMaster(tmp_path / "master", agents=1)
-    second = run = None
+    reap("out-master")
+    masters = [LocalMaster(tmp_path / "master")]
+
+    def kill() -> None:
+        masters[0].kill(signal.SIGKILL)
+        masters[0].wait(30)
+
     try:
-        run = run_scheduler(opts, "--master", first.address, "--state-dir", str(tmp_path / "state"))
-        fid = run.wait_for(r"registered as framework (\S+)", 60).group(1)
-        run.wait_for(r"chief:0 \| before 3", 60)
-        run.wait_for(r"progress chief:0 .*step 1/10", 30)
-        first.kill(signal.SIGKILL)
-        first.wait(30)
-        open_gate_and_wait_for_the_chief(tmp_path, service)
-        port = first.address.rsplit(":", 1)[1]
-        second = LocalMaster(first.work_dir, agents=1, extra=["--port", port])
-        run.wait_for(rf"re-registered as framework {re.escape(fid)}", 60)
-        assert run.wait(60) == 0, run.output[-4000:]
-        out = run.output
+        run_master_failover_output(tmp_path, "out-master", masters[0].address, kill,
+                                   lambda: masters.append(restarted_master(masters[0])))
     finally:
-        if run is not None:
-            run.killpg()
-        for m in (second, first):
-            if m is not None:
-                m.stop()
-    assert f"job {service} SUCCEEDED" in out
-    assert_every_line_once(out)
-    assert_record_has_the_end(kept_record(tmp_path / "state", service))
-    assert not wait_gone(service)
+        for m in masters[::-1]:
+            m.stop()
 
 
 def run_scheduler_killed_output(tmp_path: Path, master: str, service: str = "out-scheduler",
@@ -126,10 +133,7 @@ def run_scheduler_killed_output(tmp_path: Path, master: str, service: str = "out
             second.killpg()
     assert f"resuming job '{service}'" in out
     assert re.findall(r"launch \S+ as (\S+)", out) == [], "the restarted scheduler adopted the chief"
-    assert f"job {service} SUCCEEDED" in out
-    assert_every_line_once(out)  # the new console shows the chief's output from its start, once
-    assert_record_has_the_end(kept_record(tmp_path / "state", service))
-    assert not wait_gone(service)
+    assert_the_end_shown(out, tmp_path, service)  # the new console shows the chief's output from its start, once
 
 
 def test_scheduler_killed_while_the_chief_writes_its_last_lines(tmp_path, reap):

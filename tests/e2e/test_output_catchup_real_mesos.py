@@ -3,21 +3,19 @@ two masters behind ZooKeeper killed -9 while the chief writes its last lines, an
 killed -9 meanwhile; the console and the kept record show every line once either way."""
 from __future__ import annotations
 
+import json
 import os
-import re
 import signal
 import subprocess
 import urllib.request
-import json
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.e2e.harness import eventually, run_scheduler, task_processes, wait_gone
+from tests.e2e.harness import eventually, task_processes
 from tests.e2e.real_mesos import BASE_PORT, TOOLS, RealMesos
-from tests.e2e.test_output_catchup import (assert_every_line_once, assert_record_has_the_end, gated_options,
-                                           kept_record, open_gate_and_wait_for_the_chief, run_scheduler_killed_output)
+from tests.e2e.test_output_catchup import run_master_failover_output, run_scheduler_killed_output
 
 pytestmark = pytest.mark.slow
 
@@ -97,30 +95,15 @@ class TwoMasters:
 def test_leading_master_killed_while_the_chief_writes_its_last_lines_on_real_mesos(tmp_path, zk):
     service = "out-failover"
     masters = TwoMasters(tmp_path / "mesos", zk.hosts)
-    run = None
+    killed: list[int] = []
     try:
-        opts = gated_options(tmp_path, service)
-        run = run_scheduler(opts, "--master", masters.zk, "--state-dir", str(tmp_path / "state"))
-        fid = run.wait_for(r"registered as framework (\S+)", 90).group(1)
-        run.wait_for(r"chief:0 \| before 3", 90)
-        run.wait_for(r"progress chief:0 .*step 1/10", 30)
-        old = masters.kill_leader()
-        open_gate_and_wait_for_the_chief(tmp_path, service)
-        eventually(lambda: masters.leader() not in (None, old), 60, "a new leading master")
-        run.wait_for(rf"re-registered as framework {re.escape(fid)}", 90)
-        assert run.wait(120) == 0, run.output[-4000:]
-        out = run.output
+        run_master_failover_output(
+            tmp_path, service, masters.zk, lambda: killed.append(masters.kill_leader()),
+            lambda: eventually(lambda: masters.leader() not in (None, *killed), 60, "a new leading master"))
     finally:
-        if run is not None:
-            run.killpg()
         for proc in task_processes(service):
             proc.kill()
         masters.stop()
-    assert f"job {service} SUCCEEDED" in out
-    assert re.findall(r"launch \S+ as (\S+)", out).__len__() == 1, "nothing relaunched"
-    assert_every_line_once(out)
-    assert_record_has_the_end(kept_record(tmp_path / "state", service))
-    assert not wait_gone(service)
 
 
 def test_scheduler_killed_while_the_chief_writes_its_last_lines_on_real_mesos(tmp_path):
