@@ -6,7 +6,7 @@ sampled: the curve. Bars: every job SUCCEEDED; after the warm-up (the first ``wa
 the master fills its bounded lists of ended frameworks) RSS grows by at most ``RSS_SLOPE_BAR_KIB``
 a job and fds and threads not at all; the work dir keeps no more framework sandboxes per agent than
 the garbage-collection policy (``--max-completed-frameworks``) allows. The slope is taken apart for
-each phase (one after another after the warm-up; parallel after its first batch).
+each phase, after its warm-up (``derived``).
 """
 from __future__ import annotations
 
@@ -103,17 +103,26 @@ def run(tmp: Path, jobs: int = 200, parallel: int = 20, warmup: int = 60, kept: 
             master.wait(30)
         except subprocess.TimeoutExpired:
             master.kill()
-    after = [p for p in curve if p["jobs"] > warmup]
-    sequential_after = [p for p in after if p["jobs"] <= jobs]
-    parallel_after = [p for p in curve if p["jobs"] > jobs + parallel]  # after its first batch
+    return {"jobs": 2 * jobs, "parallel": parallel, "warmup": warmup, "kept": kept, "failed": failed,
+            "sequential_s": round(sequential_s, 1), "parallel_s": round(parallel_s, 1),
+            "slope_bar_kib": RSS_SLOPE_BAR_KIB, "curve": curve} | derived(curve, jobs, warmup)
+
+
+def derived(curve: list[dict[str, Any]], jobs: int, warmup: int) -> dict[str, Any]:
+    """The figures of the curve. The warm-up lasts while the agents fill their bounded lists of
+    ended frameworks (the sandboxes they keep): in the sequential phase the first ``warmup`` jobs;
+    in the parallel one (whose jobs reach the other agent too) until the work dir holds its most."""
+    sequential_after = [p for p in curve if warmup < p["jobs"] <= jobs]
+    parallel = [p for p in curve if p["jobs"] > jobs]
+    full = max((p["framework_dirs"] for p in parallel), default=0)
+    parallel_after = [p for p in parallel if p["framework_dirs"] >= full]
+    after = sequential_after + parallel_after
     flat = {key: (min(p[key] for p in after), max(p[key] for p in after)) for key in ("fds", "threads")} if after else {}
     return {
-        "jobs": 2 * jobs, "parallel": parallel, "warmup": warmup, "kept": kept,
-        "failed": failed, "sequential_s": round(sequential_s, 1), "parallel_s": round(parallel_s, 1),
         "rss_kib_first": curve[0]["rss_kib"] if curve else None, "rss_kib_last": curve[-1]["rss_kib"] if curve else None,
         "rss_slope_kib_per_job_after_warmup": _slope_kib(sequential_after),
         "rss_slope_kib_per_job_parallel": _slope_kib(parallel_after),
+        "parallel_warm_from_job": parallel_after[0]["jobs"] if parallel_after else None,
         "fds_range_after_warmup": flat.get("fds"), "threads_range_after_warmup": flat.get("threads"),
         "framework_dirs_max": max((p["framework_dirs"] for p in curve), default=None),
-        "slope_bar_kib": RSS_SLOPE_BAR_KIB, "curve": curve,
     }

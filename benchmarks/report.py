@@ -406,7 +406,8 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
                 f"| jobs failed | {len(lm['failed'])} of {lm['jobs']} | 0 | {v1} |",
                 f"| RSS slope, one after another, after the first {lm['warmup']} jobs, KiB a job | {_f(slope, 1)} | "
                 f"<= {lm['slope_bar_kib']:g} | {v2} |",
-                f"| RSS slope, {lm['parallel']} at a time, after the first batch, KiB a job | {_f(pslope, 1)} | "
+                f"| RSS slope, {lm['parallel']} at a time, from job {lm.get('parallel_warm_from_job')} (both agents' kept "
+                f"lists full), KiB a job | {_f(pslope, 1)} | "
                 f"<= {lm['slope_bar_kib']:g} | {v4} |",
                 f"| RSS first -> last, KiB | {lm['rss_kib_first']} -> {lm['rss_kib_last']} | info | |",
                 f"| open fds after the warm-up (min-max) | {fds[0]}-{fds[1]} | flat | {v3} |",
