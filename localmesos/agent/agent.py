@@ -554,7 +554,28 @@ class Agent:
             executor.registration_timer = self._loop.call_later(
                 self.tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
             adopted.append((framework_info, executor.info, container.tasks))
+        self._collect_left_over()
         return adopted
+
+    def _collect_left_over(self) -> None:
+        """The sandboxes of frameworks a previous run of this agent saw end (none of their containers
+        is left to adopt) go ``gc_delay`` after they were last written, as Mesos' agent schedules the
+        work dirs it finds at recovery."""
+        root = self.work_dir / "agents" / self.id / "frameworks"
+        try:
+            entries = list(root.iterdir())
+        except OSError:
+            return
+        now = time.time()
+        for path in entries:
+            if path.name in self.frameworks or path.name in self._gc_timers:
+                continue
+            try:
+                age = now - path.stat().st_mtime
+            except OSError:
+                continue
+            self._gc_timers[path.name] = self._loop.call_later(max(0.0, self.tuning.gc_delay - age), self._collect,
+                                                               path.name)
 
     def _reregistration_timeout(self, executor: Executor) -> None:
         executor.registration_timer = None

@@ -392,3 +392,22 @@ def test_an_ended_executor_leaves_no_heartbeat_timer_holding_it(make_master, tmp
 
     wait_until(lambda: master.state()["completed_frameworks"], timeout=10, message="the job's framework ended")
     wait_until(lambda: not heartbeats(), timeout=10, message="no executor heartbeat timer left")
+
+
+def test_a_restarted_master_collects_the_sandboxes_its_previous_run_left(make_master, tmp_path):
+    """Sandboxes of frameworks that ended before a restart on the same work dir are not left for
+    ever: the agent schedules them at recovery, gc_delay after they were last written."""
+    work = tmp_path / "kept-work"
+    first = make_master(work_dir=work)
+    scheduler = RawScheduler(first.address)
+    scheduler.subscribe(framework_info("before-restart"))
+    running_task(first, scheduler, command="sleep 30")
+    assert scheduler.teardown().status == 202
+    scheduler.close()
+    wait_until(lambda: first.state()["completed_frameworks"], timeout=10, message="the framework ended")
+    first.stop()
+    frameworks_dir = next(work.glob("agents/*/frameworks"))
+    assert [p.name for p in frameworks_dir.iterdir()] == [scheduler.framework_id], "a week's gc_delay keeps it"
+
+    make_master(work_dir=work, tuning=Tuning(stop_grace_period=1.0, gc_delay=0.5))
+    wait_until(lambda: not any(frameworks_dir.iterdir()), timeout=15, message="the left-over sandboxes removed")
