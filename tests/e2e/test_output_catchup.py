@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Callable
@@ -79,11 +80,14 @@ def run_master_failover_output(tmp_path: Path, service: str, master: str, kill_m
     opts = gated_options(tmp_path, service)
     run = run_scheduler(opts, "--master", master, "--state-dir", str(tmp_path / "state"))
     try:
+        api = run.wait_for(r"scheduler API on http://(\S+)/v1/status", 90).group(1)
         fid = run.wait_for(r"registered as framework (\S+)", 90).group(1)
         run.wait_for(r"chief:0 \| before 3", 90)
         run.wait_for(r"progress chief:0 .*step 1/10", 30)
         kill_master()
         open_gate_and_wait_for_the_chief(tmp_path, service)
+        with urllib.request.urlopen(f"http://{api}/v1/health", timeout=10) as resp:  # the loop turns on
+            assert json.load(resp) == {"healthy": True}, "a scheduler waiting for its master is not wedged"
         master_back()
         run.wait_for(rf"re-registered as framework {re.escape(fid)}", 90)
         assert run.wait(120) == 0, run.output[-4000:]
