@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from tests.e2e.harness import LocalMaster, find_task_process, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import LocalMaster, find_task_process, killed_scheduler, run_scheduler, wait_gone, write_options
 from tests.e2e.test_zk_failover import reap, restarted_master  # noqa: F401 (reap: a fixture)
 
 HERE = Path(__file__).resolve().parent
@@ -122,12 +122,7 @@ def run_scheduler_killed_output(tmp_path: Path, master: str, service: str = "out
     args = ["--master", master, "--state-dir", str(tmp_path / "state"), *extra]
     second = None
     try:
-        first = run_scheduler(opts, *args)
-        try:
-            first.wait_for(r"chief:0 \| before 3", 90)
-        finally:
-            first.kill(signal.SIGKILL)
-            first.wait(30)
+        killed_scheduler(opts, args, r"chief:0 \| before 3", 90)
         open_gate_and_wait_for_the_chief(tmp_path, service)
         second = run_scheduler(opts, *args)
         assert second.wait(90) == 0, second.output[-4000:]
