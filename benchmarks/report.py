@@ -388,6 +388,32 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
                     f"{m['load_average_at_start'][0]}-{m['load_average_at_end'][0]}."
                     + (f" Commit {b['git_commit']} right after: start {_f(_med(b['start_s']), 3)} s, end "
                        f"{_f(_med(b['end_s']), 3)} s, CPU {_f(_med(b['scheduler_cpu_s']), 3)} s." if b else ""), ""]
+    lm = results.get("longmaster")
+    if lm:
+        slope, pslope = lm.get("rss_slope_kib_per_job_after_warmup"), lm.get("rss_slope_kib_per_job_parallel")
+        fds, threads = lm.get("fds_range_after_warmup") or (None, None), lm.get("threads_range_after_warmup") or (None, None)
+        v1 = _verdict(verdicts, "longmaster_succeeded", len(lm["failed"]), not lm["failed"], "every job SUCCEEDED")
+        v2 = _verdict(verdicts, "longmaster_rss_slope", slope, None if slope is None else slope <= lm["slope_bar_kib"],
+                      f"<= {lm['slope_bar_kib']:g} KiB a job")
+        v4 = _verdict(verdicts, "longmaster_rss_slope_parallel", pslope,
+                      None if pslope is None else pslope <= lm["slope_bar_kib"], f"<= {lm['slope_bar_kib']:g} KiB a job")
+        v3 = _verdict(verdicts, "longmaster_fds_flat", fds[1], None if fds[0] is None else fds[0] == fds[1], "flat")
+        out += ["## A long-lived shared local-master (issue 31)", "",
+                f"{lm['jobs'] // 2} jobs (two workers running `true`) one after another, then {lm['jobs'] // 2} "
+                f"{lm['parallel']} at a time, through one `tfmesos local-master --agents 2 --max-completed-frameworks "
+                f"{lm['kept']}`; sampled after each job and each batch (`curve` in the results file).", "",
+                "| figure | value | bar | verdict |", "|---|---|---|---|",
+                f"| jobs failed | {len(lm['failed'])} of {lm['jobs']} | 0 | {v1} |",
+                f"| RSS slope, one after another, after the first {lm['warmup']} jobs, KiB a job | {_f(slope, 1)} | "
+                f"<= {lm['slope_bar_kib']:g} | {v2} |",
+                f"| RSS slope, {lm['parallel']} at a time, from job {lm.get('parallel_warm_from_job')} (both agents' kept "
+                f"lists full), KiB a job | {_f(pslope, 1)} | "
+                f"<= {lm['slope_bar_kib']:g} | {v4} |",
+                f"| RSS first -> last, KiB | {lm['rss_kib_first']} -> {lm['rss_kib_last']} | info | |",
+                f"| open fds after the warm-up (min-max) | {fds[0]}-{fds[1]} | flat | {v3} |",
+                f"| threads after the warm-up (min-max) | {threads[0]}-{threads[1]} | info (the IO pool's 4 at most) | |",
+                f"| framework sandbox dirs in the work dir, at most | {lm['framework_dirs_max']} | <= {lm['kept']} per agent | |",
+                f"| wall s: one after another / {lm['parallel']} at a time | {lm['sequential_s']} / {lm['parallel_s']} | info | |", ""]
     ex = results.get("coldexec")
     if ex:
         sub = ex["to_subscribe_ms"]["median"]

@@ -18,11 +18,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bringup, executor_start, history, master_scale, placement, recovery, scale, start_end
+from benchmarks import bringup, executor_start, history, long_master, master_scale, placement, recovery, scale, start_end
 from benchmarks.common import environment, log
 from benchmarks.report import render
 
-PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec")
+PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec",
+         "longmaster")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -45,6 +46,8 @@ FULL = {
     "startend": {"samples": 7},
     # A cold python -m tfmesos.executor (no fork server): CPU to SUBSCRIBE and to TASK_RUNNING (issue 20).
     "coldexec": {"samples": 15},
+    # One local-master, 200 small jobs one after another then 200 twenty at a time: RSS, fds, threads (issue 31).
+    "longmaster": {"jobs": 200, "parallel": 20, "warmup": 60},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -57,6 +60,7 @@ QUICK = {
     "history": {"samples": 1},
     "startend": {"samples": 2},
     "coldexec": {"samples": 3},
+    "longmaster": {"jobs": 20, "parallel": 10, "warmup": 5},
 }
 
 
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                     results["startend"] = start_end.run(tmp, **settings["startend"])
                 elif part == "coldexec":
                     results["coldexec"] = executor_start.run(tmp, **settings["coldexec"])
+                elif part == "longmaster":
+                    results["longmaster"] = long_master.run(tmp, **settings["longmaster"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import logging
 import os
@@ -10,9 +11,9 @@ import signal
 import sys
 from pathlib import Path
 
-from typing import Any
+from typing import Any, Callable
 
-from .config import MasterConfig, QuotaConfig
+from .config import MasterConfig, QuotaConfig, Tuning
 from .resources import parse_resources_text
 from .roles import validate_role
 
@@ -32,15 +33,22 @@ def add_agent_flags(parser: argparse.ArgumentParser, what: str = "") -> None:
                         help=f"{what}emulated GPUs per agent (default {d.gpus_per_agent})")
 
 
-def tcp_port(text: str) -> int:
-    """A TCP port number, 0 (any free one) to 65535, for argparse."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a port number from 0 (a free one) to 65535")
-    return value
+def _number(convert: Callable[[str], Any], fits: Callable[[Any], bool], expected: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert`` of the text where ``fits`` holds, else an error saying what was expected."""
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not fits(value):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected {expected}")
+        return value
+    return parse
+
+
+tcp_port = _number(int, lambda v: 0 <= v <= 65535, "a port number from 0 (a free one) to 65535")
+_count = _number(int, lambda v: v >= 1, "a whole number of at least 1")
+_seconds = _number(float, lambda v: 0 <= v < float("inf"), "a number of seconds, 0 or more")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,6 +82,16 @@ def _parser() -> argparse.ArgumentParser:
                         help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
     parser.add_argument("--zk", default=None,
                         help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
+    t = Tuning()
+    parser.add_argument("--max-completed-frameworks", type=_count, default=t.max_completed_frameworks,
+                        help="ended frameworks the master, and each agent, keep (Mesos' --max_completed_frameworks; "
+                             f"default {t.max_completed_frameworks}); an agent removes the sandboxes of one it drops")
+    parser.add_argument("--max-completed-tasks-per-framework", type=_count, default=t.max_completed_tasks_per_framework,
+                        help="ended tasks kept per framework (Mesos' --max_completed_tasks_per_framework; "
+                             f"default {t.max_completed_tasks_per_framework})")
+    parser.add_argument("--gc-delay", type=_seconds, default=t.gc_delay,
+                        help="seconds after a framework ended that its sandboxes are removed (Mesos' agent "
+                             "--gc_delay; default one week)")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
 
@@ -210,7 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
                              agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,
-                             work_dir=args.work_dir, credentials=credentials, **teams)
+                             work_dir=args.work_dir, credentials=credentials, **teams,
+                             tuning=dataclasses.replace(Tuning(), max_completed_frameworks=args.max_completed_frameworks,
+                                                        max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
+                                                        gc_delay=args.gc_delay))
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2

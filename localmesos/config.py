@@ -40,8 +40,14 @@ class Tuning:
     fork_modules: tuple[str, ...] = ("tfmesos.executor",)
     # What they import lazily, imported once too (encodings.idna: a socket connecting by host name).
     fork_preload: tuple[str, ...] = ("tfmesos.executor.preload", "encodings.idna")
+    # What is kept of ended frameworks, as Mesos bounds it (master --max_completed_frameworks and
+    # --max_completed_tasks_per_framework, 50 and 1000 by default); each agent keeps as many ended
+    # frameworks, and removes the sandboxes of one it no longer lists.
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
+    # Agent --gc_delay: an ended framework's sandboxes are removed this long after it ended (Mesos:
+    # 1 week), or as soon as the agent no longer lists it among its kept ended frameworks.
+    gc_delay: float = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import shutil
 import logging
 import signal
 import time
@@ -98,7 +99,8 @@ class Agent:
         # put two tasks on one card). A real Mesos agent numbers the devices of its own host.
         self._free_gpus = list(range(first_gpu, first_gpu + int(self.total.scalar("gpus"))))
         self.frameworks: dict[str, AgentFramework] = {}
-        self.completed_frameworks: deque[AgentFramework] = deque(maxlen=50)
+        self.completed_frameworks: deque[AgentFramework] = deque(maxlen=max(1, self.tuning.max_completed_frameworks))
+        self._gc_timers: dict[str, asyncio.TimerHandle] = {}  # ended framework id -> its sandboxes' removal
         self._runners: dict[tuple[str, str], CommandRunner] = {}
         self._task_executor: dict[tuple[str, str], Executor] = {}
         self._launches: set[asyncio.Task] = set()
@@ -504,7 +506,18 @@ class Agent:
     def _maybe_remove_framework(self, framework: AgentFramework) -> None:
         if framework.terminating and not framework.executors:
             self.frameworks.pop(framework.id, None)
+            if len(self.completed_frameworks) == self.completed_frameworks.maxlen:
+                self._collect(self.completed_frameworks[0].id)  # no longer listed: its sandboxes go now
             self.completed_frameworks.append(framework)
+            self._gc_timers[framework.id] = self._loop.call_later(self.tuning.gc_delay, self._collect, framework.id)
+
+    def _collect(self, framework_id: str) -> None:
+        """Remove an ended framework's sandboxes (the agent's garbage collection), off the loop."""
+        timer = self._gc_timers.pop(framework_id, None)
+        if timer is not None:
+            timer.cancel()
+        directory = self.work_dir / "agents" / self.id / "frameworks" / framework_id
+        self._loop.run_in_executor(self._pool, functools.partial(shutil.rmtree, directory, ignore_errors=True))
 
     def _allocate_gpus(self, executor: Executor, resources: Resources) -> None:
         wanted = int(resources.scalar("gpus"))
@@ -543,7 +556,28 @@ class Agent:
             executor.registration_timer = self._loop.call_later(
                 self.tuning.executor_reregistration_timeout, self._reregistration_timeout, executor)
             adopted.append((framework_info, executor.info, container.tasks))
+        self._collect_left_over()
         return adopted
+
+    def _collect_left_over(self) -> None:
+        """The sandboxes of frameworks a previous run of this agent saw end (none of their containers
+        is left to adopt) go ``gc_delay`` after they were last written, as Mesos' agent schedules the
+        work dirs it finds at recovery."""
+        root = self.work_dir / "agents" / self.id / "frameworks"
+        try:
+            entries = list(root.iterdir())
+        except OSError:
+            return
+        now = time.time()
+        for path in entries:
+            if path.name in self.frameworks or path.name in self._gc_timers:
+                continue
+            try:
+                age = now - path.stat().st_mtime
+            except OSError:
+                continue
+            self._gc_timers[path.name] = self._loop.call_later(max(0.0, self.tuning.gc_delay - age), self._collect,
+                                                               path.name)
 
     def _reregistration_timeout(self, executor: Executor) -> None:
         executor.registration_timer = None

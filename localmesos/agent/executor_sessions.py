@@ -41,6 +41,9 @@ class ExecutorSessions:
         self._agent = agent
         self._loop = loop
         self._to_master = to_master  # (framework_id, executor_id, data) of an executor's MESSAGE
+        # Each open stream's next HEARTBEAT, cancelled when it closes: a pending timer holds its
+        # executor (tasks and all) for the 30-minute interval after the executor has gone.
+        self._heartbeats: dict[EventStream, asyncio.TimerHandle] = {}
 
     def subscribe(self, executor: Executor, subscribe: dict[str, Any]) -> StreamResponse:
         agent = self._agent
@@ -56,7 +59,7 @@ class ExecutorSessions:
                 executor.stream.close()
             executor.stream = stream
             stream.on_close(lambda closed: self._stream_closed(executor, closed))
-            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._heartbeat, executor, stream)
+            self._heartbeats[stream] = self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._heartbeat, executor, stream)
             first = executor.state is ExecutorState.REGISTERING
             executor.state = ExecutorState.RUNNING
             if executor.registration_timer is not None:
@@ -98,11 +101,15 @@ class ExecutorSessions:
         self._loop.call_soon(self._to_master, executor.framework_id, executor.executor_id, data)
 
     def _heartbeat(self, executor: Executor, stream: EventStream) -> None:
+        self._heartbeats.pop(stream, None)
         if executor.stream is stream and not stream.closed:
             stream.send({"type": "HEARTBEAT"})
-            self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._heartbeat, executor, stream)
+            self._heartbeats[stream] = self._loop.call_later(EXECUTOR_HEARTBEAT_INTERVAL, self._heartbeat, executor, stream)
 
     def _stream_closed(self, executor: Executor, stream: EventStream) -> None:
+        timer = self._heartbeats.pop(stream, None)
+        if timer is not None:
+            timer.cancel()
         # HTTP executors may reconnect (pymesos does when MESOS_CHECKPOINT is set).
         if executor.stream is stream:
             executor.stream = None

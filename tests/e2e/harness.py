@@ -118,6 +118,17 @@ def run_scheduler(options: Path, *args: str, env: dict[str, str] | None = None) 
     return LineProcess(TFMESOS + ["run", str(options), *args], env=env)
 
 
+def killed_scheduler(options: Path, args: list[str], pattern: str, timeout: float) -> LineProcess:
+    """A ``tfmesos run`` killed -9 once a line of it matches ``pattern`` (and if none does in time)."""
+    run = run_scheduler(options, *args)
+    try:
+        run.wait_for(pattern, timeout)
+    finally:
+        run.kill(signal.SIGKILL)
+        run.wait(30)
+    return run
+
+
 def write_options(path: Path, base: Path | None = None, **overrides: Any) -> Path:
     """An options file: an example's (with its workdir made absolute) plus overrides, deep-merged."""
     from tfmesos.options.load import deep_merge

@@ -10,8 +10,8 @@ import pytest
 
 from localmesos import LocalMaster as EmbeddedMaster, Tuning
 from localmesos.ports import free_port_block
-from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_process, run_scheduler, task_processes,
-                               wait_gone, write_options)
+from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_process, killed_scheduler, run_scheduler,
+                               task_processes, wait_gone, write_options)
 from tests.e2e.test_jobs import PSS
 
 LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
@@ -112,12 +112,7 @@ def run_scheduler_killed(tmp_path, master) -> None:
     """kill -9 of `tfmesos run`: a second one adopts the running tasks and finishes the job."""
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "failover"}, job=LONG)
     args = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
-    first = run_scheduler(opts, *args)
-    try:
-        first.wait_for(r"chief:0 \| step 100 ", 180)
-    finally:
-        first.kill(signal.SIGKILL)
-        first.wait(30)
+    first = killed_scheduler(opts, args, r"chief:0 \| step 100 ", 180)
     assert find_task_process("failover", "chief", 0) is not None, "the job runs on while no scheduler is there"
     second = run_scheduler(opts, *args)
     try:

@@ -45,7 +45,7 @@ WIRE_FIELDS = {3: {
              "stream_output", "spec_version", "cluster", "secret_env", "secret_files"],
     "clusterspec": ["version", "cluster"],
     "need_spec": ["task_id"],
-    "output": ["task_id", "lines"],
+    "output": ["task_id", "lines", "offset"],  # offset: optional (an older peer drops or omits it)
     "progress": ["task_id", "values"],
     "result": ["exit_code", "log_tail", "extra", "exception"],
 }}

@@ -179,3 +179,80 @@ def test_a_task_s_end_is_appended_to_the_journal_and_a_restart_reads_it(tmp_path
     assert [states[t] for t in ended] == ["TASK_FINISHED"] * len(ended)
     assert states[driver.launched[19]] == "TASK_STAGING"  # RUNNING is learnt again by reconciling
     assert restarted.events == sched.job.events[-200:] and restarted.phase == sched.job.phase
+
+
+def test_a_reconciliation_answer_is_shown_once_though_explicit_and_implicit_reconciliation_both_answer(
+        tmp_path: Path) -> None:
+    from tfmesos.scheduler.job_shell import Hooks
+
+    store = DirStore(tmp_path, "shell")
+    shown: list[str] = []
+    sched = JobShell(Job.new(SPEC, 0.0), ExecutorSettings(python="python3"), JobStore(store, OPTIONS),
+                     hooks=Hooks(event=shown.append), clock=lambda: 10.0)
+    driver = FakeDriver(store)
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [_offer(1), _offer(2)])
+    agents = dict(sched.attempt_agents)
+    sched.mesos.reregistered(driver, {"hostname": "m", "port": 5050})  # a master failover
+    for _ in range(2):  # the answer to Reconcile(live), then to Reconcile(()) (Mesos answers both)
+        for task_id, agent in agents.items():
+            sched.mesos.statusUpdate(driver, {**_status(task_id, agent, "TASK_RUNNING"), "reason": "REASON_RECONCILIATION"})
+    said = [line for line in shown if "REASON_RECONCILIATION" in line]
+    assert len(said) == len(agents) == len(set(said)), said
+    sched.mesos.reregistered(driver, {"hostname": "m", "port": 5050})  # the next failover shows them again
+    for task_id, agent in agents.items():
+        sched.mesos.statusUpdate(driver, {**_status(task_id, agent, "TASK_RUNNING"), "reason": "REASON_RECONCILIATION"})
+    assert len([line for line in shown if "REASON_RECONCILIATION" in line]) == 2 * len(agents)
+
+
+def test_health_fails_while_a_callback_wedges_the_loop_and_recovers_after(tmp_path: Path) -> None:
+    """/v1/health answers from the HTTP thread, which lives on through a wedge: it must say
+    whether the loop that drives the job still turns (Marathon restarts a scheduler that fails it)."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from tests.e2e.harness import eventually
+    from tfmesos.scheduler.http_api import ApiServer, Operations
+    from tfmesos.scheduler.job_shell import Hooks
+
+    release, wedged = threading.Event(), threading.Event()
+
+    def event(text: str) -> None:
+        if "registered as framework" in text:  # a callback that blocks, under the job's lock
+            wedged.set()
+            release.wait(30)
+
+    def health() -> tuple[int, dict]:
+        try:
+            with urllib.request.urlopen(f"http://{api.address}/v1/health", timeout=5) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    store = DirStore(tmp_path, "shell")
+    sched = JobShell(Job.new(SPEC, 0.0), ExecutorSettings(python="python3"), JobStore(store, OPTIONS),
+                     hooks=Hooks(event=event))
+    sched.loop_stale_seconds = 1.0
+    api = ApiServer(sched.snapshot, lambda: None, lambda: None, ops=Operations(health=sched.loop_health))
+    api.start()
+    loop = threading.Thread(target=sched.run_until_done, daemon=True)
+    loop.start()
+    try:
+        eventually(lambda: sched.loop_turned is not None, 10, "the loop's first turn")
+        assert health() == (200, {"healthy": True})
+        subscriber = threading.Thread(target=sched.mesos.registered,
+                                      args=(FakeDriver(store), {"value": "F-1"}, {"hostname": "m", "port": 5050}),
+                                      daemon=True)
+        subscriber.start()
+        assert wedged.wait(10)
+        code, body = eventually(lambda: (lambda h: h if h[0] == 503 else None)(health()), 10, "health to fail")
+        assert body["healthy"] is False and "has not turned for" in body["reason"], body
+        release.set()
+        subscriber.join(10)
+        eventually(lambda: health()[0] == 200, 10, "health to recover once the callback returns")
+    finally:
+        release.set()
+        sched.request_stop("test over")
+        loop.join(10)
+        api.stop()

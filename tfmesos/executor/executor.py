@@ -283,20 +283,44 @@ class TaskProcess:
             pass
 
 
-class OutputForwarder:
-    """Batches output lines into framework messages (best effort, bounded)."""
+OUTPUT_BATCH_LINES = 1000  # at most this many lines in one message; the rest are read back from OUTPUT_LOG
 
-    def __init__(self, send: Any, task_id: str):
+
+class OutputForwarder:
+    """Batches output lines into framework messages (best effort, bounded), each saying where its
+    first line starts in the sandbox's ``output.log``, which gets every line in the same order: a
+    scheduler that missed messages (a master failover, its own restart) reads what it missed there."""
+
+    def __init__(self, send: Any, task_id: str, log_path: str | None = None):
         self._send, self._task_id = send, task_id
         self._lines: list[str] = []
+        self._offset = -1  # where the batch's first line starts in the log (-1: no log)
+        self._log: IO[bytes] | None = None
+        self._size = 0
+        if log_path:
+            try:
+                self._log = open(log_path, "ab", buffering=0)  # unbuffered: what was forwarded is readable
+                self._size = self._log.seek(0, os.SEEK_END)
+            except OSError as exc:
+                log.warning("cannot write %s (a scheduler that misses output cannot catch up): %s", log_path, exc)
         self._cond = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def __call__(self, stream: str, line: str) -> None:
+        data = (line + "\n").encode("utf-8", "surrogateescape")
         with self._cond:
-            if len(self._lines) < 1000:
+            at = self._size
+            if self._log is not None:
+                try:
+                    self._log.write(data)
+                    self._size += len(data)
+                except OSError:
+                    self._log = None
+            if len(self._lines) < OUTPUT_BATCH_LINES:
+                if not self._lines:
+                    self._offset = at if self._log is not None else -1
                 self._lines.append(line)
             self._cond.notify()
 
@@ -310,15 +334,18 @@ class OutputForwarder:
             time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
             with self._cond:
                 lines, self._lines = self._lines, []
+                offset = self._offset
             from ..mesos.messages import OutputLines
 
-            self._send(OutputLines(self._task_id, lines))
+            self._send(OutputLines(self._task_id, lines, offset))
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
             self._cond.notify()
         self._thread.join(timeout=5)
+        if self._log is not None:
+            self._log.close()
 
 
 class TFExecutor:
@@ -489,7 +516,7 @@ class TFExecutor:
     def _run_task(self) -> None:
         from ..core.clusterspec import substitute_placeholders
         from ..core.spec import TaskKey
-        from .report_pipe import ReportPipe, progress_message
+        from .report_pipe import PROGRESS_FILE, ReportPipe, progress_message
 
         assert self.spec is not None
         p = self.payload
@@ -501,10 +528,13 @@ class TFExecutor:
         argv = [p.python, "-m", "tfmesos.task.tfserver"] if command is None else command_argv(command)
         cwd = p.workdir or sandbox
         if p.stream_output:
-            self.forwarder = OutputForwarder(self._send_message, self.task_id)
+            from ..mesos.messages import OUTPUT_LOG
+
+            self.forwarder = OutputForwarder(self._send_message, self.task_id, os.path.join(sandbox, OUTPUT_LOG))
         watch = self.run_here  # this thread waits for the exit and the reports at once
         reports = ReportPipe(os.path.join(sandbox, "progress.fifo"),
-                             lambda values: self._send_message(progress_message(self.task_id, values)), threaded=not watch)
+                             lambda values: self._send_message(progress_message(self.task_id, values)), threaded=not watch,
+                             keep=os.path.join(sandbox, PROGRESS_FILE) if p.stream_output else None)
         try:
             with self._lock:
                 if self.killed:

@@ -12,13 +12,13 @@ import threading
 import time
 from typing import Any, Callable
 
-from ..mesos.messages import Progress
+from ..mesos.messages import PROGRESS_FILE, Progress
 from ..task.report import REPORT_ENV
 
 FORWARD_SECONDS = 0.5
 _CLOSE = b"\x00close"  # the executor's last line to its own reader
 
-__all__ = ["REPORT_ENV", "FORWARD_SECONDS", "ReportPipe", "progress_message"]
+__all__ = ["REPORT_ENV", "FORWARD_SECONDS", "PROGRESS_FILE", "ReportPipe", "progress_message"]
 
 
 def progress_message(task_id: str, values: dict[str, Any]) -> Progress:
@@ -32,8 +32,10 @@ class ReportPipe:
     to be readable and calls ``read_ready()`` (the executor's main thread does, while it waits
     for the task's exit: no thread per task for reports)."""
 
-    def __init__(self, path: str, send: Callable[[dict[str, Any]], None], threaded: bool = True):
-        self.path, self._send = path, send
+    def __init__(self, path: str, send: Callable[[dict[str, Any]], None], threaded: bool = True,
+                 keep: str | None = None):
+        self.path, self._send, self._keep = path, send, keep
+        self._latest: dict[str, Any] = {}  # every value reported, merged (what ``keep`` holds)
         if os.path.exists(path):
             os.unlink(path)
         os.mkfifo(path, 0o600)
@@ -97,8 +99,20 @@ class ReportPipe:
             values, self._pending = self._pending, {}
             self._timer = None
             self._last_sent = time.monotonic()
+            if values and self._keep:
+                self._keep_latest(values)
         if values:
             self._send(values)
+
+    def _keep_latest(self, values: dict[str, Any]) -> None:
+        self._latest.update(values)
+        tmp = self._keep + ".tmp"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(self._latest, f)
+            os.replace(tmp, self._keep)  # atomic: a reader never sees half
+        except (OSError, TypeError, ValueError):
+            pass
 
     def close(self) -> None:
         """After the task ended: forward what is left, stop reading, remove the FIFO."""

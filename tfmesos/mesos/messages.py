@@ -20,6 +20,12 @@ from typing import Any, ClassVar, Union
 
 PROTOCOL = 3
 
+# Sandbox files of the task that streams its output, which a scheduler that missed messages (a
+# master failover, its own restart) reads through the agent's files API: every forwarded line,
+# in order (OutputLines.offset points into it), and the latest values given tfmesos.report().
+OUTPUT_LOG = "output.log"
+PROGRESS_FILE = "progress.json"
+
 
 class ProtocolMismatch(ValueError):
     def __init__(self, what: str, theirs: Any):
@@ -78,6 +84,9 @@ class OutputLines:
     KIND: ClassVar[str] = "output"
     task_id: str
     lines: list[str]
+    # Where the first line starts in OUTPUT_LOG: the scheduler reads a gap (messages lost) from
+    # there. -1: unknown (an executor that keeps no OUTPUT_LOG).
+    offset: int = -1
 
 
 @dataclass(frozen=True)

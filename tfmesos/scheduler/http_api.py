@@ -1,7 +1,8 @@
 """The scheduler's HTTP API: health for Marathon, status, logs and metrics for people and tools.
 
 GET  /                      the status page (tfmesos/scheduler/web/, polling /v1/status)
-GET  /v1/health             200 {"healthy": true} while the scheduler runs (Marathon's MESOS_HTTP check)
+GET  /v1/health             200 {"healthy": true} while the scheduler's loop turns, 503 with the reason once it
+                            is wedged (Marathon's MESOS_HTTP check restarts it)
 GET  /v1/status             the job: phase, progress, each task's role, index, host:port, state, restarts
 GET  /v1/clusterspec        {"version": n, "cluster": {...}} once every task has an endpoint
 GET  /v1/endpoints          ["host:port", ...] of the TensorFlow tasks by role
@@ -49,6 +50,7 @@ class Operations:
     metrics: Callable[[], tuple[bytes, str]] | None = None  # (body, content type)
     token: str = ""
     token_reads: bool = False  # with a token: reading needs it too (all but /v1/health and the page's files)
+    health: Callable[[], tuple[bool, str]] | None = None  # (healthy, why not) of the job's loop; None: healthy
 
 
 def web_asset(name: str) -> tuple[bytes, str] | None:
@@ -105,7 +107,8 @@ class ApiServer:
                     self._reply(401, {"error": f"reading this job's API needs its token: send 'Authorization: "
                                                f"Bearer <token>' (tfmesos reads it from {TOKEN_ENV})"})
                 elif path == "/v1/health":
-                    self._reply(200, {"healthy": True})
+                    healthy, why = ops.health() if ops.health is not None else (True, "")
+                    self._reply(200, {"healthy": True}) if healthy else self._reply(503, {"healthy": False, "reason": why})
                 elif path == "/v1/status":
                     self._reply(200, snapshot().to_json())
                 elif path == "/v1/clusterspec":

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import actions as act
+from ..core.restart import TERMINAL_STATES
 from ..core.job import FAILED, FINISHING, KILLED, Job, NoSuchTask, StatusUpdate, task_names
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..mesos.agent_files import agent_address_from_master, agent_address_from_offer
+from .output_catchup import OutputCatchUp
 from .task_logs import Attempt, TaskLogs
 from ..mesos.driver import MesosAdapter
 from ..mesos.events import OffersArrived, Subscribed
@@ -34,6 +36,10 @@ from .quota_watch import QuotaProbe, QuotaWatch
 
 log = logging.getLogger("tfmesos.scheduler.job_shell")
 
+RECONCILIATION = "REASON_RECONCILIATION"
+# /v1/health fails once the loop that drives the job (run_until_done) has not turned for this long:
+# it turns at least every second unless something holds the job's lock (a wedged callback).
+LOOP_STALE_SECONDS = 30.0
 LOST_MASTER_NOTE_EVERY = 30.0  # seconds between "still waiting for the master" lines
 TICK_MIN_INTERVAL = 0.05  # seconds: the core's timers are acted on at most this late
 
@@ -84,7 +90,11 @@ class JobShell:
         self.attempt_agents: dict[str, str] = {}
         self.agent_addresses: dict[str, str] = {}
         self.logs = TaskLogs(self._attempts, self._agent_address, lambda: self.framework_id)
+        self.output = OutputCatchUp(self._sandbox_of, hooks.output, self._progress_read_back)
+        self._reconciled_shown: set[str] = set()  # task ids whose reconciliation answer was shown since subscribing
         self.metrics = JobMetrics(self.snapshot)
+        self.loop_turned: float | None = None  # time.monotonic() of the loop's last turn (None: not started)
+        self.loop_stale_seconds = LOOP_STALE_SECONDS
 
     @property
     def spec(self) -> JobSpec:
@@ -195,11 +205,15 @@ class JobShell:
                 self.hooks.event(f"the Mesos master is back after {self.clock() - self.disconnected_at:.0f} s")
             self.subscribed_once, self.disconnected_at = True, None
             self.framework_id = event.framework_id
+            self._reconciled_shown.clear()
             if event.again:
                 self.hooks.event(f"re-registered as framework {self.framework_id}; reconciling")
             else:
                 self.hooks.event(f"registered as framework {self.framework_id} with {event.master}")
             self._apply(self.job.start())
+            streamed = self._streamed_task_ids() if event.again else []
+        if streamed:  # messages sent while the master (or this scheduler) was away are lost: read them back
+            threading.Thread(target=self._catch_up, args=(streamed,), name="tfmesos-catch-up", daemon=True).start()
 
     def disconnected(self) -> bool:
         with self.cond:
@@ -228,9 +242,11 @@ class JobShell:
             self.job.rescinded(offer_id)
 
     def status_update(self, update: StatusUpdate) -> None:
+        if update.state in TERMINAL_STATES and update.task_id in self._streamed_task_ids():
+            self.output.catch_up(update.task_id)  # its last lines before its end (and the job's)
         with self.cond:
             key = self.job.key_of(update.task_id)
-            if key is not None and update.task_id == self.job.tasks[key].task_id:
+            if key is not None and update.task_id == self.job.tasks[key].task_id and self._announce(update):
                 detail = update.message if update.state != "TASK_RUNNING" else ""
                 self.hooks.event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                                  f"{': ' + detail if detail else ''}")
@@ -250,9 +266,38 @@ class JobShell:
             if not self.job.terminal:
                 self._apply(self.job.abort(reason, self.clock()))
 
+    def _announce(self, update: StatusUpdate) -> bool:
+        """Whether the console shows the update: a reconciliation answer once per task since
+        subscribing (explicit and implicit reconciliation each answer for every task)."""
+        if update.reason != RECONCILIATION:
+            return True
+        seen = update.task_id in self._reconciled_shown
+        self._reconciled_shown.add(update.task_id)
+        return not seen
+
+    def _streamed_task_ids(self) -> list[str]:
+        """The current attempts of the tasks that stream their output (launched ones)."""
+        with self.cond:
+            return [rec.task_id for key in self.spec.streamed_keys
+                    if (rec := self.job.tasks.get(key)) is not None and rec.task_id]
+
+    def _catch_up(self, task_ids: list[str]) -> None:
+        for task_id in task_ids:
+            self.output.catch_up(task_id)
+
+    def _sandbox_of(self, task_id: str) -> tuple[str, str]:
+        with self.cond:
+            key = self.job.key_of(task_id)
+            rec = self.job.tasks.get(key) if key is not None else None
+            agent_id = self.attempt_agents.get(task_id) or (rec.agent_id if rec else "")
+        return self.logs.sandbox(Attempt(task_id, agent_id))
+
+    def _progress_read_back(self, task_id: str, values: dict[str, Any]) -> None:
+        self.executor_said(Progress(task_id, values))
+
     def executor_said(self, message: Any) -> None:
         if isinstance(message, OutputLines):
-            self.hooks.output(message.task_id, list(message.lines))
+            self.output.message(message)
             return
         if isinstance(message, NeedSpec):
             with self.cond:
@@ -285,6 +330,7 @@ class JobShell:
         tick_at = last_tick = float("-inf")
         with self.cond:
             while not self.done.is_set():
+                self.loop_turned = time.monotonic()
                 now = self.clock()
                 if self.stop_cause is not None and not stopping:
                     stopping = True
@@ -307,6 +353,18 @@ class JobShell:
                     tick_at = min(tick_at, max(self.clock(), last_tick + TICK_MIN_INTERVAL))
         assert self.result is not None
         return self.result
+
+    def loop_health(self) -> tuple[bool, str]:
+        """(healthy, why not) for /v1/health: whether the loop that drives the job still turns.
+        Read without the job's lock, which a wedge holds."""
+        turned = self.loop_turned
+        if turned is None or self.done.is_set():
+            return True, ""
+        age = time.monotonic() - turned
+        if age <= self.loop_stale_seconds:
+            return True, ""
+        return False, (f"the scheduler's loop has not turned for {age:.0f} s (more than {self.loop_stale_seconds:g} s): "
+                       "it is wedged")
 
     def _master_lost(self, now: float) -> None:
         """Wait for the master as long as failover_timeout keeps the job alive on its side."""

@@ -284,6 +284,8 @@ class Session:
         sched = self.sched
         if sched is not None:
             handlers = {"logs": sched.logs.read, "metrics": sched.metrics.render}
+            if live:
+                handlers["health"] = sched.loop_health
             if live and self.profile.restart:
                 def restart(task: str) -> str:
                     from ..core.job import NoSuchTask

@@ -323,3 +323,91 @@ def test_python_executable_of_the_caller_runs_tasks(make_master):
     assert Path(sandbox.resolve()).name != "latest"
     scheduler.teardown()
     scheduler.close()
+
+
+def test_ended_frameworks_are_kept_up_to_the_bound_and_an_agent_removes_the_sandboxes_it_drops(make_master):
+    """A long-lived master bounds what it keeps of ended frameworks (Mesos' --max_completed_frameworks),
+    and so does each agent, whose garbage collection removes the sandboxes of one it no longer lists."""
+    kept = 2
+    master = make_master(tuning=Tuning(stop_grace_period=1.0, max_completed_frameworks=kept,
+                                       max_completed_tasks_per_framework=1))
+    ended = []
+    for i in range(kept + 3):
+        scheduler = RawScheduler(master.address)
+        scheduler.subscribe(framework_info(f"job-{i}"))
+        offer = scheduler.next_offers()[0]
+        tasks = [command_task(f"t{i}-{n}", offer["agent_id"]["value"], "true") for n in range(2)]
+        assert launch(scheduler, offer, tasks, refuse_seconds=0).status == 202
+        done = set()
+        while len(done) < 2:
+            status = scheduler.next_update()
+            if status["state"] == "TASK_FINISHED":
+                done.add(status["task_id"]["value"])
+        assert scheduler.teardown().status == 202
+        scheduler.close()
+        ended.append(scheduler.framework_id)
+        wait_until(lambda: scheduler.framework_id in [f["id"] for f in master.state()["completed_frameworks"]],
+                   timeout=10, message=f"job-{i} ended")
+    state = master.state()
+    assert sorted(f["id"] for f in state["completed_frameworks"]) == sorted(ended[-kept:])
+    assert all(len(f["completed_tasks"]) <= 1 for f in state["completed_frameworks"])
+    frameworks_dir = next(master.work_dir.glob("agents/*/frameworks"))
+    wait_until(lambda: sorted(p.name for p in frameworks_dir.iterdir()) == sorted(ended[-kept:]), timeout=10,
+               message="the sandboxes of the frameworks the agent dropped removed")
+    (agent,) = state["slaves"]
+    agent_state = http_call(agent["pid"].split("@", 1)[1], "GET", "/state").body
+    assert sorted(f["id"] for f in agent_state["completed_frameworks"]) == sorted(ended[-kept:])
+
+
+def test_an_ended_framework_s_sandboxes_are_removed_after_the_gc_delay(make_master):
+    master = make_master(tuning=Tuning(stop_grace_period=1.0, gc_delay=0.5))
+    scheduler = RawScheduler(master.address)
+    scheduler.subscribe(framework_info("gc"))
+    running_task(master, scheduler, command="sleep 30")
+    frameworks_dir = next(master.work_dir.glob("agents/*/frameworks"))
+    assert [p.name for p in frameworks_dir.iterdir()] == [scheduler.framework_id]
+    assert scheduler.teardown().status == 202
+    scheduler.close()
+    wait_until(lambda: not any(frameworks_dir.iterdir()), timeout=15, message="the sandboxes removed after gc_delay")
+    assert [f["id"] for f in master.state()["completed_frameworks"]] == [scheduler.framework_id], "still listed"
+
+
+def test_an_ended_executor_leaves_no_heartbeat_timer_holding_it(make_master, tmp_path):
+    """The agent's 30-minute executor HEARTBEAT timer is cancelled when the executor's stream
+    closes: pending, it held the executor and its tasks (a long-lived master grew ~50 KiB a job)."""
+    import json
+    import subprocess
+
+    master = make_master()
+    options = tmp_path / "job.json"
+    options.write_text(json.dumps({"service": {"name": "heartbeat"}, "job": {"command": "true"},
+                                   "roles": {"worker": {"count": 2, "cpus": 0.1, "mem": 32}}}))
+    ran = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(options), "--master", master.address,
+                          "-q", "--state-dir", str(tmp_path / "state")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout[-2000:]
+
+    def heartbeats() -> list:
+        return [h for h in list(master._loop._scheduled)
+                if not h.cancelled() and "heartbeat" in getattr(h._callback, "__qualname__", "").lower()]
+
+    wait_until(lambda: master.state()["completed_frameworks"], timeout=10, message="the job's framework ended")
+    wait_until(lambda: not heartbeats(), timeout=10, message="no executor heartbeat timer left")
+
+
+def test_a_restarted_master_collects_the_sandboxes_its_previous_run_left(make_master, tmp_path):
+    """Sandboxes of frameworks that ended before a restart on the same work dir are not left for
+    ever: the agent schedules them at recovery, gc_delay after they were last written."""
+    work = tmp_path / "kept-work"
+    first = make_master(work_dir=work)
+    scheduler = RawScheduler(first.address)
+    scheduler.subscribe(framework_info("before-restart"))
+    running_task(first, scheduler, command="sleep 30")
+    assert scheduler.teardown().status == 202
+    scheduler.close()
+    wait_until(lambda: first.state()["completed_frameworks"], timeout=10, message="the framework ended")
+    first.stop()
+    frameworks_dir = next(work.glob("agents/*/frameworks"))
+    assert [p.name for p in frameworks_dir.iterdir()] == [scheduler.framework_id], "a week's gc_delay keeps it"
+
+    make_master(work_dir=work, tuning=Tuning(stop_grace_period=1.0, gc_delay=0.5))
+    wait_until(lambda: not any(frameworks_dir.iterdir()), timeout=15, message="the left-over sandboxes removed")
