@@ -121,11 +121,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     """The live status from the scheduler's API; once the job has ended (or with NAME and no
     API), from the record kept of it, at once: no waiting for a scheduler that is gone."""
     from . import records
+    from .which_job import find_job
 
+    if not args.name and not records.api_of(args, None):  # no NAME, --api or TFMESOS_API: the one live job
+        args.name = find_job(args, None, "status").name
     api = records.api_of(args, args.name)
-    if not api and not args.name:
-        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run'), "
-                            "or NAME for a job's kept record"])
     if args.name:
         live = records.live_status_of(args, args.name)
         if live is not None:
@@ -244,10 +244,22 @@ def _connect_timeout_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _epilog() -> str:
+    from .which_job import RULE
+
+    import textwrap
+
+    rule = textwrap.fill(f"Commands that act on a job (status, logs, kill, restart): {RULE}", 100, break_on_hyphens=False)
+    return (f"{rule}\n\nShell completion of commands, options and live job names (bash; zsh with bashcompinit):\n"
+            '  eval "$(register-python-argcomplete tfmesos)"')
+
+
 def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     """The whole command line; ``only_run``: the ``run`` command alone (what ``tfmesos run ...``
     parses: the other commands' flags would load the modules behind them at every job's start)."""
-    parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.")
+    parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.",
+                                     epilog=None if only_run else _epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -279,9 +291,11 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
 
     from . import logs, operate
+    from .which_job import RULE, job_name_argument
 
-    st = sub.add_parser("status", help="show a job: live from its scheduler's HTTP API, or from its kept record once it ended")
-    st.add_argument("name", nargs="?", metavar="NAME", help="the job's service.name (its kept record when it is not running)")
+    what = "show a job: live from its scheduler's HTTP API, or from its kept record once it ended"
+    st = sub.add_parser("status", help=what, description=what[0].upper() + what[1:] + ". " + RULE)
+    job_name_argument(st, help="the job's service.name (its kept record when it is not running)")
     st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     st.add_argument("--json", action="store_true")
     logs.add_record_flags(st)
@@ -321,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
         from localmesos import main as local_master_main
 
         return local_master_main(argv[1:])
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (register-python-argcomplete): answered, exits
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser())
     parser = build_parser(only_run=argv[:1] == ["run"])
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would say it with the top-level usage, which names no command's flags
