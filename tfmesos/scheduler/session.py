@@ -124,7 +124,7 @@ class Session:
             else:
                 from .reach import check_master
 
-                self.master = check_master(s.master, s.connect_timeout)  # type: ignore[arg-type]
+                self.master = check_master(s.master, s.connect_timeout, self.console.event)  # type: ignore[arg-type]
             if self.persists:
                 self.store = self._open_store()
         except BaseException:
@@ -140,7 +140,7 @@ class Session:
 
             flag = "--zk" if self.settings.zk else "$.service.zk"
             servers, _ = parse_zk_url(zk, flag)
-            with zk_session(",".join(map(str, servers)), self.settings.connect_timeout, flag):
+            with zk_session(",".join(map(str, servers)), self.settings.connect_timeout, flag, self.console.event):
                 pass
 
     def _open_store(self) -> StateStore:
