@@ -226,7 +226,7 @@ def test_ctrl_c_while_a_cluster_block_closes_lets_the_close_finish_then_exits_13
     run.wait_for(r"^CLOSING$", 30)
     _killpg(run, signal.SIGINT)
     assert run.wait(120) == 130, run.output[-3000:]
-    assert re.search(rf"job {service} KILLED: cluster closed$", run.output, re.M), run.output[-3000:]
+    assert re.search(rf"job {service} CLOSED: cluster closed$", run.output, re.M), run.output[-3000:]
     assert "LEFT" not in run.output, "the script exits 130 after the close, as after a Ctrl-C in the block"
     _assert_honest(run.output)
     _assert_nothing_left(run, service, started)

@@ -102,6 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         agent_disk=args.agent_disk,
         gpus_per_agent=args.gpus_per_agent,
         quiet=args.quiet,
+        tf_noise=args.tf_noise,
         connect_timeout=args.connect_timeout,
         keep_serving=args.keep_serving,
     )
@@ -281,6 +282,9 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     _connect_timeout_flag(run)
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
+    run.add_argument("--tf-noise", action="store_true",
+                     help="show TensorFlow's start-up messages (absl, oneDNN, CUDA) in the tasks' output; by default "
+                          "they are folded into one line per task (the task's logs keep them all)")
     run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
                      help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)

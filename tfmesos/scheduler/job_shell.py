@@ -50,6 +50,7 @@ class Hooks:
     event: Callable[[str], None] = ignore
     output: Callable[[str, list[str]], None] = ignore
     progress: Callable[[str, dict[str, Any]], None] = ignore
+    end_note: Callable[[str], None] | None = None  # the event saying how the job ends (None: as ``event``)
 
 
 class JobShell:
@@ -116,8 +117,9 @@ class JobShell:
                 self.done.set()
                 self.cond.notify_all()
                 return
+        end_note = self.job.end_note()
         for text in self.job.events[self._events_seen:]:
-            self.hooks.event(text)
+            (self.hooks.end_note or self.hooks.event if text == end_note else self.hooks.event)(text)
         self._events_seen = len(self.job.events)
         for launching, run in itertools.groupby(actions, lambda a: isinstance(a, act.Launch)):
             group = list(run)

@@ -58,6 +58,7 @@ class RunSettings:
     agent_disk: float = EMBEDDED.agent_disk
     gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
+    tf_noise: bool = False  # the console shows TensorFlow's start-up messages (else folded: console.py)
     connect_timeout: float = 30.0
     keep_serving: float = 0.0  # seconds the API and the page stay up after the end (--keep-serving)
 
@@ -78,10 +79,12 @@ class Session:
 
     def __init__(self, spec: JobSpec, options: dict[str, Any], settings: RunSettings, console: Console, *,
                  profile: Profile = Profile(), signals: StopSignals | None = None,
-                 on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time):
+                 on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time,
+                 on_end_note: Callable[[str], None] | None = None):
         self.spec, self.options, self.settings, self.console = spec, options, settings, console
         self.profile, self.signals, self.clock = profile, signals, clock
         self.on_event = on_event or console.event
+        self.on_end_note = on_end_note  # the event saying how the job ends (None: an event like the others)
         self.master = ""  # the master's address, once open
         self.master_proc: Any = None  # the embedded master (LocalMaster or ChildMaster)
         self.store: StateStore | None = None
@@ -221,7 +224,8 @@ class Session:
             job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user),
             JobStore(self.store, self.options, keep_finished=self.keeps_finished,
                      deployment=marathon_app.deployment()), framework_id=framework_id,
-            hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore),
+            hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore,
+                        self.on_end_note),
             clock=self.clock, quota_probe=quota_probe,
         )
         self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
