@@ -50,7 +50,8 @@ class Hooks:
     event: Callable[[str], None] = ignore
     output: Callable[[str, list[str]], None] = ignore
     progress: Callable[[str, dict[str, Any]], None] = ignore
-    end_note: Callable[[str], None] | None = None  # the event saying how the job ends (None: as ``event``)
+    # The event saying how the job ends, with that end (None: an event like the others).
+    end_note: Callable[[str, str], None] | None = None
 
 
 class JobShell:
@@ -119,7 +120,10 @@ class JobShell:
                 return
         end_note = self.job.end_note()
         for text in self.job.events[self._events_seen:]:
-            (self.hooks.end_note or self.hooks.event if text == end_note else self.hooks.event)(text)
+            if text == end_note and self.hooks.end_note is not None:
+                self.hooks.end_note(self.job.ending, text)
+            else:
+                self.hooks.event(text)
         self._events_seen = len(self.job.events)
         for launching, run in itertools.groupby(actions, lambda a: isinstance(a, act.Launch)):
             group = list(run)

@@ -10,6 +10,7 @@ SIGTERM as a restart) is in ``marathon_app``.
 """
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from typing import Any, TextIO
@@ -42,8 +43,8 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             f"({spec.service.failover_timeout:g} s) after this scheduler left, unless it is started again"),
     ).install()
     try:
-        # The end and its cause are said once, in the summary (not also as the event that ended it).
-        session = Session(spec, options, settings, console, signals=signals, on_end_note=lambda text: None).open()
+        session = Session(spec, options, settings, console, signals=signals,
+                          on_end_note=functools.partial(_end_note, console)).open()
         try:
             code = _run(session)
             if code == _START_AFRESH and session.store is not None:
@@ -61,6 +62,13 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
 
 
 _START_AFRESH = -1
+
+
+def _end_note(console: Console, end: str, text: str) -> None:
+    """A failure or a success is said once, in the summary; a stop is said at once too (the tasks'
+    kill may take their grace period: a Ctrl-C is answered before that)."""
+    if end == KILLED:
+        console.event(text)
 
 
 def _run(session: Session) -> int:

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.job import KILLED, Job, job_seed
+from ..core.job import ENDED_PHASES, KILLED, Job, job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from . import job_end
@@ -80,7 +80,7 @@ class Session:
     def __init__(self, spec: JobSpec, options: dict[str, Any], settings: RunSettings, console: Console, *,
                  profile: Profile = Profile(), signals: StopSignals | None = None,
                  on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time,
-                 on_end_note: Callable[[str], None] | None = None):
+                 on_end_note: Callable[[str, str], None] | None = None):
         self.spec, self.options, self.settings, self.console = spec, options, settings, console
         self.profile, self.signals, self.clock = profile, signals, clock
         self.on_event = on_event or console.event
@@ -255,6 +255,7 @@ class Session:
         sched.driver = driver
         if self.signals is not None:
             signals = self.signals
+            signals.last_words.append(self._given_up)
             signals.waiting_for = self.waiting_for
             signals.arm(lambda signum: sched.request_stop(signals.cause))
         driver.start()
@@ -341,6 +342,29 @@ class Session:
             with sched.cond:
                 return sched.job.waiting_for()
         return "the framework's teardown by the Mesos master" + (" and the embedded master to stop" if self.local else "")
+
+    def _given_up(self) -> None:
+        """At the third stop signal (its processes killed): the live marker withdrawn, and the job's
+        record kept as it stands, ended the way it was ending (no log locations: nothing is asked)."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.withdraw()
+        sched = self.sched
+        if sched is None or not sched.framework_id or self._ending is not None:
+            return  # nothing ran, or its end is being kept already
+        from ..store.format import end_of
+        from .signals import signal_name
+
+        at = self.clock()
+        rec = sched.store.final(sched.job, sched.framework_id,
+                                end_of(at, sched.job.progress(), {}, self.api.address if self.api else None,
+                                       self.master)).to_json()
+        job = rec["job"]
+        if job.get("phase") not in ENDED_PHASES:  # cut short while it stopped: the end it was heading for
+            job["phase"] = job.get("ending") or KILLED
+            signum = self.signals.signum if self.signals is not None else None
+            job["cause"] = job.get("cause") or (f"stopped by {signal_name(signum)}" if signum else "stopped")
+        (self.store or job_end.local_store(self.spec, self.settings.state_dir)).keep_end(rec)
 
     # ------------------------------------------------------------------ 4. the end
     def teardown(self, failover: bool) -> None:
