@@ -208,13 +208,19 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from . import records
     from .history import jobs_lines
 
+    from ..scheduler.job_end import whoami
+
     ends = records.all_ends(args, args.name)
+    me = whoami()
+    mine = ends if args.all else [rec for rec in ends if (rec.get("end") or {}).get("user") in (None, me)]
     if args.json:
-        print(json.dumps(ends, indent=2))
-    elif not ends:
-        print(f"no ended job is kept in {records.where(args)}", file=sys.stderr)
+        print(json.dumps(mine, indent=2))
+    elif not mine:
+        print(f"no ended job of yours is kept in {records.where(args)}", file=sys.stderr)
     else:
-        print("\n".join(jobs_lines(ends)))
+        print("\n".join(jobs_lines(mine, records.sandbox_present)))
+    if len(mine) < len(ends):
+        print(f"tfmesos jobs: {len(ends) - len(mine)} job(s) of other users not listed: --all lists them", file=sys.stderr)
     return 0
 
 
@@ -306,8 +312,10 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
 
-    jobs = sub.add_parser("jobs", help="list recent jobs that ended: end, when, duration, tasks, where their logs are")
+    jobs = sub.add_parser("jobs", help="list your recent jobs that ended: end, when, duration, tasks, where their logs are")
     jobs.add_argument("name", nargs="?", metavar="NAME", help="only this job's runs")
+    jobs.add_argument("--all", action="store_true", help="every user's jobs kept there (a shared state directory "
+                                                         "or ZooKeeper), not only yours")
     jobs.add_argument("--json", action="store_true", help="the kept records as JSON")
     logs.add_record_flags(jobs)
     jobs.set_defaults(func=cmd_jobs)

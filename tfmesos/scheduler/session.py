@@ -358,7 +358,7 @@ class Session:
         at = self.clock()
         rec = sched.store.final(sched.job, sched.framework_id,
                                 end_of(at, sched.job.progress(), {}, self.api.address if self.api else None,
-                                       self.master)).to_json()
+                                       self.master, job_end.whoami())).to_json()
         job = rec["job"]
         if job.get("phase") not in ENDED_PHASES:  # cut short while it stopped: the end it was heading for
             job["phase"] = job.get("ending") or KILLED
