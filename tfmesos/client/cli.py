@@ -57,7 +57,7 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         base = Path(args.options).resolve().parent
     _absolute_paths(options, base)
     spec = job_spec_from_options(options)
-    problems = option_problems(spec)
+    problems = option_problems(spec, options)
     if problems:
         raise OptionsError(problems)
     return options, spec

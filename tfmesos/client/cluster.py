@@ -122,7 +122,7 @@ def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]
         raise OptionsError(["$.roles: no task to launch: expected a count >= 1 for some role"])
     from ..scheduler.preflight import option_problems  # the checks `tfmesos run` makes of a file
 
-    problems = option_problems(spec)
+    problems = option_problems(spec, resolved)
     if problems:
         raise OptionsError(problems)
     return spec, resolved
