@@ -106,6 +106,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout,
         keep_serving=args.keep_serving,
     )
+    if master is None:  # the embedded agents against this machine: a word before it matters
+        import psutil
+
+        from ..scheduler.embedded import oversold_warnings
+
+        for warning in oversold_warnings(spec, settings, psutil.virtual_memory().total / 2**20, os.cpu_count() or 1):
+            print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if args.dry_run:
         from .dry_run import print_dry_run
 
