@@ -19,7 +19,7 @@ from ..api.follow import FOLLOW_POLL_SECONDS
 from ..api.token import token_header
 from ..core.job import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
-from ..errors import UnreachableError, UsageError, cut
+from ..errors import UnreachableError, UsageError
 from ..mesos.agent_files import CHUNK, AgentFiles, LogError, get_json, sandbox_directory, tail_offset, to_bytes
 
 
@@ -190,18 +190,10 @@ def _copy(files: AgentFiles | LocalFiles, path: str, tail: int | None, out: Any)
     out.flush()
 
 
-def name_and_task(what: list[str], command: str) -> tuple[str | None, str]:
-    """``[NAME] ROLE:INDEX`` as typed: (NAME or None, ROLE:INDEX); a UsageError for more words."""
-    if len(what) > 2:
-        raise UsageError(f"{command} [NAME] ROLE:INDEX", f"{cut(' '.join(what))!r} is {len(what)} words",
-                         "expected ROLE:INDEX or NAME ROLE:INDEX")
-    return (None, what[0]) if len(what) == 1 else (what[0], what[1])
-
-
 def cmd_logs(args: argparse.Namespace) -> int:
     from .which_job import find_job
 
-    name, task = name_and_task(args.what, "logs")
+    name, task = args.name, args.task
     file = "stderr" if args.stderr else "stdout"
     ref = find_job(args, name, "logs")
     if ref.api is None:
@@ -268,9 +260,8 @@ def add_subcommand(sub: Any) -> None:
     what = ("print a task's stdout or stderr from its Mesos sandbox (a running job's, or with NAME, the last run's "
             "of that job once it ended)")
     p = sub.add_parser("logs", help=what, description=what[0].upper() + what[1:] + ". " + RULE)
-    job_name_argument(p, "what", nargs="+", metavar="[NAME] ROLE:INDEX",
-                      help="e.g. worker:1 (the one live job, or the job at --api), or pss-digits chief:0 (that job, "
-                           "running or ended)")
+    job_name_argument(p, help="the job's service.name: that job, running or ended (see the rule above)")
+    p.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1, or with a name: tfmesos logs pss-digits chief:0")
     p.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     p.add_argument("--stderr", action="store_true", help="stderr instead of stdout")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing what the task writes, across relaunches")

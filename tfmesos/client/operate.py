@@ -59,10 +59,7 @@ def cmd_kill(args: argparse.Namespace) -> int:
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
-    from .logs import name_and_task
-
-    name, task = name_and_task(args.what, "restart")
-    return _act(args, name, f"/v1/restart/{urllib.parse.quote(task)}", "")
+    return _act(args, args.name, f"/v1/restart/{urllib.parse.quote(args.task)}", "")
 
 
 def add_subcommands(sub: Any) -> None:
@@ -76,8 +73,8 @@ def add_subcommands(sub: Any) -> None:
     kill.set_defaults(func=cmd_kill)
     restart = sub.add_parser("restart", help="kill one task and relaunch it (a restart asked for, not a failure)",
                              description="Kill one task and relaunch it (a restart asked for, not a failure). " + RULE)
-    job_name_argument(restart, "what", nargs="+", metavar="[NAME] ROLE:INDEX",
-                      help="e.g. worker:1, or pss-digits worker:1")
+    job_name_argument(restart)
+    restart.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1 (tfmesos restart pss-digits worker:1)")
     restart.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     add_record_flags(restart)
     restart.set_defaults(func=cmd_restart)
