@@ -70,12 +70,48 @@ def test_status_of_an_ended_job_reads_its_end_tasks_progress_and_where_the_logs_
 def test_jobs_lists_ends_newest_first_with_their_log_locations(tmp_path) -> None:
     older, newer = ended_record(tmp_path / "a", "first", 1_800_000_000.0), ended_record(tmp_path / "b", "second", 1_800_000_100.0)
     lines = jobs_lines([newer, older])
-    assert lines[0].split() == ["NAME", "END", "WHEN", "DURATION", "TASKS"]
-    assert lines[1].startswith("second  SUCCEEDED") and lines[1].endswith("4: 3 killed, 1 finished")
+    assert lines[0].split() == ["NAME", "END", "WHEN", "DURATION", "TASKS", "LOGS"]
+    assert lines[1].startswith("second  SUCCEEDED") and lines[1].endswith("4: 3 killed, 1 finished  sandboxes on 127.0.0.1:1")
     assert lines[1].split()[4] == "1m15s"
-    assert lines[2].startswith("    logs chief:0      127.0.0.1:1           ")
-    assert [line.split()[0] for line in lines if not line.startswith(" ")] == ["NAME", "second", "first"]
+    assert [line.split()[0] for line in lines] == ["NAME", "second", "first"], "a line a job, no sandbox paths"
     assert jobs_lines([]) == []
+    assert max(map(len, lines)) < 110, lines
+
+
+def test_jobs_says_a_sandbox_is_gone_in_words_not_its_path(tmp_path) -> None:
+    from tfmesos.client.history import logs_cell
+    from tfmesos.client.records import sandbox_present
+
+    rec = ended_record(tmp_path)  # its agent 127.0.0.1:1 is this machine; the chief's sandbox is on disk
+    assert logs_cell(rec, sandbox_present) == "sandboxes on 127.0.0.1:1"
+    import shutil
+
+    shutil.rmtree(tmp_path / "sandbox")
+    assert logs_cell(rec, sandbox_present) == "sandboxes gone"
+    for attempts in rec["end"]["logs"].values():
+        attempts[-1]["tail"] = {"stdout": "x\n", "stderr": ""}
+    assert logs_cell(rec, sandbox_present) == "sandboxes gone; the record kept their ends"
+    remote = {"task_id": "t", "agent": "10.0.0.5:5051", "directory": "/var/lib/mesos/slaves/S0/x"}
+    assert sandbox_present(remote) is None, "another machine's sandbox: not known here, not said gone"
+
+
+def test_jobs_lists_this_users_jobs_and_all_with_all(tmp_path) -> None:
+    state = tmp_path / "state"
+    for name, user in (("mine", None), ("theirs", "someone-else")):
+        rec = ended_record(tmp_path / name, name)
+        if user:
+            rec["end"]["user"] = user
+        DirStore(state, name).keep_end(rec)
+
+    def jobs(*more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "jobs", "--state-dir", str(state), *more],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+    own = jobs()
+    assert [line.split()[0] for line in own.stdout.splitlines()[1:]] == ["mine"], own.stdout
+    assert "1 job(s) of other users not listed: --all lists them" in own.stderr
+    every = jobs("--all")
+    assert sorted(line.split()[0] for line in every.stdout.splitlines()[1:]) == ["mine", "theirs"] and not every.stderr
 
 
 def test_log_locations_are_cut_short_for_a_big_job_and_counts_read_plainly(tmp_path) -> None:

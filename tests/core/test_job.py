@@ -303,6 +303,17 @@ def test_all_workers_success_waits_for_every_worker_through_a_whole_job_restart(
         every = all(job.tasks[w].state == "TASK_FINISHED" for w in workers)
         assert (job.phase != RUNNING) == every, (key, job.phase, {w: job.tasks[w].state for w in workers})
     assert job.succeeded
+    assert job.cause == "all 3 workers finished", "the cause says the success rule, not the last worker alone"
+    assert job.end_note() == "succeeded: all 3 workers finished" and job.end_note() in job.events
+
+
+def test_the_success_cause_names_the_tasks_the_rule_counts():
+    from tfmesos.core.success import success_cause
+
+    assert success_cause([TaskKey("chief", 0)]) == "chief:0 finished"
+    assert success_cause([TaskKey("worker", i) for i in range(2)]) == "all 2 workers finished"
+    assert success_cause([TaskKey("chief", 0), TaskKey("worker", 0), TaskKey("worker", 1)]) == \
+        "chief:0 and 2 workers finished"
 
 
 def test_a_launch_that_never_reached_an_agent_is_placed_again_under_never():

@@ -50,6 +50,17 @@ def test_a_stop_on_request_kills_every_task_and_ends_killed_without_a_failure():
     assert job.events[-1] == "stopped by SIGINT (Ctrl-C)"
 
 
+def test_a_closed_cluster_ends_closed_not_killed():
+    from tfmesos.core.job import CLOSED
+
+    job, launched = _running_job()
+    assert job.end_note() is None
+    job.stop("cluster closed", 5.0, CLOSED)
+    (done,) = of(act.Done, _end_all(job, launched, "TASK_KILLED", 6.0))
+    assert (done.end, done.cause) == (CLOSED, "cluster closed") and job.snapshot().phase == CLOSED
+    assert CLOSED in ENDED_PHASES and job.end_note() == "cluster closed"
+
+
 def test_a_stop_while_the_job_is_ending_keeps_the_end_it_has():
     job, launched = _running_job()
     job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FINISHED", exit_code=0), 5.0)
@@ -132,7 +143,7 @@ def test_a_stopping_job_says_what_it_still_waits_for():
 
 
 def test_every_phase_reader_knows_killed():
-    assert ENDED_PHASES == (SUCCEEDED, FAILED, KILLED) and KILLED in PHASES
+    assert ENDED_PHASES == (SUCCEEDED, FAILED, KILLED, "CLOSED") and KILLED in PHASES and "CLOSED" in PHASES
 
     assert read_by_logs == DONE_PHASES == ENDED_PHASES
     job, launched = _running_job()

@@ -145,7 +145,9 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
     assert jobs.returncode == 0, jobs.stderr
     row = re.search(rf"^{NAME} +SUCCEEDED +\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d +\S+ +4: .*1 finished", jobs.stdout, re.M)
     assert row, jobs.stdout
-    assert sandbox.group(2) in jobs.stdout, "where the logs are"
+    line = next(line for line in jobs.stdout.splitlines() if line.startswith(NAME))
+    assert "sandboxes on " in line and sandbox.group(1) in line and "/executors/" not in line, \
+        "where the logs are: the agents, not a 200-character path"
 
     # Its logs: through the agent's files API while the agent runs ...
     logs, _ = tfmesos("logs", NAME, "chief:0", "--tail", "2", *where)

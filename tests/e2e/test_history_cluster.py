@@ -39,11 +39,11 @@ def test_a_cluster_block_left_normally_is_listed_and_answered_from_its_record(tm
     where = ["--state-dir", str(state)]
     jobs, _ = tfmesos("jobs", *where)
     assert jobs.returncode == 0, jobs.stderr
-    assert re.search(rf"^{name} +KILLED +\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d +\S+ +1: 1 killed", jobs.stdout, re.M), \
+    assert re.search(rf"^{name} +CLOSED +\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d +\S+ +1: 1 killed", jobs.stdout, re.M), \
         jobs.stdout
     status, took = tfmesos("status", name, *where)
     assert status.returncode == 0, status.stderr
-    assert f"job {name}  KILLED: cluster closed" in status.stdout and "from its record" in status.stdout, status.stdout
+    assert f"job {name}  CLOSED: cluster closed" in status.stdout and "from its record" in status.stdout, status.stdout
     assert re.search(r"worker:0 +127\.0\.0\.1:\d+ +TASK_KILLED", status.stdout), status.stdout
     assert took < 10, f"status took {took:.1f} s: it looked for a scheduler instead of the record"
     # The embedded master left with the block, its sandboxes too: the log's end kept in the record.

@@ -139,8 +139,8 @@ def test_a_second_ctrl_c_says_what_the_stop_waits_for_and_the_stop_goes_on(spawn
 
 
 def test_a_third_ctrl_c_gives_up_at_once_and_still_leaves_no_process(spawn, tmp_path):
-    name = "sig-run-thrice"
-    run, _ = _start_run(spawn, tmp_path, name, STUBBORN)
+    name, state = "sig-run-thrice", tmp_path / "state"
+    run, _ = _start_run(spawn, tmp_path, name, STUBBORN, "--state-dir", str(state))
     started = _descendants(run)
     sandboxes = run.wait_for(r"sandboxes under (\S+)", 5).group(1)
     for said in (r"stopped by SIGINT", r"SIGINT again: still stopping"):
@@ -153,6 +153,10 @@ def test_a_third_ctrl_c_gives_up_at_once_and_still_leaves_no_process(spawn, tmp_
     _assert_honest(run.output)
     _assert_nothing_left(run, name, started)
     assert not os.path.exists(sandboxes), "the embedded master's directory goes with it"
+    # Its record is kept as it stood, and no live marker stays to make `status NAME` show a gone run.
+    assert not list((state / "live").iterdir()), "the live marker was withdrawn"
+    assert _tfmesos("status", name, "--state-dir", str(state)).startswith(
+        f"job {name}  KILLED: stopped by SIGINT (Ctrl-C)")
 
 
 def _tfmesos(*args: str) -> str:
@@ -226,7 +230,7 @@ def test_ctrl_c_while_a_cluster_block_closes_lets_the_close_finish_then_exits_13
     run.wait_for(r"^CLOSING$", 30)
     _killpg(run, signal.SIGINT)
     assert run.wait(120) == 130, run.output[-3000:]
-    assert re.search(rf"job {service} KILLED: cluster closed$", run.output, re.M), run.output[-3000:]
+    assert re.search(rf"job {service} CLOSED: cluster closed$", run.output, re.M), run.output[-3000:]
     assert "LEFT" not in run.output, "the script exits 130 after the close, as after a Ctrl-C in the block"
     _assert_honest(run.output)
     _assert_nothing_left(run, service, started)

@@ -74,7 +74,7 @@ CASES = [
          options=b"job:\n  command: x\nroles:\n  worker:\n    count: '2'\n", suffix=".yaml"),
     Case("yaml syntax", RUN, ["not valid YAML", "line"], options=b"job: [\n", suffix=".yml"),
     Case("long value cut", RUN, ["$.roles.worker.count", "characters)"], options=_with(roles__worker__count="x" * 900_000)),
-    Case("unknown placeholder", RUN, ["$.roles.worker.command", "{task_idx}"], options=_with(job__command="run {task_idx}")),
+    Case("unknown placeholder", RUN, ["$.job.command: placeholder {task_idx} does not exist"], options=_with(job__command="run {task_idx}")),
     Case("TF_CONFIG in env", RUN, ["$.job.env", "TF_CONFIG"], options=_with(job__env=["TF_CONFIG={}"])),
     Case("TFMESOS_ in role env", RUN, ["$.roles.worker.env", "TFMESOS_PORT"], options=_with(roles__worker__env=["TFMESOS_PORT=1"])),
     Case("env value hidden", RUN, ["$.job.env[0]", "1A=<hidden>"], options=_with(job__env=["1A=hunter2"])),

@@ -190,3 +190,25 @@ def test_file_values_yaml_reads_unlike_json_or_too_large_are_refused(tmp_path, t
     with pytest.raises(OptionsError) as refused:
         load_options_file(path)
     assert any(p.startswith(problem) for p in refused.value.problems), refused.value.problems
+
+
+def test_embedded_agents_promising_more_than_the_machine_has_are_warned_about(tmp_path):
+    """--agent-mem/--agent-cpus beyond this machine (issue 32): a warning naming the flag, at once."""
+    from tfmesos.options.jobspec import job_spec_from_options
+    from tfmesos.options.load import resolve_options
+    from tfmesos.scheduler.embedded import oversold_warnings
+    from tfmesos.scheduler.session import RunSettings
+
+    spec = job_spec_from_options(resolve_options({"service": {"name": "big"}, "job": {"command": "true"},
+                                                  "roles": {"worker": {"count": 2, "mem": 3000}}}))
+    assert oversold_warnings(spec, RunSettings(), 16384, 8) == [], "the defaults on a machine that holds them"
+    (mem, cpus) = oversold_warnings(spec, RunSettings(agent_mem=65536, agent_cpus=16), 16384, 8)
+    assert mem.startswith("--agent-mem: 2 embedded agent(s) x 65536 promise 131072 MB memory, and this machine "
+                          "has 16384") and cpus.startswith("--agent-cpus: 2 embedded agent(s) x 16 promise 32 cpus")
+    (job,) = oversold_warnings(spec, RunSettings(), 4096, 8)
+    assert job.startswith("$.roles: the job's tasks ask for 6128 MB memory in all")
+    options = tmp_path / "o.json"
+    options.write_text('{"service": {"name": "big"}, "job": {"command": "true"}, "roles": {"worker": {"count": 1}}}')
+    done = subprocess.run([sys.executable, "-m", "tfmesos.client.cli", "run", str(options), "--dry-run",
+                           "--agent-mem", "9000000"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "tfmesos: warning: --agent-mem: 2 embedded agent(s) x 9000000 promise" in done.stderr

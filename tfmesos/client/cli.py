@@ -67,7 +67,7 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         base = Path(args.options).resolve().parent
     _absolute_paths(options, base)
     spec = job_spec_from_options(options)
-    problems = option_problems(spec)
+    problems = option_problems(spec, options)
     if problems:
         raise OptionsError(problems)
     return options, spec
@@ -112,9 +112,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         agent_disk=args.agent_disk,
         gpus_per_agent=args.gpus_per_agent,
         quiet=args.quiet,
+        tf_noise=args.tf_noise,
         connect_timeout=args.connect_timeout,
         keep_serving=args.keep_serving,
     )
+    if master is None:  # the embedded agents against this machine: a word before it matters
+        import psutil
+
+        from ..scheduler.embedded import oversold_warnings
+
+        for warning in oversold_warnings(spec, settings, psutil.virtual_memory().total / 2**20, os.cpu_count() or 1):
+            print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if args.dry_run:
         from .dry_run import print_dry_run
 
@@ -131,11 +139,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     """The live status from the scheduler's API; once the job has ended (or with NAME and no
     API), from the record kept of it, at once: no waiting for a scheduler that is gone."""
     from . import records
+    from .which_job import find_job
 
+    if not args.name and not records.api_of(args, None):  # no NAME, --api or TFMESOS_API: the one live job
+        args.name = find_job(args, None, "status").name
     api = records.api_of(args, args.name)
-    if not api and not args.name:
-        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run'), "
-                            "or NAME for a job's kept record"])
     if args.name:
         live = records.live_status_of(args, args.name)
         if live is not None:
@@ -217,13 +225,19 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from . import records
     from .history import jobs_lines
 
+    from ..scheduler.job_end import whoami
+
     ends = records.all_ends(args, args.name)
+    me = whoami()
+    mine = ends if args.all else [rec for rec in ends if (rec.get("end") or {}).get("user") in (None, me)]
     if args.json:
-        print(json.dumps(ends, indent=2))
-    elif not ends:
-        print(f"no ended job is kept in {records.where(args)}", file=sys.stderr)
+        print(json.dumps(mine, indent=2))
+    elif not mine:
+        print(f"no ended job of yours is kept in {records.where(args)}", file=sys.stderr)
     else:
-        print("\n".join(jobs_lines(ends)))
+        print("\n".join(jobs_lines(mine, records.sandbox_present)))
+    if len(mine) < len(ends):
+        print(f"tfmesos jobs: {len(ends) - len(mine)} job(s) of other users not listed: --all lists them", file=sys.stderr)
     return 0
 
 
@@ -254,10 +268,22 @@ def _connect_timeout_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _epilog() -> str:
+    from .which_job import RULE
+
+    import textwrap
+
+    rule = textwrap.fill(f"Commands that act on a job (status, logs, kill, restart): {RULE}", 100, break_on_hyphens=False)
+    return (f"{rule}\n\nShell completion of commands, options and live job names (bash; zsh with bashcompinit):\n"
+            '  eval "$(register-python-argcomplete tfmesos)"')
+
+
 def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     """The whole command line; ``only_run``: the ``run`` command alone (what ``tfmesos run ...``
     parses: the other commands' flags would load the modules behind them at every job's start)."""
-    parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.")
+    parser = argparse.ArgumentParser(prog="tfmesos", description="Run distributed TensorFlow jobs on Mesos and DC/OS.",
+                                     epilog=None if only_run else _epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -279,6 +305,9 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     _connect_timeout_flag(run)
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     run.add_argument("-q", "--quiet", action="store_true", help="only the job's output and the summary")
+    run.add_argument("--tf-noise", action="store_true",
+                     help="show TensorFlow's start-up messages (absl, oneDNN, CUDA) in the tasks' output; by default "
+                          "they are folded into one line per task (the task's logs keep them all)")
     run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
                      help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)
@@ -289,17 +318,21 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     sub.add_parser("local-master", help="run the embedded Mesos master on its own (see: tfmesos local-master --help)")
 
     from . import logs, operate
+    from .which_job import RULE, job_name_argument
 
-    st = sub.add_parser("status", help="show a job: live from its scheduler's HTTP API, or from its kept record once it ended")
-    st.add_argument("name", nargs="?", metavar="NAME", help="the job's service.name (its kept record when it is not running)")
+    what = "show a job: live from its scheduler's HTTP API, or from its kept record once it ended"
+    st = sub.add_parser("status", help=what, description=what[0].upper() + what[1:] + ". " + RULE)
+    job_name_argument(st, help="the job's service.name (its kept record when it is not running)")
     st.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     st.add_argument("--json", action="store_true")
     logs.add_record_flags(st)
     _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
 
-    jobs = sub.add_parser("jobs", help="list recent jobs that ended: end, when, duration, tasks, where their logs are")
+    jobs = sub.add_parser("jobs", help="list your recent jobs that ended: end, when, duration, tasks, where their logs are")
     jobs.add_argument("name", nargs="?", metavar="NAME", help="only this job's runs")
+    jobs.add_argument("--all", action="store_true", help="every user's jobs kept there (a shared state directory "
+                                                         "or ZooKeeper), not only yours")
     jobs.add_argument("--json", action="store_true", help="the kept records as JSON")
     logs.add_record_flags(jobs)
     jobs.set_defaults(func=cmd_jobs)
@@ -331,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         from localmesos import main as local_master_main
 
         return local_master_main(argv[1:])
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (register-python-argcomplete): answered, exits
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser())
     parser = build_parser(only_run=argv[:1] == ["run"])
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would say it with the top-level usage, which names no command's flags

@@ -123,7 +123,7 @@ def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]
         raise OptionsError(["$.roles: no task to launch: expected a count >= 1 for some role"])
     from ..scheduler.preflight import option_problems  # the checks `tfmesos run` makes of a file
 
-    problems = option_problems(spec)
+    problems = option_problems(spec, resolved)
     if problems:
         raise OptionsError(problems)
     return spec, resolved
@@ -286,10 +286,10 @@ class Cluster(Mapping[str, str]):
             self._stop.wait(0.2)  # poll interval for servers that are still importing TensorFlow
         self._event("every server is serving: " + ", ".join(f"{k} {v}" for k, v in sorted(self.targets.items())))
 
-    def close(self, cause: str = "cluster closed", end: str = "KILLED") -> None:
+    def close(self, cause: str = "cluster closed", end: str = "CLOSED") -> None:
         """Kill every task, tear the framework down, stop the embedded master. Idempotent.
-        The cluster ends ``end`` (KILLED: stopped on request) with ``cause``, unless a task had
-        already ended it."""
+        The cluster ends ``end`` (CLOSED: the block left normally; KILLED: stopped by a signal)
+        with ``cause``, unless a task had already ended it."""
         with self._close_lock:
             if self._closed.is_set():
                 return
@@ -332,7 +332,7 @@ class Cluster(Mapping[str, str]):
         from ..scheduler.signals import StopSignals
 
         self._signals = StopSignals(self.waiting_for, self._console.line, unwind=True).install()
-        self._signals.arm(lambda signum: self.close(self._signals.cause))
+        self._signals.arm(lambda signum: self.close(self._signals.cause, "KILLED"))
 
     def restore_handlers(self) -> None:
         if self._signals is not None:

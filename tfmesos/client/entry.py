@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK (the console scripts complete with argcomplete: tfmesos --help says how)
 """The console scripts' first code (``tfmesos``, ``tfrun``; ``python -m tfmesos.client.cli`` and
 ``python -m tfmesos.client.tfrun`` do the same): a Ctrl-C while Python is still importing tfmesos (about a
 second) exits 130 with one line instead of a KeyboardInterrupt traceback. Once the command runs,

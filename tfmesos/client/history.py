@@ -6,14 +6,13 @@ Pure functions over those records: no I/O, the clock passed in.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ..core.job import ENDED_PHASES
 from ..api.status_text import progress_text, task_row
 from ..core.spec import framework_profile
 from ..core.status import Progress, StatusSnapshot, TaskStatus
 
-LOG_LINES_SHOWN = 8  # tasks whose log locations `tfmesos jobs` prints before "... N more"
 
 
 def ended(rec: dict[str, Any]) -> bool:
@@ -142,21 +141,30 @@ def status_lines(rec: dict[str, Any], fallback_name: str = "") -> list[str]:
     return lines
 
 
-def jobs_lines(recs: list[dict[str, Any]]) -> list[str]:
-    """``tfmesos jobs``: the kept ends, newest first, each with where its logs are."""
+def logs_cell(rec: dict[str, Any], present: Callable[[dict[str, Any]], bool | None]) -> str:
+    """Where a job's logs are, short: the agents with its sandboxes, or that they are gone (and
+    whether the record kept their ends). ``present(attempt)``: True, False (gone), None (unknown)."""
+    newest = [attempts[-1] for attempts in ((rec.get("end") or {}).get("logs") or {}).values() if attempts]
+    if not newest:
+        return "-"
+    there = sorted({a.get("agent") or "?" for a in newest if present(a) is not False})
+    if there:
+        return "sandboxes on " + ", ".join(there[:2]) + (f" and {len(there) - 2} more" if len(there) > 2 else "")
+    return "sandboxes gone; the record kept their ends" if any(a.get("tail") for a in newest) else "sandboxes gone"
+
+
+def jobs_lines(recs: list[dict[str, Any]], present: Callable[[dict[str, Any]], bool | None] = lambda a: None
+               ) -> list[str]:
+    """``tfmesos jobs``: the kept ends, newest first, a line each (``tfmesos status NAME`` has the
+    details, ``tfmesos logs NAME ROLE:INDEX`` the logs)."""
     if not recs:
         return []
-    rows = [("NAME", "END", "WHEN", "DURATION", "TASKS")]
+    rows = [("NAME", "END", "WHEN", "DURATION", "TASKS", "LOGS")]
     for rec in recs:
         rows.append((name_of(rec, "?"), rec["job"].get("phase", "?"), when(_ended_at(rec)), duration(_took(rec)),
-                     task_counts(rec)))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = []
-    for i, row in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
-        if i:
-            lines += ["    logs " + line for line in log_lines(recs[i - 1], LOG_LINES_SHOWN)]
-    return lines
+                     task_counts(rec), logs_cell(rec, present)))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[5] for row in rows]
 
 
 def newest_first(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -24,18 +24,6 @@ from ..mesos.agent_files import CHUNK, AgentFiles, LogError, get_json, sandbox_d
 
 
 
-def api_address(args: argparse.Namespace) -> str:
-    from ..options.load import OptionsError
-
-    api = getattr(args, "api", None) or os.environ.get("TFMESOS_API", "")
-    if not api:
-        raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run')"])
-    from ..scheduler.reach import parse_host_port
-
-    parse_host_port(api, "--api")  # a plain refusal of a malformed address, not an InvalidURL
-    return api
-
-
 def fetch_chunk(api: str, task: str, query: dict[str, Any]) -> dict[str, Any]:
     url = f"http://{api}/v1/logs/{urllib.parse.quote(task)}?{urllib.parse.urlencode(query)}"
     try:
@@ -203,19 +191,14 @@ def _copy(files: AgentFiles | LocalFiles, path: str, tail: int | None, out: Any)
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    if len(args.what) > 2:
-        print(f"tfmesos logs: {' '.join(args.what)!r}: expected ROLE:INDEX or NAME ROLE:INDEX", file=sys.stderr)
-        return 2
-    name, task = (None, args.what[0]) if len(args.what) == 1 else args.what
-    file = "stderr" if args.stderr else "stdout"
-    if name is not None:
-        from .records import live_api_of
+    from .which_job import find_job
 
-        api = live_api_of(args, name)
-        if api is None:
-            return _cmd_kept_logs(args, name, task, file)
-    else:
-        api = api_address(args)
+    name, task = args.name, args.task
+    file = "stderr" if args.stderr else "stdout"
+    ref = find_job(args, name, "logs")
+    if ref.api is None:
+        return _cmd_kept_logs(args, ref.name or "", task, file)
+    api = ref.api
     try:
         written = stream_log(api, task, file, args.tail, args.follow, sys.stdout.buffer)
     except LogError as exc:
@@ -272,10 +255,13 @@ def unreachable_api(api: str, exc: BaseException) -> str:
 
 
 def add_subcommand(sub: Any) -> None:
-    p = sub.add_parser("logs", help="print a task's stdout or stderr from its Mesos sandbox (a running job's, or "
-                                    "with NAME, the last run's of that job once it ended)")
-    p.add_argument("what", nargs="+", metavar="[NAME] ROLE:INDEX",
-                   help="e.g. worker:1 (the job at --api), or pss-digits chief:0 (that job, running or ended)")
+    from .which_job import RULE, job_name_argument
+
+    what = ("print a task's stdout or stderr from its Mesos sandbox (a running job's, or with NAME, the last run's "
+            "of that job once it ended)")
+    p = sub.add_parser("logs", help=what, description=what[0].upper() + what[1:] + ". " + RULE)
+    job_name_argument(p, help="the job's service.name: that job, running or ended (see the rule above)")
+    p.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1, or with a name: tfmesos logs pss-digits chief:0")
     p.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     p.add_argument("--stderr", action="store_true", help="stderr instead of stdout")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing what the task writes, across relaunches")

@@ -17,7 +17,8 @@ from typing import Any
 from ..api.token import token_header
 from ..core.job import ENDED_PHASES
 from ..errors import UnreachableError
-from .logs import api_address, unreachable_api
+from .logs import add_record_flags, unreachable_api
+from .which_job import find_live_job
 
 
 def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
@@ -33,8 +34,9 @@ def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
             return exc.code, {"error": str(exc)}
 
 
-def _act(args: argparse.Namespace, path: str, what: str) -> int:
-    api = api_address(args)
+def _act(args: argparse.Namespace, name: str | None, path: str, what: str) -> int:
+    api = find_live_job(args, name, args.command).api
+    assert api is not None
     try:
         code, body = post(api, path)
     except (urllib.error.URLError, OSError) as exc:
@@ -53,18 +55,26 @@ def _act(args: argparse.Namespace, path: str, what: str) -> int:
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
-    return _act(args, "/v1/shutdown", "the job is being stopped: its tasks are killed and the framework torn down")
+    return _act(args, args.name, "/v1/shutdown", "the job is being stopped: its tasks are killed and the framework torn down")
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
-    return _act(args, f"/v1/restart/{urllib.parse.quote(args.task)}", "")
+    return _act(args, args.name, f"/v1/restart/{urllib.parse.quote(args.task)}", "")
 
 
 def add_subcommands(sub: Any) -> None:
-    kill = sub.add_parser("kill", help="stop a running job: kill its tasks and tear its framework down")
+    from .which_job import RULE, job_name_argument
+
+    kill = sub.add_parser("kill", help="stop a running job: kill its tasks and tear its framework down",
+                          description="Stop a running job: kill its tasks and tear its framework down. " + RULE)
+    job_name_argument(kill)
     kill.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    add_record_flags(kill)
     kill.set_defaults(func=cmd_kill)
-    restart = sub.add_parser("restart", help="kill one task and relaunch it (a restart asked for, not a failure)")
-    restart.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1")
+    restart = sub.add_parser("restart", help="kill one task and relaunch it (a restart asked for, not a failure)",
+                             description="Kill one task and relaunch it (a restart asked for, not a failure). " + RULE)
+    job_name_argument(restart)
+    restart.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1 (tfmesos restart pss-digits worker:1)")
     restart.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    add_record_flags(restart)
     restart.set_defaults(func=cmd_restart)

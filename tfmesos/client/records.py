@@ -140,3 +140,13 @@ def live_api_of(args: argparse.Namespace, name: str) -> str | None:
     live = live_status_of(args, name)
     return live[0] if live else None
 
+
+
+def sandbox_present(attempt: dict[str, Any]) -> bool | None:
+    """Whether a task attempt's sandbox is still there: its directory on this machine, or gone from
+    it (an agent on this machine: the embedded master removed it); None for another machine's."""
+    directory, agent = attempt.get("directory"), attempt.get("agent") or ""
+    if directory and os.path.isdir(directory):
+        return True
+    host = agent.rpartition(":")[0]
+    return False if host in ("127.0.0.1", "localhost", "::1", "[::1]") or not agent else None

@@ -5,7 +5,8 @@ the shell must carry out; nothing here does I/O, so the whole lifecycle (gang pl
 relaunch, whole-job restart, success and failure) is tested and benchmarked without Mesos.
 
 Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> FINISHING
-(killing what is left) -> SUCCEEDED | FAILED | KILLED (stopped on request: not a failure).
+(killing what is left) -> SUCCEEDED | FAILED | KILLED (stopped on request: not a failure) | CLOSED
+(a ``cluster()`` block left normally).
 A whole-job restart goes back to PLACING.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
 from .series import ProgressSeries
+from .success import success_cause
 from .status import Progress, StatusSnapshot, TaskStatus
 
 PENDING = "PENDING"
@@ -41,8 +43,9 @@ LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING
 REPORTED = frozenset({"TASK_STARTING", "TASK_RUNNING"})
 
 PLACING, RUNNING, FINISHING, SUCCEEDED, FAILED = "PLACING", "RUNNING", "FINISHING", "SUCCEEDED", "FAILED"
-KILLED = "KILLED"  # stopped on request (tfmesos kill, a signal, a closed cluster()): not a failure
-ENDED_PHASES = (SUCCEEDED, FAILED, KILLED)  # a job in one of these is over
+KILLED = "KILLED"  # stopped on request (tfmesos kill, a signal): not a failure
+CLOSED = "CLOSED"  # a cluster() block closed normally: its servers' work was the caller's, done
+ENDED_PHASES = (SUCCEEDED, FAILED, KILLED, CLOSED)  # a job in one of these is over
 PHASES = (PLACING, RUNNING, FINISHING, *ENDED_PHASES)
 
 # Offer filters: short while we still need resources (so they come back soon), long otherwise.
@@ -205,6 +208,11 @@ class Job:
     @property
     def terminal(self) -> bool:
         return self.phase in ENDED_PHASES
+
+    def end_note(self) -> str | None:
+        """The event that said how the job is ending (None before it ends): a front-end that
+        prints the end in its summary leaves this one out (one line per end)."""
+        return _END_NOTES[self.ending] + self.cause if self.ending else None
 
     def _note(self, text: str) -> None:
         self.events.append(text)
@@ -425,7 +433,7 @@ class Job:
         key = rec.key
         if update.state == "TASK_FINISHED" and self.spec.decides_success(key):
             if self._all_success_keys_finished(key):
-                return self._finish(SUCCEEDED, f"{key} finished", now)
+                return self._finish(SUCCEEDED, success_cause(self.spec.success_keys), now)
             return []
         role = self.spec.role(key.role)
         assert role is not None
@@ -860,4 +868,4 @@ class Job:
 
 # The event that says how the job is ending. A stop on request is no failure: its cause says it
 # all ("stopped by SIGINT (Ctrl-C)", "cluster closed").
-_END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: ""}
+_END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: "", CLOSED: ""}

@@ -101,11 +101,26 @@ def _refuse_constant(text: str, data: Any, path: Path) -> None:
                         "is not a number JSON allows: expected a finite number"])
 
 
+def _yaml_hint(text: str, path: Path) -> str:
+    """What to do when a file that is not JSON reads as a YAML mapping: it is read by its suffix."""
+    import yaml
+
+    if text.lstrip()[:1] in ("{", "["):  # JSON with a mistake (YAML would read some of those too)
+        return ""
+    try:
+        reads = isinstance(yaml.safe_load(text), dict)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        reads = False
+    return (f"; it reads as YAML: name it {path.stem}.yaml to have it read as YAML (a file is read by its suffix)"
+            if reads else "")
+
+
 def parse_json(text: str, path: Path) -> Any:
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_Constant)
     except json.JSONDecodeError as exc:
-        raise OptionsError([f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+        raise OptionsError([f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+                            + _yaml_hint(text, path)]) from None
     except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
         raise OptionsError([f"{path}: not valid JSON: {cut(str(exc), 120)}"]) from None
     except _Refused as exc:

@@ -100,10 +100,22 @@ def _expected(error: Any) -> str:
         op = "<" if schema.get("exclusiveMaximum") else "<="
         return f"expected a number {op} {arg}"
     if kind == "pattern":
-        return f"expected a string matching {arg}"
+        return "expected " + PATTERN_WORDS.get(arg, f"a string matching {arg}")
     if kind == "minLength":
         return f"expected a string of at least {arg} characters"
     return error.message
+
+
+# The schema's patterns as a person reads them (a regex is no answer to "what name may I use?").
+PATTERN_WORDS = {
+    "^[a-z0-9]([a-z0-9-]*[a-z0-9])?(/[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$":
+        "lowercase letters, digits and '-' (not first or last), in parts joined by '/': e.g. mnist-1 or team/mnist",
+    "^[A-Za-z_][A-Za-z0-9_]*=.*$": "NAME=VALUE, NAME of letters, digits and '_' (not a digit first)",
+    "^[^:]+:[^:]+(:(ro|rw|RO|RW))?$": "HOST_PATH:CONTAINER_PATH, optionally :ro or :rw",
+    "^(|zk://.+)$": "empty or zk://HOST:PORT[,HOST:PORT]/PATH",
+    "^(\\*|[^/\\s*.,-][^/\\s,]*(/[^/\\s*.,-][^/\\s,]*)*)(,(\\*|[^/\\s*.,-][^/\\s,]*(/[^/\\s*.,-][^/\\s,]*)*))*$":
+        "* or Mesos role names joined by ',' (each '/'-separated parts, no spaces, not starting with '.' or '-')",
+}
 
 
 def _describe(error: Any) -> list[str]:

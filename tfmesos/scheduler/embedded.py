@@ -78,6 +78,28 @@ def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
     return []
 
 
+def oversold_warnings(spec: JobSpec, s: RunSettings, machine_mem: float, machine_cpus: int) -> list[str]:
+    """What the embedded agents promise beyond this machine (``machine_mem`` MB, ``machine_cpus``):
+    for --agent-mem/--agent-cpus given larger than the machine, and for a job whose own tasks ask
+    for more than it has. Warnings, not refusals: Mesos cannot see the machine behind the agents,
+    so the tasks would start and then meet the kernel (memory) or share the cores (cpus)."""
+    warnings = []
+    for flag, per_agent, default, machine, unit in (
+            ("--agent-mem", s.agent_mem, EMBEDDED.agent_mem, machine_mem, "MB memory"),
+            ("--agent-cpus", s.agent_cpus, EMBEDDED.agent_cpus, float(machine_cpus), "cpus")):
+        promised = s.agents * per_agent
+        if per_agent != default and promised > machine:
+            warnings.append(f"{flag}: {s.agents} embedded agent(s) x {per_agent:.10g} promise {promised:.10g} {unit}, and "
+                            f"this machine has {machine:.0f}: " + (
+                                "tasks that use it are killed by the kernel, not refused by Mesos"
+                                if unit.endswith("memory") else "the tasks share its cores (slower, not refused)"))
+    asked_mem = sum(r.demand.mem * r.count for r in spec.roles)
+    if asked_mem > machine_mem and not any(w.startswith("--agent-mem") for w in warnings):
+        warnings.append(f"$.roles: the job's tasks ask for {asked_mem:g} MB memory in all (with their executors), "
+                        f"and this machine has {machine_mem:.0f} MB: tasks that use it are killed by the kernel")
+    return warnings
+
+
 def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console,
                           child: bool = False) -> tuple[Any, JobSpec]:
     """Start the embedded master sized by ``settings`` (``child``: in a child process that dies with

@@ -110,8 +110,18 @@ def final_record(sched: JobShell, api: str | None, master: str | None, at: float
     """The record kept of a job that ended (format 4, ``end`` filled in); ``ask``: the
     master to ask about agents (default ``master``: a zk:// one's leader is better)."""
     task_ids = sched.job.to_dict()["task_ids"]
-    end = end_of(at, sched.job.progress(), log_locations(sched, task_ids, ask or master), api, master)
+    end = end_of(at, sched.job.progress(), log_locations(sched, task_ids, ask or master), api, master, whoami())
     return sched.store.final(sched.job, sched.framework_id, end).to_json()
+
+
+def whoami() -> str | None:
+    """This process' user, as kept in a record's end (``tfmesos jobs`` lists a user's own)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's): the end says no user
+        return None
 
 
 def keep_end(store: StateStore, rec: dict[str, Any], console: Console) -> bool:

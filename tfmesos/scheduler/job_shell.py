@@ -56,6 +56,8 @@ class Hooks:
     event: Callable[[str], None] = ignore
     output: Callable[[str, list[str]], None] = ignore
     progress: Callable[[str, dict[str, Any]], None] = ignore
+    # The event saying how the job ends, with that end (None: an event like the others).
+    end_note: Callable[[str, str], None] | None = None
 
 
 class JobShell:
@@ -126,8 +128,12 @@ class JobShell:
                 self.done.set()
                 self.cond.notify_all()
                 return
+        end_note = self.job.end_note()
         for text in self.job.events[self._events_seen:]:
-            self.hooks.event(text)
+            if text == end_note and self.hooks.end_note is not None:
+                self.hooks.end_note(self.job.ending, text)
+            else:
+                self.hooks.event(text)
         self._events_seen = len(self.job.events)
         for launching, run in itertools.groupby(actions, lambda a: isinstance(a, act.Launch)):
             group = list(run)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..api.token import api_token
 from ..errors import UsageError, cut
@@ -49,7 +49,7 @@ def _env_sources(spec: JobSpec) -> list[tuple[str, tuple[tuple[str, str], ...]]]
     return [("$.job.env", spec.env)] + [(f"$.roles.{r.name}.env", r.env) for r in spec.roles]
 
 
-def option_problems(spec: JobSpec) -> list[str]:
+def option_problems(spec: JobSpec, options: dict[str, Any] | None = None) -> list[str]:
     problems: list[str] = []
     name = spec.service.name.replace("/", "_")
     longest = max((len(f"{name}.{r.name}.{r.count - 1}.") for r in spec.roles), default=0) + LAUNCH_SEQ_DIGITS
@@ -90,11 +90,17 @@ def option_problems(spec: JobSpec) -> list[str]:
         if role is not None and role.count and spec.profile.is_server(role) and role.command is None:
             problems.append(f"$.roles.{key.role}.server: {key} decides the job's success ($.policies.success) but "
                             "runs the built-in server, which never exits: expected a command for it (\"server\": false)")
+    said: set[tuple[str, str]] = set()
     for role in spec.roles:
         if role.command:
+            # Where the command was written: the role's own, or $.job.command (every role's that has none).
+            own = ((options or {}).get("roles") or {}).get(role.name, {}).get("command")
+            where = "$.job.command" if options is not None and not own else f"$.roles.{role.name}.command"
             for unknown in sorted(set(_PLACEHOLDER_LIKE.findall(role.command)) - set(PLACEHOLDERS)):
-                problems.append(f"$.roles.{role.name}.command: placeholder {{{unknown}}} does not exist: expected one of "
-                                + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
+                if (where, unknown) not in said:
+                    said.add((where, unknown))
+                    problems.append(f"{where}: placeholder {{{unknown}}} does not exist: expected one of "
+                                    + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
         if role.restart_policy == "Always" and not spec.profile.is_server(role):
             problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
                             "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")

@@ -13,11 +13,30 @@ import re
 import socket
 import time
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import urlparse
 
 from ..errors import UnreachableError, UsageError, cut, redact_url
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
+FIRST_TRY_SECONDS = 0.8  # the first try's own bound: what is in the way is said within a second
+Say = Callable[[str], None]  # where a wait says what it is trying and why it has not got it yet
+
+
+def _quiet(text: str) -> None:
+    """A wait nobody watches (the client commands probe once, quietly)."""
+
+
+class _Waiting:
+    """Says once what a wait is trying and, each time it changes, why it has not got it yet."""
+
+    def __init__(self, say: Say, what: str, timeout: float):
+        self.say, self.what, self.timeout, self.said = say, what, timeout, ""
+
+    def why(self, reason: str) -> None:
+        if reason != self.said:
+            self.said = reason
+            self.say(f"waiting for {self.what}: {reason}; trying again for up to {self.timeout:g} s (--connect-timeout)")
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -56,32 +75,44 @@ def normalize_master(master: str) -> str:
     if master.startswith(("zk://", "zoo://")):
         parse_zk_url("zk://" + master.split("://", 1)[1], "--master")
         return master
+    expected = "expected local, HOST:PORT, HOST (port 5050), http://HOST:PORT or zk://HOST:PORT/PATH"
     if master.startswith("https://"):
         raise UsageError("--master", f"{cut(redact_url(master))!r} uses https", "pymesos speaks plain HTTP only: expected HOST:PORT")
-    if master.startswith("http://"):
-        master = master[len("http://"):].rstrip("/")
-    return str(parse_host_port(master, "--master", 5050, "expected local, HOST:PORT, HOST (port 5050) or zk://HOST:PORT/PATH"))
+    scheme, sep, rest = master.partition("://")
+    if sep and scheme != "http":
+        raise UsageError("--master", f"{cut(redact_url(master))!r}: the scheme {cut(scheme)!r} is not one tfmesos reads", expected)
+    if sep:
+        address, slash, path = rest.partition("/")
+        if path.strip("/"):
+            raise UsageError("--master", f"{cut(redact_url(master))!r}: a master is an address, not the path "
+                             f"{cut('/' + path)!r}", expected)
+        master = address
+    return str(parse_host_port(master, "--master", 5050, expected))
 
 
 def why_unreachable(exc: BaseException) -> str:
     """A failed connection's reason in a few words (for one-line errors)."""
     if isinstance(exc, socket.timeout):
-        return "no answer"
+        return "timed out, no answer"
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 def probe_http(where: HostPort, path: str, timeout: float, what: str, check: str,
-               headers: dict[str, str] | None = None) -> tuple[int, bytes]:
-    """GET ``path``, retrying refused connections with backoff until ``timeout`` seconds have passed."""
+               headers: dict[str, str] | None = None, say: Say = _quiet) -> tuple[int, bytes]:
+    """GET ``path``, retrying refused connections with backoff until ``timeout`` seconds have passed;
+    ``say`` hears why each failed try failed (when that changes)."""
     deadline = time.monotonic() + timeout
     delay, last = 0.2, "no answer"
+    waiting = _Waiting(say, f"{what} at {where}", timeout)
+    per_try = FIRST_TRY_SECONDS
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             raise UnreachableError(f"cannot reach {what} at {where}", f"{last} (tried for {timeout:g} s)", check)
-        conn = http.client.HTTPConnection(where.host, where.port, timeout=min(left, 10.0))
+        conn = http.client.HTTPConnection(where.host, where.port, timeout=min(left, per_try))
+        per_try = 10.0
         try:
             conn.request("GET", path, headers=headers or {})
             resp = conn.getresponse()
@@ -91,16 +122,17 @@ def probe_http(where: HostPort, path: str, timeout: float, what: str, check: str
             raise UnreachableError(f"cannot reach {what} at {where}", f"unknown host ({exc.strerror})", check) from None
         except (OSError, http.client.HTTPException) as exc:
             last = why_unreachable(exc)
+            waiting.why(last)
         finally:
             conn.close()
         time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
         delay = min(delay * 2, 2.0)
 
 
-def probe_master(master: HostPort, timeout: float) -> str:
+def probe_master(master: HostPort, timeout: float, say: Say = _quiet) -> str:
     """The master's version, once ``GET /version`` answers; what pymesos needs before SUBSCRIBE."""
     check = "check --master and that the Mesos master runs and is reachable from here"
-    status, body = probe_http(master, "/version", timeout, "the Mesos master", check)
+    status, body = probe_http(master, "/version", timeout, "the Mesos master", check, say=say)
     try:
         version = json.loads(body)["version"]
     except (ValueError, KeyError, TypeError):
@@ -112,12 +144,13 @@ def probe_master(master: HostPort, timeout: float) -> str:
     return version
 
 
-def leading_master_in_zk(url: str, flag: str, timeout: float) -> HostPort:
+def leading_master_in_zk(url: str, flag: str, timeout: float, say: Say = _quiet) -> HostPort:
     """The leading master registered under a ``zk://`` path (lowest ``json.info_`` sequence)."""
     servers, path = parse_zk_url(url, flag)
     hosts = ",".join(map(str, servers))
     deadline = time.monotonic() + timeout
-    with zk_session(hosts, timeout, flag) as client:
+    with zk_session(hosts, timeout, flag, say) as client:
+        waiting = _Waiting(say, f"the Mesos master's leader in ZooKeeper at {hosts}{path}", timeout)
         while True:
             children = client.get_children(path) if client.exists(path) else []
             infos = sorted(c for c in children if c.startswith("json.info_"))
@@ -130,29 +163,37 @@ def leading_master_in_zk(url: str, flag: str, timeout: float) -> HostPort:
                     f"no Mesos master in ZooKeeper at {hosts}{path}", f"no json.info_ node within {timeout:g} s",
                     f"check the path in {flag} (usually /mesos) and that a master runs",
                 )
+            waiting.why("no leader in ZooKeeper yet (no json.info_ node)")
             time.sleep(0.5)
 
 
 class zk_session:  # noqa: N801 - used as a context manager, reads like a function
     """A kazoo client that is connected within ``timeout`` or an ``UnreachableError``; always closed."""
 
-    def __init__(self, hosts: str, timeout: float, flag: str):
+    def __init__(self, hosts: str, timeout: float, flag: str, say: Say = _quiet):
         from kazoo.client import KazooClient
 
-        self.hosts, self.timeout, self.flag = hosts, timeout, flag
+        self.hosts, self.timeout, self.flag, self.say = hosts, timeout, flag, say
         self.client = KazooClient(hosts=hosts, timeout=min(timeout, 10.0))
 
     def __enter__(self):  # type: ignore[no-untyped-def]
-        from kazoo.handlers.threading import KazooTimeoutError
-
-        try:
-            self.client.start(timeout=self.timeout)
-        except KazooTimeoutError:
+        deadline = time.monotonic() + self.timeout
+        connected = self.client.start_async()  # kazoo's start() would wait in silence
+        waiting = _Waiting(self.say, f"ZooKeeper at {self.hosts}", self.timeout)
+        step = FIRST_TRY_SECONDS
+        while not connected.wait(max(0.0, min(step, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                self.close()
+                raise UnreachableError(
+                    f"cannot reach ZooKeeper at {self.hosts}", f"no session within {self.timeout:g} s",
+                    f"check {self.flag} and that ZooKeeper runs and is reachable from here",
+                ) from None
+            waiting.why(_why_no_session(self.hosts))
+            step = 2.0
+        if not self.client.connected:  # the event is also set when kazoo gives up (an auth failure)
             self.close()
-            raise UnreachableError(
-                f"cannot reach ZooKeeper at {self.hosts}", f"no session within {self.timeout:g} s",
-                f"check {self.flag} and that ZooKeeper runs and is reachable from here",
-            ) from None
+            raise UnreachableError(f"cannot reach ZooKeeper at {self.hosts}", "the session did not start",
+                                   f"check {self.flag}")
         return self.client
 
     def __exit__(self, *exc: object) -> None:
@@ -163,13 +204,27 @@ class zk_session:  # noqa: N801 - used as a context manager, reads like a functi
         self.client.close()
 
 
-def check_master(master: str, timeout: float) -> str:
-    """Validate and reach ``--master`` within ``timeout``; returns the address to give pymesos."""
+def _why_no_session(hosts: str) -> str:
+    """Why a ZooKeeper session has not started: what a plain connection to each server meets."""
+    reasons = []
+    for server in hosts.split(","):
+        host, _, port = server.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=0.5).close()
+            reasons.append(f"{server} accepts connections, no session yet")
+        except OSError as exc:
+            reasons.append(f"{server} {why_unreachable(exc)}")
+    return "; ".join(reasons)
+
+
+def check_master(master: str, timeout: float, say: Say = _quiet) -> str:
+    """Validate and reach ``--master`` within ``timeout``; returns the address to give pymesos.
+    ``say`` hears, from the first failed try on, what is tried and why it has not worked yet."""
     master = normalize_master(master)
     if master.startswith(("zk://", "zoo://")):
-        leader = leading_master_in_zk("zk://" + master.split("://", 1)[1], "--master", timeout)
-        probe_master(leader, timeout)
+        leader = leading_master_in_zk("zk://" + master.split("://", 1)[1], "--master", timeout, say)
+        probe_master(leader, timeout, say)
     else:
         host, port = master.rsplit(":", 1)
-        probe_master(HostPort(host, int(port)), timeout)
+        probe_master(HostPort(host, int(port)), timeout, say)
     return master

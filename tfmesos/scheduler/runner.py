@@ -10,6 +10,7 @@ SIGTERM as a restart) is in ``marathon_app``.
 """
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from typing import Any, TextIO
@@ -31,7 +32,7 @@ STOPPED_EXIT = 5  # the job was stopped on request (tfmesos kill): it ended KILL
 
 
 def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: TextIO = sys.stdout) -> int:
-    console = Console(out, settings.quiet)
+    console = Console(out, settings.quiet, settings.tf_noise)
     local = settings.master is None
     signals = StopSignals(
         lambda: "the job to start", console.line,
@@ -42,7 +43,8 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
             f"({spec.service.failover_timeout:g} s) after this scheduler left, unless it is started again"),
     ).install()
     try:
-        session = Session(spec, options, settings, console, signals=signals).open()
+        session = Session(spec, options, settings, console, signals=signals,
+                          on_end_note=functools.partial(_end_note, console)).open()
         try:
             code = _run(session)
             if code == _START_AFRESH and session.store is not None:
@@ -60,6 +62,13 @@ def run_job(spec: JobSpec, options: dict[str, Any], settings: RunSettings, out: 
 
 
 _START_AFRESH = -1
+
+
+def _end_note(console: Console, end: str, text: str) -> None:
+    """A failure or a success is said once, in the summary; a stop is said at once too (the tasks'
+    kill may take their grace period: a Ctrl-C is answered before that)."""
+    if end == KILLED:
+        console.event(text)
 
 
 def _run(session: Session) -> int:
@@ -145,18 +154,22 @@ def end_code(end: str, signal_code: int | None) -> int:
 
 
 def print_summary(console: Console, sched: Any, end: str, cause: str) -> None:
-    """The job's end, a line per task, and the last lines of every task that failed."""
+    """The job's end, a line per task, and the last lines of every task that failed: the summary
+    (``Console.summary``: the last of the job's lines printed)."""
+    console.summary(summary_lines(sched, end, cause))
+
+
+def summary_lines(sched: Any, end: str, cause: str) -> list[str]:
     snap = sched.snapshot()
-    console.line(f"job {snap.name} {end}: {cause}")
-    for t in snap.tasks:
-        console.line("  " + task_row(t))
+    lines = [f"job {snap.name} {end}: {cause}"]
+    lines += ["  " + task_row(t) for t in snap.tasks]
     if end == FAILED:
         for rec in sched.job.tasks.values():
             # A task whose executor ended before it ran has no output of its own: its sandbox's stderr says why.
             tail = rec.log_tail or sandbox_stderr_tail(sched.logs.read, rec)
             if tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):
-                console.line(f"last lines of {rec.key} ({rec.task_id}){'' if rec.log_tail else ', its sandbox stderr'}:")
-                for line in tail.splitlines()[-10:]:
-                    console.line(f"  | {line}")
+                lines.append(f"last lines of {rec.key} ({rec.task_id}){'' if rec.log_tail else ', its sandbox stderr'}:")
+                lines += [f"  | {line}" for line in tail.splitlines()[-10:]]
                 if hint := missing_program_hint(tail):
-                    console.line(f"  hint: {hint}")
+                    lines.append(f"  hint: {hint}")
+    return lines

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.job import KILLED, Job, job_seed
+from ..core.job import ENDED_PHASES, KILLED, Job, job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from . import job_end
@@ -58,6 +58,7 @@ class RunSettings:
     agent_disk: float = EMBEDDED.agent_disk
     gpus_per_agent: int = EMBEDDED.gpus_per_agent
     quiet: bool = False
+    tf_noise: bool = False  # the console shows TensorFlow's start-up messages (else folded: console.py)
     connect_timeout: float = 30.0
     keep_serving: float = 0.0  # seconds the API and the page stay up after the end (--keep-serving)
 
@@ -78,10 +79,12 @@ class Session:
 
     def __init__(self, spec: JobSpec, options: dict[str, Any], settings: RunSettings, console: Console, *,
                  profile: Profile = Profile(), signals: StopSignals | None = None,
-                 on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time):
+                 on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time,
+                 on_end_note: Callable[[str, str], None] | None = None):
         self.spec, self.options, self.settings, self.console = spec, options, settings, console
         self.profile, self.signals, self.clock = profile, signals, clock
         self.on_event = on_event or console.event
+        self.on_end_note = on_end_note  # the event saying how the job ends (None: an event like the others)
         self.master = ""  # the master's address, once open
         self.master_proc: Any = None  # the embedded master (LocalMaster or ChildMaster)
         self.store: StateStore | None = None
@@ -124,7 +127,7 @@ class Session:
             else:
                 from .reach import check_master
 
-                self.master = check_master(s.master, s.connect_timeout)  # type: ignore[arg-type]
+                self.master = check_master(s.master, s.connect_timeout, self.console.event)  # type: ignore[arg-type]
             if self.persists:
                 self.store = self._open_store()
         except BaseException:
@@ -140,7 +143,7 @@ class Session:
 
             flag = "--zk" if self.settings.zk else "$.service.zk"
             servers, _ = parse_zk_url(zk, flag)
-            with zk_session(",".join(map(str, servers)), self.settings.connect_timeout, flag):
+            with zk_session(",".join(map(str, servers)), self.settings.connect_timeout, flag, self.console.event):
                 pass
 
     def _open_store(self) -> StateStore:
@@ -223,7 +226,8 @@ class Session:
                                   secrets=read_values(spec.secrets, os.environ)),
             JobStore(self.store, self.options, keep_finished=self.keeps_finished,
                      deployment=marathon_app.deployment()), framework_id=framework_id,
-            hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore),
+            hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore,
+                        self.on_end_note),
             clock=self.clock, quota_probe=quota_probe,
         )
         self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
@@ -253,6 +257,7 @@ class Session:
         sched.driver = driver
         if self.signals is not None:
             signals = self.signals
+            signals.last_words.append(self._given_up)
             signals.waiting_for = self.waiting_for
             signals.arm(lambda signum: sched.request_stop(signals.cause))
         driver.start()
@@ -341,6 +346,29 @@ class Session:
             with sched.cond:
                 return sched.job.waiting_for()
         return "the framework's teardown by the Mesos master" + (" and the embedded master to stop" if self.local else "")
+
+    def _given_up(self) -> None:
+        """At the third stop signal (its processes killed): the live marker withdrawn, and the job's
+        record kept as it stands, ended the way it was ending (no log locations: nothing is asked)."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.withdraw()
+        sched = self.sched
+        if sched is None or not sched.framework_id or self._ending is not None:
+            return  # nothing ran, or its end is being kept already
+        from ..store.format import end_of
+        from .signals import signal_name
+
+        at = self.clock()
+        rec = sched.store.final(sched.job, sched.framework_id,
+                                end_of(at, sched.job.progress(), {}, self.api.address if self.api else None,
+                                       self.master, job_end.whoami())).to_json()
+        job = rec["job"]
+        if job.get("phase") not in ENDED_PHASES:  # cut short while it stopped: the end it was heading for
+            job["phase"] = job.get("ending") or KILLED
+            signum = self.signals.signum if self.signals is not None else None
+            job["cause"] = job.get("cause") or (f"stopped by {signal_name(signum)}" if signum else "stopped")
+        (self.store or job_end.local_store(self.spec, self.settings.state_dir)).keep_end(rec)
 
     # ------------------------------------------------------------------ 4. the end
     def teardown(self, failover: bool) -> None:

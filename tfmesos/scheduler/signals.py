@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..core import stopping
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+LAST_WORDS_SECONDS = 3.0  # at most this long keeping the record after the third signal
 
 
 class StoppedBeforeStart(SystemExit):
@@ -129,6 +130,9 @@ class StopSignals:
         self.waiting_for, self.say, self.unwind, self.leave = waiting_for, say, unwind, leave
         self.give_up_note = give_up_note
         self.scratch: list[str] = []  # directories of this run only (the embedded master's), removed on giving up
+        # What giving up still does, once the processes are killed (the run's record kept, its live
+        # marker withdrawn): each bounded by LAST_WORDS_SECONDS in all, so a hung store cannot hold the exit.
+        self.last_words: list[Callable[[], None]] = []
         self.signum: int | None = None  # the first stop signal received
         self.received = 0
         self._stop: Callable[[int], None] | None = None
@@ -206,10 +210,31 @@ class StopSignals:
                 shutil.rmtree(path, ignore_errors=True)
                 if not os.path.exists(path):
                     break
+        kept = self._say_last_words()
         line = (f"[tfmesos] gave up at the third signal: killed {killed} process(es) this run started"
+                + ("" if kept else "; the run's record could not be kept in time")
                 + (f"; {self.give_up_note}" if self.give_up_note else "") + "\n")
         os.write(2, line.encode())
         os._exit(self.exit_code or stopping.exit_code(signal.SIGINT))
+
+    def _say_last_words(self) -> bool:
+        """``last_words`` on a thread of their own (the main thread may hold the locks they take),
+        waited for at most LAST_WORDS_SECONDS; whether they all ran."""
+        words = list(self.last_words)
+        if not words:
+            return True
+
+        def run() -> None:
+            for word in words:
+                try:
+                    word()
+                except Exception:  # noqa: BLE001 - giving up goes on whatever one of them meets
+                    pass
+
+        thread = threading.Thread(target=run, name="tfmesos-last-words", daemon=True)
+        thread.start()
+        thread.join(LAST_WORDS_SECONDS)
+        return not thread.is_alive()
 
     @staticmethod
     def _in_thread(target: Callable[..., None], *args: Any) -> None:

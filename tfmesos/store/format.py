@@ -78,9 +78,11 @@ def record(framework_id: str | None, options_digest: str, options: dict[str, Any
 
 
 def end_of(at: float, progress: dict[str, Any] | None, logs: dict[str, list[dict[str, Any]]],
-           api: str | None, master: str | None) -> dict[str, Any]:
-    """The ``end`` of a record kept after the job ended (format 4)."""
-    return {"at": at, "progress": progress, "logs": logs, "api": api, "master": master}
+           api: str | None, master: str | None, user: str | None = None) -> dict[str, Any]:
+    """The ``end`` of a record kept after the job ended (format 4); ``user``: who ran its scheduler
+    (``tfmesos jobs`` lists that user's; ends kept before it was recorded have none)."""
+    end = {"at": at, "progress": progress, "logs": logs, "api": api, "master": master}
+    return {**end, "user": user} if user else end
 
 
 def journal_entry(gen: int, job_fields: dict[str, Any], new_events: list[str],

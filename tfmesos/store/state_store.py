@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 from urllib.parse import urlparse
@@ -90,6 +91,7 @@ def _decoded(raws: Iterable[bytes]) -> list[dict[str, Any]]:
 
 class DirStore:
     def __init__(self, directory: str | Path, name: str):
+        self.name = name
         self.path = Path(directory).expanduser() / (file_name(name) + ".json")
         self.journal = self.path.with_suffix(".journal")
         self.history = self.path.parent / "history" / file_name(name)
@@ -138,7 +140,7 @@ class DirStore:
     def announce(self, api: str) -> None:
         """While a job runs from this machine: where its API is (``tfmesos status NAME`` without
         --api finds it), with this process' id, so that a marker left by a crash is told apart."""
-        _write_atomically(self.live, json.dumps({"api": api, "pid": os.getpid()}).encode())
+        _write_atomically(self.live, json.dumps({"api": api, "pid": os.getpid(), "name": self.name}).encode())
 
     def withdraw(self) -> None:
         with contextlib.suppress(OSError):
@@ -147,12 +149,8 @@ class DirStore:
 
     def announced(self) -> str | None:
         """The API of a job of this name running from this machine (its process alive), or None."""
-        try:
-            marker = json.loads(self.live.read_bytes())
-            os.kill(int(marker["pid"]), 0)
-            return str(marker["api"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        marker = _live_marker(self.live)
+        return marker.api if marker else None
 
     def close(self) -> None:
         pass
@@ -247,6 +245,36 @@ class ZkStore:
     def close(self) -> None:
         self._zk.stop()
         self._zk.close()
+
+
+@dataclass(frozen=True)
+class LiveJob:
+    """A job running from this machine, as its ``live`` marker says: its name and API's address."""
+    name: str
+    api: str
+    pid: int
+
+
+def _live_marker(path: Path) -> LiveJob | None:
+    """The marker at ``path`` when its process is alive and this user's (a signal to another
+    user's process is refused: with a shared HOME, their jobs are not ours to act on)."""
+    try:
+        marker = json.loads(path.read_bytes())
+        os.kill(int(marker["pid"]), 0)
+        name = marker.get("name") or path.stem.replace("__", "/")  # markers before the name was in them
+        return LiveJob(str(name), str(marker["api"]), int(marker["pid"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def live_jobs(state_dir: str) -> list[LiveJob]:
+    """This user's jobs running from this machine that announced their API in ``state_dir``, by name."""
+    live = Path(state_dir or DEFAULT_STATE_DIR).expanduser() / "live"
+    try:
+        paths = sorted(p for p in live.glob("*.json") if p.stat().st_uid == os.getuid())
+    except OSError:
+        return []
+    return [job for job in map(_live_marker, paths) if job is not None]
 
 
 def open_store(zk: str, state_dir: str, name: str) -> StateStore:
