@@ -117,11 +117,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         keep_serving=args.keep_serving,
     )
     if master is None:  # the embedded agents against this machine: a word before it matters
-        import psutil
-
         from ..scheduler.embedded import oversold_warnings
 
-        for warning in oversold_warnings(spec, settings, psutil.virtual_memory().total / 2**20, os.cpu_count() or 1):
+        # sysconf, not psutil: psutil costs every run's start a few ms of imports (test_start_imports)
+        memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+        for warning in oversold_warnings(spec, settings, memory_mb, os.cpu_count() or 1):
             print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if args.dry_run:
         from .dry_run import print_dry_run
