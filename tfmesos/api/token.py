@@ -8,11 +8,19 @@ part of it (on both sides), and a control character inside is refused without qu
 from __future__ import annotations
 
 import os
+import secrets
 from typing import Mapping
 
 from ..errors import UsageError
 
 TOKEN_ENV = "TFMESOS_API_TOKEN"
+TOKEN_BYTES = 32  # a generated token's randomness: 256 bits
+
+
+def new_token() -> str:
+    """A job's own token, made when none was given: URL-safe, so that it fits a header and a
+    page's ``#token=`` as it is."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
 
 
 def api_token(environ: Mapping[str, str] = os.environ) -> str:
@@ -24,6 +32,7 @@ def api_token(environ: Mapping[str, str] = os.environ) -> str:
     return token
 
 
-def token_header() -> dict[str, str]:
-    token = api_token()
+def token_header(token: str | None = None) -> dict[str, str]:
+    """The header that carries ``token`` (else TFMESOS_API_TOKEN's), or none."""
+    token = api_token() if token is None else token
     return {"Authorization": f"Bearer {token}"} if token else {}

@@ -1,8 +1,9 @@
 """``tfmesos kill`` and ``tfmesos restart ROLE:INDEX``: acting on a running job through its API.
 
-Both POST to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``); when the job's API
-has a token, it is read from TFMESOS_API_TOKEN (never from the command line, where ``ps``
-would show it).
+Both POST to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``) with the job's API
+token: TFMESOS_API_TOKEN when set (never from the command line, where ``ps`` would show it),
+else the one its scheduler made and kept for its owner (``records.token_for``: the state
+directory, or ZooKeeper with --zk and TFMESOS_ZK_AUTH).
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from ..errors import UnreachableError
 from .logs import api_address, unreachable_api
 
 
-def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
-    headers = {"Content-Length": "0", **token_header()}
+def post(api: str, path: str, token: str | None = None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Length": "0", **token_header(token)}
     request = urllib.request.Request(f"http://{api}{path}", data=b"", method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as resp:
@@ -34,9 +35,12 @@ def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
 
 
 def _act(args: argparse.Namespace, path: str, what: str) -> int:
-    api = api_address(args)
+    from . import records
+
+    name = getattr(args, "name", None)
+    api = (records.api_of(args, name) if name else "") or api_address(args)
     try:
-        code, body = post(api, path)
+        code, body = post(api, path, records.token_for(args, name, api))
     except (urllib.error.URLError, OSError) as exc:
         print(f"tfmesos {args.command}: {unreachable_api(api, exc)}", file=sys.stderr)
         return UnreachableError.exit_code
@@ -61,10 +65,18 @@ def cmd_restart(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(sub: Any) -> None:
+    from .logs import add_record_flags
+
     kill = sub.add_parser("kill", help="stop a running job: kill its tasks and tear its framework down")
+    kill.add_argument("name", nargs="?", metavar="NAME", help="the job's service.name (its API and token found "
+                                                               "in --state-dir/--zk)")
     kill.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    add_record_flags(kill)
     kill.set_defaults(func=cmd_kill)
     restart = sub.add_parser("restart", help="kill one task and relaunch it (a restart asked for, not a failure)")
+    restart.add_argument("name", nargs="?", metavar="NAME", help="the job's service.name (its API and token found "
+                                                                  "in --state-dir/--zk)")
     restart.add_argument("task", metavar="ROLE:INDEX", help="e.g. worker:1")
     restart.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    add_record_flags(restart)
     restart.set_defaults(func=cmd_restart)
