@@ -135,3 +135,45 @@ def test_another_teams_task_gets_401_and_the_owners_kill_name_works_on_the_embed
                                       ("--master", master.address))
     finally:
         master.stop()
+
+
+def test_with_zookeeper_the_owner_finds_the_token_with_its_zk_credentials_and_an_open_zookeeper_gets_none(tmp_path, zk):
+    """--zk with TFMESOS_ZK_AUTH: the token is also kept in ZooKeeper, under the owner's digest
+    ACL, so the owner's `tfmesos kill NAME --zk` works from a machine without the run's state
+    directory; without the variable nothing is written there (the console says so), and kill from
+    elsewhere is refused, naming where to look."""
+    url = f"zk://{zk.hosts}/tfmesos-token-e2e"
+    elsewhere = str(tmp_path / "another-machine")  # a state directory holding nothing of the run
+    auth = {"TFMESOS_ZK_AUTH": "team-a:pw-a"}
+    for name, env in (("zk-auth", auth), ("zk-open", {})):
+        opts = write_options(tmp_path / f"{name}.json", service={"name": name}, job={"command": "sleep 300"},
+                             roles={"chief": {"count": 1, "cpus": 0.2, "mem": 64}, "worker": {"count": 0}})
+        run = run_scheduler(opts, "--zk", url, "--api-port", "0", "--state-dir", str(tmp_path / "state"),
+                            env={**os.environ, **env})
+        try:
+            api = f"127.0.0.1:{_api_port(run)}"
+            run.wait_for(r"chief:0 TASK_RUNNING", 90)
+            from kazoo.client import KazooClient
+
+            client = KazooClient(hosts=zk.hosts)
+            client.start(15)
+            try:
+                assert bool(client.exists(f"/tfmesos-token-e2e/{name}/api-token")) == bool(env)
+            finally:
+                client.stop()
+                client.close()
+            if not env:
+                assert "the API's token is not kept in ZooKeeper (TFMESOS_ZK_AUTH is not set" in run.output
+                refused = _cli("kill", name, "--api", api, "--zk", url, "--state-dir", elsewhere)
+                assert refused.returncode == 1 and "needs its token" in refused.stderr, refused.stderr
+                assert run.proc.poll() is None
+                killed = _cli("kill", name, "--state-dir", str(tmp_path / "state"))  # from the run's machine
+            else:
+                assert "not kept in ZooKeeper" not in run.output
+                without = _cli("kill", name, "--api", api, "--zk", url, "--state-dir", elsewhere)
+                assert without.returncode == 1, "another team's credentials-less client"
+                killed = _cli("kill", name, "--api", api, "--zk", url, "--state-dir", elsewhere, env=auth)
+            assert killed.returncode == 0, killed.stderr
+            assert run.wait(60) == KILLED_EXIT, run.output[-3000:]
+        finally:
+            stop_scheduler(run)

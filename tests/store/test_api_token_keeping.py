@@ -101,6 +101,16 @@ def test_only_the_owners_zookeeper_user_reads_the_token_node(zk):
             reader.close()
         assert "api-token" not in owner.names(), "the token's node is no job name"
         owner.drop_token("the-token", OWNER)
+
+        # On a fresh path, the nodes made above the token's stay open: other jobs' state goes there.
+        fresh = ZkStore(f"zk://{zk.hosts}/tfmesos-token-fresh", "team/job2")
+        try:
+            fresh.keep_token("t2", OWNER)
+            for node in ("/tfmesos-token-fresh", "/tfmesos-token-fresh/team", "/tfmesos-token-fresh/team/job2"):
+                assert [a.id.scheme for a in intruder.get_acls(node)[0]] == ["world"], node
+            intruder.create("/tfmesos-token-fresh/other/state", b"{}", makepath=True)
+        finally:
+            fresh.close()
         assert not intruder.exists(owner.token_node)
     finally:
         intruder.stop()

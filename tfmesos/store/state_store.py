@@ -279,7 +279,10 @@ class ZkStore:
         self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
         with contextlib.suppress(NoNodeError):
             self._zk.delete(self.token_node)
-        self._zk.create(self.token_node, token.encode(), acl=[make_digest_acl(*auth, all=True)], makepath=True)
+        # The job's nodes above it stay as open as the rest of its state (makepath would give them
+        # this ACL too, and lock every other job out of the chroot).
+        self._zk.ensure_path(self.token_node.rsplit("/", 1)[0])
+        self._zk.create(self.token_node, token.encode(), acl=[make_digest_acl(*auth, all=True)])
 
     def token(self, auth: tuple[str, str]) -> str | None:
         """The kept token, read as ``auth``'s user; None when there is none or it cannot read it."""
