@@ -177,3 +177,61 @@ def test_with_zookeeper_the_owner_finds_the_token_with_its_zk_credentials_and_an
             assert run.wait(60) == KILLED_EXIT, run.output[-3000:]
         finally:
             stop_scheduler(run)
+
+
+def test_the_page_offers_kill_and_restart_only_to_a_browser_with_the_token(tmp_path):
+    """Opened plainly, the page reads the job and says how to get the token, with no kill or
+    restart to click; opened as /#token=TOKEN (the owner's, from the 0600 file), it restarts a task
+    and kills the job, each after a confirm."""
+    from tests.e2e.test_operating import CHROMEDRIVER, CHROMIUM, browser, click
+
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.fail("chromium and chromedriver are needed (make test installs Debian's chromium chromium-driver)")
+    from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    state = tmp_path / "state"
+    opts = write_options(tmp_path / "o.json", service={"name": "page-token"}, job={"command": "exec sleep 300"},
+                         roles={"chief": {"count": 1, "cpus": 0.2, "mem": 64}, "worker": {"count": 1, "cpus": 0.2, "mem": 64}})
+    run = run_scheduler(opts, "--api-host", "0.0.0.0", "--api-port", "0", "--state-dir", str(state))
+    driver = None
+    try:
+        page = f"http://127.0.0.1:{_api_port(run)}/"
+        run.wait_for(r"worker:0 TASK_RUNNING", 90)
+        run.wait_for(r"chief:0 TASK_RUNNING", 90)
+        driver = browser()
+        wait = WebDriverWait(driver, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
+        shown = "return [...document.querySelectorAll(arguments[0])].filter(e => e.offsetParent !== null).length"
+
+        driver.get(page)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#tasks tbody tr")) == 2)
+        note = wait.until(lambda d: d.find_element(By.ID, "token-note").is_displayed() and d.find_element(By.ID, "token-note"))
+        assert "tfmesos kill page-token" in note.text and "live/page-token.token" in note.text, note.text
+        assert driver.execute_script(shown, "#kill-job, button.restart-task") == 0
+
+        token = (state / "live" / "page-token.token").read_text()
+        driver.get(page + "#token=" + token)
+        driver.refresh()  # a new fragment alone does not reload the page
+        wait.until(lambda d: d.execute_script(shown, "button.restart-task") == 2)
+        assert not driver.find_element(By.ID, "token-note").is_displayed()
+
+        def accept(d) -> bool:
+            try:
+                d.switch_to.alert.accept()
+                return True
+            except NoAlertPresentException:
+                return False
+
+        wait.until(lambda d: click(d, 'tr[data-task="worker:0"] button.restart-task'))
+        wait.until(accept)
+        wait.until(lambda d: "worker:0: restart asked for by a person" in d.find_element(By.ID, "events").text)
+
+        wait.until(lambda d: click(d, "#kill-job"))
+        wait.until(accept)
+        assert run.wait(60) == KILLED_EXIT and "job page-token KILLED: stopped on request" in run.output, run.output[-3000:]
+        assert token not in run.output
+    finally:
+        if driver is not None:
+            driver.quit()
+        stop_scheduler(run)
