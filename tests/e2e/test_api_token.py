@@ -15,6 +15,7 @@ import signal
 import stat
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -234,4 +235,31 @@ def test_the_page_offers_kill_and_restart_only_to_a_browser_with_the_token(tmp_p
     finally:
         if driver is not None:
             driver.quit()
+        stop_scheduler(run)
+
+
+def test_with_api_token_reads_the_owners_status_and_logs_find_the_made_token(tmp_path):
+    """service.api_token_reads with no token given: the made one guards reading too, and the
+    owner's `tfmesos status|logs NAME` (the run's state directory) find it; a plain GET gets 401."""
+    state = tmp_path / "state"
+    opts = write_options(tmp_path / "o.json", service={"name": "reads-token", "api_token_reads": True},
+                         job={"command": "echo reads-token-says-hi; exec sleep 300"},
+                         roles={"chief": {"count": 1, "cpus": 0.2, "mem": 64}, "worker": {"count": 0}})
+    run = run_scheduler(opts, "--api-port", "0", "--state-dir", str(state))
+    try:
+        api = f"127.0.0.1:{_api_port(run)}"
+        run.wait_for(r"chief:0 TASK_RUNNING", 90)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _get(api, "/v1/status")
+        assert refused.value.code == 401
+        assert _get(api, "/v1/health") and b"kill" in _get(api, "/"), "health and the page's files stay open"
+        status = _cli("status", "reads-token", "--state-dir", str(state))
+        assert status.returncode == 0 and "job reads-token  phase RUNNING" in status.stdout, status.stderr
+        logs = eventually(lambda: (out := _cli("logs", "reads-token", "chief:0", "--state-dir", str(state))).returncode == 0
+                          and "reads-token-says-hi" in out.stdout and out, 60, "the chief's log")
+        assert logs.stderr == ""
+        assert _cli("status", "--api", api, "--state-dir", str(tmp_path / "elsewhere")).returncode != 0
+        assert _cli("kill", "reads-token", "--state-dir", str(state)).returncode == 0
+        assert run.wait(60) == KILLED_EXIT, run.output[-3000:]
+    finally:
         stop_scheduler(run)

@@ -23,9 +23,19 @@ def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
+_kept_for_owner = [""]  # a client's: the token its job's scheduler kept for the owner (use_kept)
+
+
+def use_kept(token: str) -> None:
+    """A client command found the job's own token where its scheduler kept it for the owner
+    (``tfmesos.client.records.token_for``): its requests send it when TFMESOS_API_TOKEN is unset."""
+    _kept_for_owner[0] = token
+
+
 def api_token(environ: Mapping[str, str] = os.environ) -> str:
-    """The token ("" for none); UsageError naming the variable when it cannot be a header."""
-    token = environ.get(TOKEN_ENV, "").strip()
+    """The token ("" for none): TFMESOS_API_TOKEN's, else one ``use_kept`` was given; UsageError
+    naming the variable when it cannot be a header."""
+    token = environ.get(TOKEN_ENV, "").strip() or (_kept_for_owner[0] if environ is os.environ else "")
     if any(ord(c) < 32 or ord(c) == 127 for c in token):
         raise UsageError(TOKEN_ENV, "the token holds a control character (a line break?), which an HTTP "
                          "header cannot carry", "set it to the token alone")

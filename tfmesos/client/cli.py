@@ -122,6 +122,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     API), from the record kept of it, at once: no waiting for a scheduler that is gone."""
     from . import records
 
+    records.find_token(args, args.name)
     api = records.api_of(args, args.name)
     if not api and not args.name:
         raise OptionsError(["--api: missing: expected HOST:PORT of the scheduler's API (printed by 'tfmesos run'), "

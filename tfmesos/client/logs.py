@@ -208,6 +208,9 @@ def cmd_logs(args: argparse.Namespace) -> int:
         return 2
     name, task = (None, args.what[0]) if len(args.what) == 1 else args.what
     file = "stderr" if args.stderr else "stdout"
+    from .records import find_token
+
+    find_token(args, name)
     if name is not None:
         from .records import live_api_of
 

@@ -169,3 +169,11 @@ def token_for(args: argparse.Namespace, name: str | None, api: str) -> str:
         if same_address(local.announced(), api):
             return local.token() or ""
     return ""
+
+
+def find_token(args: argparse.Namespace, name: str | None) -> None:
+    """Reading commands (status, logs) send the job's own token too, found as ``token_for`` finds
+    it: a job with ``service.api_token_reads`` answers its owner without an exported token."""
+    from ..api.token import use_kept
+
+    use_kept(token_for(args, name, api_of(args, name)))
