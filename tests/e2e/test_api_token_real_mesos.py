@@ -7,25 +7,17 @@ Not part of `make test`: collected only when TFMESOS_REAL_MESOS names the folder
 scripts, as `make test-real-mesos` does (see real_mesos.py)."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.e2e.real_mesos import RealMesos
 from tests.e2e.test_api_token import run_team_b_cannot_stop_team_a
-from tests.e2e.test_teams import ACLS, SECRETS
+from tests.e2e.test_teams import SECRETS
+from tests.e2e.test_teams_real_mesos import two_teams_master
 
 pytestmark = pytest.mark.slow
 
 
 def test_another_teams_task_gets_401_and_the_owners_kill_name_works_on_real_mesos(tmp_path):
-    credentials = tmp_path / "credentials"
-    credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
-    master = RealMesos(
-        tmp_path / "mesos", ["cpus(team-a):1;mem(team-a):1024;disk:1000;ports:[31000-31999]",
-                             "cpus(team-b):1;mem(team-b):1024;disk:1000;ports:[32000-32999]"],
-        ["--authenticate_http_frameworks", "--http_framework_authenticators=basic",
-         f"--credentials=file://{credentials}", f"--acls={json.dumps(ACLS)}"])
+    master = two_teams_master(tmp_path, "cpus(team-a):1;mem(team-a):1024;disk:1000;ports:[31000-31999]")
     try:
         run_team_b_cannot_stop_team_a(
             tmp_path, master,

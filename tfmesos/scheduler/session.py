@@ -276,7 +276,7 @@ class Session:
 
     def operations(self, live: bool = False) -> Operations:
         """The API's operations (logs and metrics; restart while the job runs, where the profile
-        offers it), behind the API token when there is one."""
+        offers it), writes behind the job's token (job_token)."""
         from .http_api import Operations, Refused
 
         handlers: dict[str, Any] = {}
