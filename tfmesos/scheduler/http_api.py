@@ -105,7 +105,9 @@ class ApiServer:
                 page_file = path in ("/", "/index.html") or path.startswith("/web/")
                 if ops.token_reads and not page_file and path != "/v1/health" and not self._authorized():
                     self._reply(401, {"error": f"reading this job's API needs its token: send 'Authorization: "
-                                               f"Bearer <token>' (tfmesos reads it from {TOKEN_ENV})"})
+                                               f"Bearer <token>' ({TOKEN_ENV}; else 'tfmesos status|logs NAME' read "
+                                               "the one kept for the job's owner, with the state directory or --zk "
+                                               "it ran with)"})
                 elif path == "/v1/health":
                     self._reply(200, {"healthy": True})
                 elif path == "/v1/status":
