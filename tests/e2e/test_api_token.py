@@ -113,13 +113,17 @@ def run_team_b_cannot_stop_team_a(tmp_path: Path, master, team_a: dict, team_b: 
         assert token not in a.output and token not in _files_text(state_a), "nor at the end, in the kept record"
         assert not token_file.exists(), "gone with the run"
 
-        # Team A's own `tfmesos kill NAME`, with A's state directory and nothing more, stops its job.
+        # Team A's own `tfmesos restart NAME ROLE:INDEX` and `tfmesos kill NAME`, with A's state
+        # directory and nothing more, restart a task and stop its job.
         k_opts = write_options(tmp_path / "k.json", service={"name": "token-a-kill", **team_a["service"]},
                                job={"command": "sleep 300"}, roles={"chief": task, "worker": {"count": 0}})
         k = run_scheduler(k_opts, *a_args, "--api-host", "0.0.0.0", "--api-port", "0", "--state-dir", str(state_a),
                           env={**os.environ, **team_a.get("env", {})})
         runs.append(k)
         k.wait_for(r"chief:0 TASK_RUNNING", 90)
+        restarted = _cli("restart", "token-a-kill", "chief:0", "--state-dir", str(state_a))
+        assert restarted.returncode == 0, restarted.stderr
+        k.wait_for(r"chief:0: restart asked for by a person", 30)
         killed = _cli("kill", "token-a-kill", "--state-dir", str(state_a))
         assert killed.returncode == 0, killed.stderr
         assert k.wait(60) == KILLED_EXIT and "job token-a-kill KILLED: stopped on request" in k.output, k.output[-3000:]
