@@ -39,7 +39,7 @@ def keep(token: str, spec: JobSpec, state_dir: str, store: StateStore | None,
         if auth is None:
             say(f"the API's token is not kept in ZooKeeper ({ZK_AUTH_ENV} is not set, and an open node would hand "
                 f"it to any client): 'tfmesos kill|restart NAME' works from this machine only; set {ZK_AUTH_ENV}="
-                "user:password to keep it there under a digest ACL")
+                "user:password (the package: service.zk_auth_secret) to keep it there under a digest ACL")
         else:
             store.keep_token(token, auth)
             drops.append(lambda: store.drop_token(token, auth))
