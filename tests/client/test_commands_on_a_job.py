@@ -28,7 +28,8 @@ def test_commands_name_the_tasks_there_are_and_a_gone_scheduler_plainly(tmp_path
         run.wait_for(r"worker:0 TASK_RUNNING", 60)
         run.wait_for(r"chief:0 TASK_RUNNING", 60)
 
-        for command in (["logs", "nope:0"], ["restart", "nope:0"], ["logs", "worker:7"]):
+        # restart and kill find the job's token beside the API's live marker in the run's state directory.
+        for command in (["logs", "nope:0"], ["restart", "nope:0", "--state-dir", state], ["logs", "worker:7"]):
             out = _cli(*command, "--api", api)
             assert out.returncode == 2, (command, out.returncode, out.stderr)
             assert "no such task in this job: expected one of chief:0, worker:0" in out.stderr, out.stderr
@@ -38,7 +39,7 @@ def test_commands_name_the_tasks_there_are_and_a_gone_scheduler_plainly(tmp_path
         out = _cli("logs", "worker:0", "--tail", "0", "--api", api)
         assert out.returncode == 2 and "--tail: '0' is invalid: expected a whole number of lines >= 1" in out.stderr
 
-        assert _cli("kill", "--api", api).returncode == 0
+        assert _cli("kill", "--api", api, "--state-dir", state).returncode == 0
         assert run.wait(60) == 5, run.output[-3000:]
         for command in (["kill"], ["restart", "worker:0"], ["logs", "worker:0"]):
             out = _cli(*command, "--api", api)

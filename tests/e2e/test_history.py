@@ -109,7 +109,7 @@ def test_a_finished_job_is_kept_served_and_readable_after_its_scheduler_left(tmp
         assert f"job {NAME}  phase SUCCEEDED" in by_name.stdout, by_name.stdout + by_name.stderr
 
         # tfmesos kill ends the serving early; the run's code is still the job's.
-        killed, _ = tfmesos("kill", "--api", api)
+        killed, _ = tfmesos("kill", "--api", api, "--state-dir", str(state))
         assert killed.returncode == 0, killed.stderr
         assert run.wait(60) == 0, run.output[-3000:]
         assert follow.wait(30) == 0, "--follow ends with the job"

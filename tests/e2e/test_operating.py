@@ -109,6 +109,10 @@ def test_watching_and_steering_a_running_job(tmp_path):
         wait = WebDriverWait(driver, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
         wait.until(lambda d: len(row_texts(d)) == 5 and all(c[3] == "TASK_RUNNING" for c in row_texts(d).values()))
         assert set(row_texts(driver)) == {"chief:0", "ps:0", "worker:0", "worker:1", "tensorboard:0"}
+        # Opened without #token=: no kill or restart to click, and a note on how to get the token.
+        assert not driver.find_elements(By.CSS_SELECTOR, "button.restart-task")
+        assert not driver.find_element(By.ID, "kill-job").is_displayed()
+        assert "tfmesos kill ops-e2e" in driver.find_element(By.ID, "token-note").text
         wait.until(lambda d: "step" in d.find_element(By.ID, "progress-text").text)
         wait.until(lambda d: click(d, 'tr[data-task="chief:0"] button.show-log'))
         wait.until(lambda d: re.search(r"step \d+ loss", d.find_element(By.ID, "log").text))

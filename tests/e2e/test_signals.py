@@ -169,7 +169,7 @@ def test_tfmesos_kill_ends_the_job_killed_with_its_own_exit_code_and_every_reade
     name, state = "sig-run-kill", str(tmp_path / "state")
     run, api = _start_run(spawn, tmp_path, name, "sleep 300", "--state-dir", state, "--keep-serving", "60")
     started = _descendants(run)
-    _tfmesos("kill", "--api", api)
+    _tfmesos("kill", "--api", api, "--state-dir", state)
     run.wait_for(r"job over; its status page stays on", 60)
     snap = _status(api)  # the ended job, served on (--keep-serving)
     assert (snap["phase"], snap["cause"]) == ("KILLED", "stopped on request (POST /v1/shutdown)")
@@ -177,7 +177,7 @@ def test_tfmesos_kill_ends_the_job_killed_with_its_own_exit_code_and_every_reade
     with urllib.request.urlopen(f"http://{api}/metrics", timeout=5) as resp:
         phases = dict(re.findall(r'^tfmesos_job_phase\{phase="(\w+)"\} (\S+)$', resp.read().decode(), re.M))
     assert {p for p, v in phases.items() if float(v)} == {"KILLED"}, phases
-    _tfmesos("kill", "--api", api)  # ends the serving; the exit code is still the job's
+    _tfmesos("kill", "--api", api, "--state-dir", state)  # ends the serving; the exit code is still the job's
     _assert_stopped(run, name, 5, r"stopped on request \(POST /v1/shutdown\)", started)
     listed = _tfmesos("jobs", "--state-dir", state)  # from the kept record
     assert re.search(rf"^{name} +KILLED ", listed, re.M) and "fail" not in listed.lower(), listed

@@ -28,14 +28,19 @@ from tests.e2e.test_teams import (
 pytestmark = pytest.mark.slow
 
 
-def test_two_teams_side_by_side_on_real_mesos(tmp_path):
+def two_teams_master(tmp_path, team_a_agent: str) -> RealMesos:
+    """A real master that authenticates the teams' principals (SECRETS, ACLS), an agent for team A
+    (``team_a_agent``: its resources) and one reserved to team B."""
     credentials = tmp_path / "credentials"
     credentials.write_text(json.dumps({"credentials": [{"principal": p, "secret": s} for p, s in SECRETS.items()]}))
-    master = RealMesos(
-        tmp_path / "mesos", ["cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512;disk:1000;ports:[31000-31999]",
-         "cpus(team-b):1;mem(team-b):1024;disk:1000;ports:[32000-32999]"],
+    return RealMesos(
+        tmp_path / "mesos", [team_a_agent, "cpus(team-b):1;mem(team-b):1024;disk:1000;ports:[32000-32999]"],
         ["--authenticate_http_frameworks", "--http_framework_authenticators=basic",
          f"--credentials=file://{credentials}", f"--acls={json.dumps(ACLS)}"])
+
+
+def test_two_teams_side_by_side_on_real_mesos(tmp_path):
+    master = two_teams_master(tmp_path, "cpus(team-a):1;mem(team-a):1024;cpus:0.5;mem:512;disk:1000;ports:[31000-31999]")
     try:
         run_two_teams(tmp_path, master, gpu_job=False, gone_within=30)
     finally:

@@ -11,6 +11,7 @@ FULL_OPTIONS = {
         "principal": "tfmesos-principal",
         "secret_name": "tfmesos/principal-secret",
         "api_token_secret": "tfmesos/api-token",
+        "zk_auth_secret": "tfmesos/zk-auth",
         "api_token_reads": True,
         "mesos_master": "zk://zk-1.example:2181,zk-2.example:2181/mesos",
         "zk": "zk://zk-1.example:2181/tfmesos-state/mnist",

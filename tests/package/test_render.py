@@ -157,9 +157,11 @@ def test_the_secret_reaches_the_scheduler_only_by_reference():
     app = render(FULL_OPTIONS)
     secret = FULL_OPTIONS["service"]["secret_name"]
     token = FULL_OPTIONS["service"]["api_token_secret"]
-    assert app["secrets"] == {"secret0": {"source": secret}, "secret1": {"source": token}}
+    zk_auth = FULL_OPTIONS["service"]["zk_auth_secret"]
+    assert app["secrets"] == {"secret0": {"source": secret}, "secret1": {"source": token}, "secret2": {"source": zk_auth}}
     assert app["env"]["MESOS_SECRET"] == {"secret": "secret0"}
     assert app["env"]["TFMESOS_API_TOKEN"] == {"secret": "secret1"}
+    assert app["env"]["TFMESOS_ZK_AUTH"] == {"secret": "secret2"}
     where = {path for path, value in _strings(app) if secret in value}
     # The secret's name (a path in the secret store) is also an option like any other.
     assert where == {"/secrets/secret0/source", "/env/TFMESOS_OPT_SERVICE_SECRET_NAME"}
@@ -167,7 +169,7 @@ def test_the_secret_reaches_the_scheduler_only_by_reference():
 
 def test_no_secret_no_secrets():
     app = render(SMALL_OPTIONS)
-    assert "secrets" not in app and "MESOS_SECRET" not in app["env"] and "TFMESOS_API_TOKEN" not in app["env"]
+    assert "secrets" not in app and not {"MESOS_SECRET", "TFMESOS_API_TOKEN", "TFMESOS_ZK_AUTH"} & set(app["env"])
 
 
 def test_an_api_token_alone_is_a_secret_of_its_own():
@@ -175,6 +177,24 @@ def test_an_api_token_alone_is_a_secret_of_its_own():
     app = render(options)
     assert app["secrets"] == {"secret1": {"source": "team/token"}}
     assert app["env"]["TFMESOS_API_TOKEN"] == {"secret": "secret1"} and "MESOS_SECRET" not in app["env"]
+
+
+def test_every_mix_of_the_three_secrets_is_one_secrets_object_of_exactly_those_given():
+    """secret_name, api_token_secret and zk_auth_secret, each set or not: one valid "secrets"
+    (a missing comma or a second "secrets" key would not parse), each env variable a reference."""
+    import itertools
+
+    given = {"secret_name": ("secret0", "MESOS_SECRET"), "api_token_secret": ("secret1", "TFMESOS_API_TOKEN"),
+             "zk_auth_secret": ("secret2", "TFMESOS_ZK_AUTH")}
+    for chosen in itertools.product((False, True), repeat=3):
+        names = [name for name, on in zip(given, chosen) if on]
+        service = {**SMALL_OPTIONS["service"], **{n: f"team/{n}" for n in names},
+                   **({"principal": "p"} if "secret_name" in names else {})}
+        app = render({**SMALL_OPTIONS, "service": service})
+        assert app.get("secrets", {}) == {given[n][0]: {"source": f"team/{n}"} for n in names}, names
+        assert {v: app["env"].get(v) for _, v in given.values() if v in app["env"]} == {
+            given[n][1]: {"secret": given[n][0]} for n in names}, names
+        assert not app_definition_problems(app), names
 
 
 # --- errors -----------------------------------------------------------------------------------

@@ -143,6 +143,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     if not args.name and not records.api_of(args, None):  # no NAME, --api or TFMESOS_API: the one live job
         args.name = find_job(args, None, "status").name
+    records.find_token(args, args.name)
     api = records.api_of(args, args.name)
     if args.name:
         live = records.live_status_of(args, args.name)

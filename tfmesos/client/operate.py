@@ -1,8 +1,9 @@
 """``tfmesos kill`` and ``tfmesos restart ROLE:INDEX``: acting on a running job through its API.
 
-Both POST to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``); when the job's API
-has a token, it is read from TFMESOS_API_TOKEN (never from the command line, where ``ps``
-would show it).
+Both POST to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``) with the job's API
+token: TFMESOS_API_TOKEN when set (never from the command line, where ``ps`` would show it),
+else the one its scheduler made and kept for its owner (``records.token_for``: the state
+directory, or ZooKeeper with --zk and TFMESOS_ZK_AUTH).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from .logs import add_record_flags, unreachable_api
 from .which_job import find_live_job
 
 
-def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
-    headers = {"Content-Length": "0", **token_header()}
+def post(api: str, path: str, token: str | None = None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Length": "0", **token_header(token)}
     request = urllib.request.Request(f"http://{api}{path}", data=b"", method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as resp:
@@ -35,10 +36,13 @@ def post(api: str, path: str) -> tuple[int, dict[str, Any]]:
 
 
 def _act(args: argparse.Namespace, name: str | None, path: str, what: str) -> int:
-    api = find_live_job(args, name, args.command).api
+    from . import records
+
+    ref = find_live_job(args, name, args.command)
+    api = ref.api
     assert api is not None
     try:
-        code, body = post(api, path)
+        code, body = post(api, path, records.token_for(args, ref.name, api))
     except (urllib.error.URLError, OSError) as exc:
         print(f"tfmesos {args.command}: {unreachable_api(api, exc)}", file=sys.stderr)
         return UnreachableError.exit_code

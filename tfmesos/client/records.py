@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import UsageError, redact_url
-from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, open_store
+from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, live_names, open_store
 from .history import newest_first, same_address
 
 QUICK_PROBE_SECONDS = 0.5  # a scheduler on this network answers at once; a gone one is refused at once
@@ -150,3 +150,40 @@ def sandbox_present(attempt: dict[str, Any]) -> bool | None:
         return True
     host = agent.rpartition(":")[0]
     return False if host in ("127.0.0.1", "localhost", "::1", "[::1]") or not agent else None
+
+
+def token_for(args: argparse.Namespace, name: str | None, api: str) -> str:
+    """The token to send to the job's API: TFMESOS_API_TOKEN when set (an operator's own), else
+    the one the job's scheduler made and kept (store/state_store.py): for job ``name`` in the state
+    directory, else in ZooKeeper with --zk (read as TFMESOS_ZK_AUTH's user); without a name, the
+    one kept beside the live marker that announced ``api``. "" when there is none to be found."""
+    from ..api.token import api_token
+    from ..store.state_store import zk_auth
+
+    token = api_token()
+    if token:
+        return token
+    state_dir = getattr(args, "state_dir", None) or DEFAULT_STATE_DIR
+    if name:
+        token = DirStore(state_dir, name).token() or ""
+        zk, auth = getattr(args, "zk", None), zk_auth()
+        if not token and zk and auth:
+            store = ZkStore(zk, name)
+            try:
+                token = store.token(auth) or ""
+            finally:
+                store.close()
+        return token
+    for stored in live_names(state_dir):
+        local = DirStore(state_dir, stored)
+        if same_address(local.announced(), api):
+            return local.token() or ""
+    return ""
+
+
+def find_token(args: argparse.Namespace, name: str | None) -> None:
+    """Reading commands (status, logs) send the job's own token too, found as ``token_for`` finds
+    it: a job with ``service.api_token_reads`` answers its owner without an exported token."""
+    from ..api.token import use_kept
+
+    use_kept(token_for(args, name, api_of(args, name)))

@@ -127,7 +127,9 @@ class Undeploy:
             return
         if reply.status_code == 401:
             self._fail_or_warn(f"the scheduler at {endpoint} wants the job's API token to shut down: set {TOKEN_ENV} "
-                               "to the secret service.api_token_secret names")
+                               "to the secret service.api_token_secret names; without that secret the token is the "
+                               "scheduler's own: stop the job from inside its container ('tfmesos kill NAME' there, "
+                               "see the package README, 'Who can stop a job')")
             return
         if not reply.ok:
             self._fail_or_warn(f"the scheduler at {endpoint} refused to shut down: HTTP {reply.status_code}")

@@ -11,7 +11,9 @@ GET  /metrics               Prometheus text format
 POST /v1/shutdown           kill every task, tear the framework down, exit (tfmesos kill, undeploy)
 POST /v1/restart/ROLE:INDEX kill one task; it is relaunched, counted as asked for, not as a failure
 
-With a token (TFMESOS_API_TOKEN), the POST endpoints need ``Authorization: Bearer <token>``.
+The POST endpoints need ``Authorization: Bearer <token>``: TFMESOS_API_TOKEN's, else the one the
+job's scheduler made and kept for its owner (scheduler/api_token_keeper.py), whom
+``tfmesos kill|restart NAME`` finds it for. With ``api_token_reads``, reading needs it too.
 """
 from __future__ import annotations
 
@@ -105,7 +107,9 @@ class ApiServer:
                 page_file = path in ("/", "/index.html") or path.startswith("/web/")
                 if ops.token_reads and not page_file and path != "/v1/health" and not self._authorized():
                     self._reply(401, {"error": f"reading this job's API needs its token: send 'Authorization: "
-                                               f"Bearer <token>' (tfmesos reads it from {TOKEN_ENV})"})
+                                               f"Bearer <token>' ({TOKEN_ENV}; else 'tfmesos status|logs NAME' read "
+                                               "the one kept for the job's owner, with the state directory or --zk "
+                                               "it ran with)"})
                 elif path == "/v1/health":
                     healthy, why = ops.health() if ops.health is not None else (True, "")
                     self._reply(200, {"healthy": True}) if healthy else self._reply(503, {"healthy": False, "reason": why})
@@ -149,8 +153,9 @@ class ApiServer:
                     self._reply(409, {"error": "this job takes no restart requests: it has ended, or it runs under "
                                                "tfmesos.cluster() or tfrun, whose tasks relaunch by their restart_policy"})
                 elif not self._authorized():
-                    self._reply(401, {"error": f"this job's API needs a token: send 'Authorization: Bearer <token>' "
-                                               f"(tfmesos reads it from {TOKEN_ENV})"})
+                    self._reply(401, {"error": f"this job's API needs its token: send 'Authorization: Bearer <token>' "
+                                               f"({TOKEN_ENV}; else 'tfmesos kill|restart NAME' reads the one kept "
+                                               "for the job's owner, with the state directory or --zk it ran with)"})
                 elif path == "/v1/shutdown":
                     # The phase before it: an ended job's API (--keep-serving) only stops serving.
                     phase = api._serving[0]().phase

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from ..api.token import api_token
 from ..errors import UsageError, cut
-from ..store.state_store import STORE_NODES, file_name
+from ..store.state_store import STORE_NODES, file_name, zk_auth
 from ..core.secrets import references, secret_problems
 from ..core.spec import JobSpec
 from ..core.tf_profile import TF_ROLES
@@ -119,10 +119,11 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
     if not environ.get("MESOS_SECRET", "").isascii():
         problems.append("MESOS_SECRET holds a character that is not ASCII, which the HTTP basic authentication "
                         "to the master (pymesos) cannot send: expected an ASCII secret")
-    try:
-        api_token(environ)
-    except UsageError as exc:
-        problems.append(exc.line())
+    for check in (api_token, zk_auth):
+        try:
+            check(environ)
+        except UsageError as exc:
+            problems.append(exc.line())
     from .secret_values import value_problems
 
     problems += value_problems(spec.secrets, environ)

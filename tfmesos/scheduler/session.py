@@ -96,6 +96,8 @@ class Session:
         self._end_at = 0.0
         self._closed = False
         self._record: tuple[JobRecord | None] | None = None  # saved()'s answer, once read (1-tuple: None is an answer)
+        self._token: str | None = None  # the API's token (job_token), once known
+        self._token_kept: list[Callable[[], None]] = []  # removes what job_token kept, at close()
 
     @property
     def local(self) -> bool:
@@ -281,8 +283,7 @@ class Session:
 
     def operations(self, live: bool = False) -> Operations:
         """The API's operations (logs and metrics; restart while the job runs, where the profile
-        offers it), behind the API token when there is one."""
-        from ..api.token import api_token
+        offers it), writes behind the job's token (job_token)."""
         from .http_api import Operations, Refused
 
         handlers: dict[str, Any] = {}
@@ -303,7 +304,23 @@ class Session:
                         raise Refused(409, str(exc)) from None
 
                 handlers["restart"] = restart
-        return Operations(**handlers, token=api_token(), token_reads=self.spec.service.api_token_reads)
+        return Operations(**handlers, token=self.job_token(), token_reads=self.spec.service.api_token_reads)
+
+    def job_token(self) -> str:
+        """The token the API wants for writes: TFMESOS_API_TOKEN's (the operator's own: nothing
+        kept), else one made for this job, kept where its owner's ``tfmesos kill NAME`` finds it
+        (api_token_keeper). Always, loopback included: on a shared host any user reaches 127.0.0.1."""
+        if self._token is None:
+            from ..api.token import api_token, new_token
+
+            token = api_token()
+            if not token:
+                from .api_token_keeper import keep
+
+                token = new_token()
+                self._token_kept = keep(token, self.spec, self.settings.state_dir, self.store, self.on_event)
+            self._token = token
+        return self._token
 
     def _start_api(self, snapshot: Callable[[], Any], cluster: Callable[[], Any], shutdown: Callable[[], None],
                    ops: Operations) -> ApiServer:
@@ -412,6 +429,14 @@ class Session:
         if api is not None:
             api.stop()
 
+    def _drop_token(self) -> None:
+        kept, self._token_kept = self._token_kept, []
+        for drop in kept:
+            try:
+                drop()
+            except Exception as exc:  # noqa: BLE001 - a gone ZooKeeper or directory: nothing left to protect
+                self.console.line(f"could not remove the job's API token: {type(exc).__name__}")
+
     def close(self) -> None:
         """Everything the session started, stopped: the framework torn down unless the profile
         leaves it to a successor (then the driver simply goes with this process, as after a crash),
@@ -426,6 +451,7 @@ class Session:
             self.end_attempt()
         finally:
             try:
+                self._drop_token()  # before the store closes: it may be the token's ZooKeeper
                 if self.store is not None:
                     self.store.close()
             finally:

@@ -7,6 +7,13 @@ end is appended to the record's journal instead of rewriting the record (store/f
 A directory also holds ``live/<name>.json`` while a job of that name runs from this machine:
 its API's address (``tfmesos status NAME`` needs no --api then).
 
+While a job runs, its API's token (the one its scheduler made, when none was given) is kept
+where its owner's ``tfmesos kill|restart NAME`` finds it and nobody else can read it: in the
+directory as ``live/<name>.token``, mode 0600 from its creation (mkstemp, then a rename); in
+ZooKeeper as ``<chroot>/<name>/api-token`` with a digest ACL that only the ZooKeeper user of
+TFMESOS_ZK_AUTH (``user:password``) may read. Without that variable the token is not written to
+ZooKeeper at all: on an open ZooKeeper any client could read it.
+
 Beside the running job's record, each store keeps the final records of the last ``ENDS_KEPT``
 jobs of its name (``keep_end``, read back newest first by ``ends``): ``tfmesos status NAME`` and
 ``tfmesos jobs`` answer from them once the scheduler is gone. In a directory they are
@@ -21,10 +28,10 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Mapping, Protocol
 from urllib.parse import urlparse
 
-from ..errors import UnreachableError, redact_url
+from ..errors import UnreachableError, UsageError, redact_url
 from .format import decode, encode, encode_entry, replay
 
 ENDS_KEPT = 10  # final records kept per job name (README: "Watching and steering a job")
@@ -48,7 +55,21 @@ class StateStore(Protocol):
 
 
 # The nodes ZkStore keeps under a job's path: a job name with such a segment would meet another's.
-STORE_NODES = frozenset({"state", "history", "state-journal"})
+STORE_NODES = frozenset({"state", "history", "state-journal", "api-token"})
+ZK_AUTH_ENV = "TFMESOS_ZK_AUTH"  # user:password of the ZooKeeper digest scheme (the token node's ACL)
+
+
+def zk_auth(environ: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
+    """(user, password) from TFMESOS_ZK_AUTH, None when unset; UsageError naming the variable when
+    it is not ``user:password`` (the password is never quoted)."""
+    text = environ.get(ZK_AUTH_ENV, "").strip()
+    if not text:
+        return None
+    user, sep, password = text.partition(":")
+    if not sep or not user or not password or any(ord(c) < 32 for c in text):
+        raise UsageError(ZK_AUTH_ENV, "is not user:password", "expected the ZooKeeper digest user and its password, "
+                         "as user:password")
+    return user, password
 
 
 def file_name(name: str) -> str:
@@ -96,6 +117,7 @@ class DirStore:
         self.journal = self.path.with_suffix(".journal")
         self.history = self.path.parent / "history" / file_name(name)
         self.live = self.path.parent / "live" / (file_name(name) + ".json")
+        self.token_file = self.live.with_suffix(".token")
 
     @property
     def where(self) -> str:
@@ -152,6 +174,24 @@ class DirStore:
         marker = _live_marker(self.live)
         return marker.api if marker else None
 
+    def keep_token(self, token: str) -> None:
+        """The job's API token, readable by this user only (mkstemp makes the file 0600; the
+        rename puts it in place whole)."""
+        self.live.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_atomically(self.token_file, token.encode())
+
+    def token(self) -> str | None:
+        try:
+            return self.token_file.read_text().strip() or None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def drop_token(self, token: str) -> None:
+        """Remove the kept token, unless a newer run of the job wrote its own since."""
+        if self.token() == token:
+            with contextlib.suppress(OSError):
+                self.token_file.unlink()
+
     def close(self) -> None:
         pass
 
@@ -171,6 +211,7 @@ class ZkStore:
         self.node = f"{parsed.path.rstrip('/')}/{name}/state"
         self.journal = self.node + "-journal"
         self.history = f"{parsed.path.rstrip('/')}/{name}/history"
+        self.token_node = f"{parsed.path.rstrip('/')}/{name}/api-token"
         self._zk = KazooClient(hosts=parsed.netloc, timeout=timeout)
         try:
             self._zk.start(timeout=timeout)
@@ -225,6 +266,39 @@ class ZkStore:
 
     def ends(self) -> list[dict[str, Any]]:
         return _decoded(self._zk.get(f"{self.history}/{child}")[0] for child in reversed(self._end_nodes()))
+
+    def keep_token(self, token: str, auth: tuple[str, str]) -> None:
+        """The job's API token in its own node that only ``auth``'s digest user can read, write or
+        change the ACL of. A node there already (a former run's, or one that another client made
+        to be written into) is replaced, not written into: its ACL is not ours to trust."""
+        from kazoo.exceptions import NoNodeError
+        from kazoo.security import make_digest_acl
+
+        self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
+        with contextlib.suppress(NoNodeError):
+            self._zk.delete(self.token_node)
+        # The job's nodes above it stay as open as the rest of its state (makepath would give them
+        # this ACL too, and lock every other job out of the chroot).
+        self._zk.ensure_path(self.token_node.rsplit("/", 1)[0])
+        self._zk.create(self.token_node, token.encode(), acl=[make_digest_acl(*auth, all=True)])
+
+    def token(self, auth: tuple[str, str]) -> str | None:
+        """The kept token, read as ``auth``'s user; None when there is none or it cannot read it."""
+        from kazoo.exceptions import NoAuthError, NoNodeError
+
+        self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
+        try:
+            data, _ = self._zk.get(self.token_node)
+        except (NoNodeError, NoAuthError):
+            return None
+        return data.decode(errors="replace").strip() or None
+
+    def drop_token(self, token: str, auth: tuple[str, str]) -> None:
+        if self.token(auth) == token:
+            from kazoo.exceptions import NoNodeError
+
+            with contextlib.suppress(NoNodeError):
+                self._zk.delete(self.token_node)
 
     def names(self, depth: int = 4) -> list[str]:
         """Every job name under this store's path that has a record or kept ends (a name with
@@ -289,3 +363,10 @@ def dir_names(state_dir: str) -> list[str]:
     running = {p.stem for p in root.glob("*.json")}
     ended = {p.name for p in (root / "history").iterdir() if p.is_dir()} if (root / "history").is_dir() else set()
     return sorted(running | ended)
+
+
+def live_names(state_dir: str) -> list[str]:
+    """The job names (as stored) with a live marker in a state directory: jobs running from this
+    machine, or that a crash left a marker of (``announced`` tells them apart)."""
+    live = Path(state_dir or DEFAULT_STATE_DIR).expanduser() / "live"
+    return sorted(p.stem for p in live.glob("*.json")) if live.is_dir() else []

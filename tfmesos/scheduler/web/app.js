@@ -24,9 +24,23 @@ function number(v) {
   return typeof v === "number" && !Number.isInteger(v) ? v.toPrecision(4) : String(v);
 }
 
-// With service.api_token_reads the page is opened as http://HOST:PORT/#token=TOKEN: the token
-// stays in the browser (a fragment is never sent) and goes out only as a header.
+// Opened as http://HOST:PORT/#token=TOKEN (the job's API token: needed to kill and restart, and with
+// service.api_token_reads to read), the token stays in the browser (a fragment is never sent) and
+// goes out only as a header. Without it the page shows no kill or restart, and says how to get it.
 const TOKEN = new URLSearchParams(location.hash.slice(1)).get("token");
+
+async function act(path, question) {
+  if (!window.confirm(question)) return;
+  const result = $("action-result");
+  try {
+    const resp = await fetch(path, {method: "POST", cache: "no-store", headers: {"Authorization": "Bearer " + TOKEN}});
+    const body = await resp.json();
+    if (!resp.ok) throw new Error(body.error || resp.status);
+    result.textContent = body.restarting || "the job is being stopped";
+  } catch (err) {
+    result.textContent = "refused: " + err.message;
+  }
+}
 
 async function getJSON(url) {
   const headers = TOKEN ? {"Authorization": "Bearer " + TOKEN} : {};
@@ -90,7 +104,15 @@ function renderTasks(snap) {
     button.textContent = "log";
     button.className = "show-log";
     button.onclick = () => choose(name);
-    fresh.insertCell().appendChild(button);
+    const actions = fresh.insertCell();
+    actions.appendChild(button);
+    if (TOKEN && !snap.ended_at) {
+      const restart = document.createElement("button");
+      restart.textContent = "restart";
+      restart.className = "restart-task";
+      restart.onclick = () => act(`v1/restart/${encodeURIComponent(name)}`, `Restart ${name}? Its process is killed and relaunched.`);
+      actions.appendChild(restart);
+    }
     if (name === chosen) fresh.classList.add("chosen");
     if (!row) {
       body.insertBefore(fresh, body.rows[i] || null);
@@ -114,6 +136,11 @@ function render(snap) {
   $("framework").textContent = snap.framework_id || "-";
   $("cause").hidden = !snap.cause;
   $("cause").textContent = snap.cause || "";
+  $("kill-job").hidden = !TOKEN || Boolean(snap.ended_at);
+  $("token-note").hidden = Boolean(TOKEN);
+  $("kill-command").textContent = `tfmesos kill ${snap.name}`;
+  $("restart-command").textContent = `tfmesos restart ${snap.name} ROLE:INDEX`;
+  $("token-file").textContent = `live/${snap.name.replaceAll("/", "__")}.token`;
   const links = $("links");
   links.textContent = "";
   if (snap.tensorboard) link(links, `http://${snap.tensorboard}/`, "TensorBoard").id = "tensorboard-link";
@@ -273,6 +300,7 @@ async function pollStatus() {
 }
 
 $("log-file").onchange = () => { log = null; pollLog(); };
+$("kill-job").onclick = () => act("v1/shutdown", "Kill the job? Every task is killed and the framework torn down.");
 pollStatus();
 const wanted = new URLSearchParams(location.search).get("task");
 if (wanted) choose(wanted);
