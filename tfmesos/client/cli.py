@@ -141,9 +141,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     from . import records
     from .which_job import find_job
 
+    records.find_token(args, args.name)  # first: with api_token_reads, finding the live job reads its API
     if not args.name and not records.api_of(args, None):  # no NAME, --api or TFMESOS_API: the one live job
         args.name = find_job(args, None, "status").name
-    records.find_token(args, args.name)
+        records.find_token(args, args.name)
     api = records.api_of(args, args.name)
     if args.name:
         live = records.live_status_of(args, args.name)

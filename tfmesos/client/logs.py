@@ -195,10 +195,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
     name, task = args.name, args.task
     file = "stderr" if args.stderr else "stdout"
-    ref = find_job(args, name, "logs")
     from .records import find_token
 
-    find_token(args, ref.name)
+    find_token(args, name)  # first: with api_token_reads, finding the live job reads its API
+    ref = find_job(args, name, "logs")
+    if ref.name != name:
+        find_token(args, ref.name)
     if ref.api is None:
         return _cmd_kept_logs(args, ref.name or "", task, file)
     api = ref.api

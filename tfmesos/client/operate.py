@@ -38,6 +38,7 @@ def post(api: str, path: str, token: str | None = None) -> tuple[int, dict[str, 
 def _act(args: argparse.Namespace, name: str | None, path: str, what: str) -> int:
     from . import records
 
+    records.find_token(args, name)  # with api_token_reads, finding the live job reads its API
     ref = find_live_job(args, name, args.command)
     api = ref.api
     assert api is not None
