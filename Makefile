@@ -7,7 +7,7 @@ SEEDS  ?= 20
 
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-fast test-real-mesos chaos bench bench-quick clean
+.PHONY: setup run test test-fast test-real-mesos chaos bench bench-quick docs clean
 
 $(STAMP): setup.cfg setup.py tools/install_pymesos.py
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ bench: $(STAMP)
 bench-quick: $(STAMP)
 	$(BIN)/python -m benchmarks.run --quick --out /tmp/tfmesos-bench-quick/results.json
 
+# The documentation site (mkdocs.yml, docs/) built strictly into site/ (not committed): open site/index.html.
+# make test builds it too (tests/docs/test_site.py), into a temporary folder.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 # The tfmesos image (Dockerfile): tfmesos/tfmesos:<version> with the scheduler, the executor and
 # TensorFlow (CPU), built with podman or docker (installed when missing, as make test does). BASE
 # (default: a Debian 12 base built here from Debian packages), TF_VERSION, TF_PACKAGE, TAG pass
@@ -76,4 +81,4 @@ images-real-mesos: image-export
 	tools/image/export.sh $(IMAGE_DIR) tfmesos/tfmesos:$(VERSION)-tf$(basename $(OLD_TF)) tfmesos-base:bookworm
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

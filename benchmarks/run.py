@@ -1,7 +1,7 @@
 """``python -m benchmarks.run [--out FILE] [--quick] [--only NAMES]``: every benchmark, one results file.
 
 Writes FILE (JSON: the environment, every sample, medians, ratios, verdicts) and ``RESULTS.md``
-next to it (the table the README quotes). ``make bench`` runs the full set (about 15 minutes on
+next to it (the table docs/developers/benchmarks.md quotes). ``make bench`` runs the full set (about 15 minutes on
 2 cores); ``make bench-quick`` (``--quick``) is a smoke run of every part (about 4 minutes; one
 sample each, so its figures are not medians and its ratios are only indicative).
 """

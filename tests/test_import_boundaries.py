@@ -1,4 +1,4 @@
-"""The layering the README promises, checked on the source and followed transitively through
+"""The layering docs/developers/ describes, checked on the source and followed transitively through
 tfmesos' and localmesos' own modules: a rule on a folder holds for everything its modules import,
 directly or through another module (``core -> spec -> options`` breaks "the core imports nothing
 of options" as surely as ``core -> options`` does).

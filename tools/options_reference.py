@@ -1,8 +1,8 @@
-"""Print the options reference (Markdown) from config-schema.json; README.md embeds its output.
+"""Print the options reference (Markdown) from config-schema.json; docs/options.md embeds its output.
 
     python tools/options_reference.py           # print
-    python tools/options_reference.py --check   # exit 1 if README.md's copy is stale
-    python tools/options_reference.py --write   # refresh README.md's copy
+    python tools/options_reference.py --check   # exit 1 if docs/options.md's copy is stale
+    python tools/options_reference.py --write   # refresh docs/options.md's copy
 """
 from __future__ import annotations
 
@@ -70,20 +70,20 @@ def reference(schema: dict) -> str:
 
 def main(argv: list[str]) -> int:
     text = reference(json.loads((ROOT / "config-schema.json").read_text()))
-    readme = ROOT / "README.md"
+    page = ROOT / "docs" / "options.md"
     if not argv:
         print(text)
         return 0
-    current = readme.read_text()
+    current = page.read_text()
     head, rest = current.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     fresh = f"{head}{BEGIN}\n{text}\n{END}{tail}"
     if argv[0] == "--check":
         if fresh != current:
-            print("README.md's options reference is stale: run python tools/options_reference.py --write")
+            print("docs/options.md's options reference is stale: run python tools/options_reference.py --write")
             return 1
         return 0
-    readme.write_text(fresh)
+    page.write_text(fresh)
     return 0
 
 

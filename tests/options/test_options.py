@@ -73,7 +73,7 @@ def test_examples_are_valid(path):
     job_spec_from_options(load_options_file(path))
 
 
-def test_readme_options_reference_is_current():
+def test_the_docs_options_reference_is_current():
     import subprocess
     import sys
 

@@ -1,4 +1,4 @@
-"""The options reference in README.md is generated right for every role, not from one role's schema."""
+"""The options reference in docs/options.md is generated right for every role, not from one role's schema."""
 from __future__ import annotations
 
 import importlib.util

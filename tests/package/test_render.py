@@ -89,7 +89,7 @@ def test_the_examples_exist_to_be_covered():
 def test_user_and_zk_state_path():
     app = render(SMALL_OPTIONS)
     assert "user" not in app
-    # The store keeps each job under its name: /tfmesos/digits/state (README), where
+    # The store keeps each job under its name: /tfmesos/digits/state (docs/running-on-mesos.md), where
     # `tfmesos status digits --zk zk://master.mesos:2181/tfmesos` reads it.
     assert app["env"]["TFMESOS_ZK"] == "zk://master.mesos:2181/tfmesos"
     full = render(FULL_OPTIONS)

@@ -69,7 +69,7 @@ def options_document(args: argparse.Namespace, command: str, workdir: str) -> di
     from .douban import apply_douban_extras, douban_name
 
     def role(count: int, cpus: float, mem: float, gpus: int) -> dict[str, Any]:
-        # douban's scheduler relaunched a failed task; OnFailure does (README: tfrun).
+        # douban's scheduler relaunched a failed task; OnFailure does (docs/coming-from-douban.md).
         return {"count": count, "cpus": cpus, "mem": mem, "gpus": gpus, "server": False, "restart_policy": "OnFailure"}
 
     doc: dict[str, Any] = {

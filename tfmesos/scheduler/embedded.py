@@ -26,10 +26,10 @@ def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
         problems.append(f"--agents: {s.agents} is invalid: expected at least 1 embedded agent to run the tasks on")
     if spec.image:
         # Running them through podman would be a second containerizer to keep true to Mesos' sandbox,
-        # volume, network and environment rules: a real agent is the place for images (README).
+        # volume, network and environment rules: a real agent is the place for images (docs/running-on-mesos.md).
         problems.append(f"$.job.image: {spec.image!r}: the embedded master runs tasks as plain processes, not in "
                         "images: expected \"\" locally, or --master with a Mesos agent that runs Docker images "
-                        "(README: The tfmesos image)")
+                        "(docs/running-on-mesos.md: The tfmesos image)")
     if spec.service.user and spec.service.user != getpass.getuser():
         problems.append(f"$.service.user: {spec.service.user!r}: the embedded master runs every task as "
                         f"{getpass.getuser()!r}: expected \"\" or that user locally, or --master with a real Mesos")

@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 from ..errors import UnreachableError, UsageError, redact_url
 from .format import decode, encode, encode_entry, replay
 
-ENDS_KEPT = 10  # final records kept per job name (README: "Watching and steering a job")
+ENDS_KEPT = 10  # final records kept per job name (docs/commands.md: "After the end")
 DEFAULT_STATE_DIR = "~/.tfmesos/state"
 
 
