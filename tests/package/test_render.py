@@ -205,7 +205,7 @@ def test_a_bad_option_is_named_by_its_json_path():
     text = "\n".join(exc.value.problems)
     assert "$.roles.worker.count: -1 is invalid: expected a number >= 0" in text
     assert "$.roles.worker.cpus: \"1\" is invalid: expected number" in text
-    assert "$.service.name: \"Bad Name\" is invalid: expected a string matching" in text
+    assert "$.service.name: \"Bad Name\" is invalid: expected lowercase letters, digits and '-'" in text
 
 
 def test_a_secret_without_its_principal_is_refused_before_marathon_restarts_it_forever():

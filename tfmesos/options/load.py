@@ -115,6 +115,10 @@ PATTERN_WORDS = {
     "^(|zk://.+)$": "empty or zk://HOST:PORT[,HOST:PORT]/PATH",
     "^(\\*|[^/\\s*.,-][^/\\s,]*(/[^/\\s*.,-][^/\\s,]*)*)(,(\\*|[^/\\s*.,-][^/\\s,]*(/[^/\\s*.,-][^/\\s,]*)*))*$":
         "* or Mesos role names joined by ',' (each '/'-separated parts, no spaces, not starting with '.' or '-')",
+    "^[A-Za-z_][A-Za-z0-9_]*=(env:[A-Za-z_][A-Za-z0-9_]*|file:[^\\s].*|[A-Za-z0-9_.-][A-Za-z0-9_./-]*)$":
+        "NAME=SOURCE, SOURCE being env:VAR, file:PATH or a secret store's name (e.g. AWS_KEY=team-a/aws-key)",
+    "^[A-Za-z0-9_.-][^=\\s]*=(env:[A-Za-z_][A-Za-z0-9_]*|file:[^\\s].*|[A-Za-z0-9_.-][A-Za-z0-9_./-]*)$":
+        "PATH=SOURCE, PATH relative to the sandbox, SOURCE being env:VAR, file:PATH or a secret store's name",
 }
 
 
