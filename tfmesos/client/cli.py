@@ -188,6 +188,8 @@ def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
     from .history import duration, when
     from ..api.status_text import progress_text, task_row
 
+    if snap.queued and snap.queued_since is not None and snap.now is not None:
+        print(f"  {snap.queued} (for {duration(snap.now - snap.queued_since)})")
     if snap.ended_at:  # served after its end (--keep-serving)
         print(f"  ended {when(snap.ended_at)} after {duration(snap.ended_at - snap.started_at)}: {snap.cause}")
 

@@ -33,6 +33,7 @@ from .actions import (
 from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
+from .queue import hold_limit, queue_timed_out
 from .series import ProgressSeries
 from .status import Progress, StatusSnapshot, TaskStatus
 
@@ -146,6 +147,8 @@ class Job:
     declined_in_backoff: bool = False
     done_emitted: bool = False
     placement_wait: float | None = None  # seconds the last gang placement took
+    queued_since: float | None = None  # when the placing job was found queued (core/queue.py)
+    queued: str = ""  # why it is queued, with the figures; "" when it is not
     reports: dict[TaskKey, dict[str, Any]] = field(default_factory=dict)  # tfmesos.report() values
     series: ProgressSeries = field(default_factory=ProgressSeries)  # the lead task's step and loss over time
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
@@ -260,7 +263,8 @@ class Job:
             self.held.clear()
             self.held_since = 0.0
             self.phase = RUNNING
-            self.placement_wait = now - self.placing_since
+            self.placement_wait = now - min(self.placing_since, self.queued_since or now)
+            self.queued_since, self.queued = None, ""
             if unused:
                 actions.append(Decline(unused, REFUSE_WHEN_IDLE))
             actions += self._suppress_if_idle()
@@ -641,13 +645,17 @@ class Job:
             return actions
         if pol.active_deadline_seconds and now - self.started_at >= pol.active_deadline_seconds:
             return self._finish(FAILED, f"active_deadline_seconds ({pol.active_deadline_seconds:g}s) exceeded", now)
+        if self.phase == PLACING and (why := queue_timed_out(self.queued_since, now, pol.queue_timeout_seconds)):
+            return self._finish(FAILED, why, now)
         if self.phase == PLACING and now - self.placing_since >= pol.placement_timeout_seconds:
-            return self._finish(FAILED, self.explain_unplaced(), now)
+            if self.queued_since is None:
+                return self._finish(FAILED, self.explain_unplaced(), now)
+            self.placing_since = now  # queued: this attempt ends, the next one gathers again
         if self.phase == PLACING and self.largest_seen is None and not self.no_offer_noted and (
                 now - self.placing_since >= NO_OFFER_NOTE_SECONDS):
             self.no_offer_noted = True
             self._note(f"still waiting after {NO_OFFER_NOTE_SECONDS:g} s: " + no_offer_hint(self.spec.gpus_needed))
-        if self.held and now - self.held_since >= self.hold_limit:
+        if self.held and now - self.held_since >= self._hold_for(now):
             # Give a partial gang back so a competing job can complete; try again after a jittered pause.
             actions.append(Decline(tuple(self.held), REFUSE_WHILE_PENDING + self._rng.random() * 3))
             self.held.clear()
@@ -705,7 +713,9 @@ class Job:
         if self.phase == PLACING:
             times.append(self.placing_since + pol.placement_timeout_seconds)
         if self.held:
-            times.append(self.held_since + self.hold_limit)
+            times.append(self.held_since + self._hold_for(now))
+        if self.queued_since is not None and pol.queue_timeout_seconds:
+            times.append(self.queued_since + pol.queue_timeout_seconds)
         if self.phase == FINISHING:
             times.append(self.finishing_since + FINISH_GRACE_SECONDS)
         if self._unreconciled and self._reconcile_at is not None:
@@ -739,6 +749,19 @@ class Job:
             self._note(reason)
         self.placing_since = now
 
+    def queue(self, reason: str, now: float) -> None:
+        """The placing job fits the cluster but waits for room (core/queue.py): say so when it starts
+        waiting or why changes kind, and keep the figures for the status."""
+        if self.phase != PLACING:
+            return
+        if self.queued_since is None or reason.split(":")[0] != self.queued.split(":")[0]:
+            self._note(reason)
+        self.queued_since = now if self.queued_since is None else self.queued_since
+        self.queued = reason
+
+    def _hold_for(self, now: float) -> float:
+        return hold_limit(self.hold_limit, now - self.queued_since if self.queued_since is not None else 0.0)
+
     # ------------------------------------------------------------------ reporting
     def explain_unplaced(self) -> str:
         waiting = [r.key for r in self.tasks.values() if r.state == PENDING]
@@ -769,7 +792,7 @@ class Job:
     def snapshot(self) -> StatusSnapshot:
         progress = self.progress()
         same_name = {f: getattr(self, f) for f in ("phase", "mode", "succeeded", "cause", "job_restarts", "started_at",
-                                                   "placement_wait")}
+                                                   "placement_wait", "queued", "queued_since")}
         rank = self.spec.profile.rank
         ordered = sorted(self.tasks.values(), key=lambda r: (rank(r.key.role), r.key.index))
         return StatusSnapshot(

@@ -113,6 +113,11 @@ function render(snap) {
   $("framework").textContent = snap.framework_id || "-";
   $("cause").hidden = !snap.cause;
   $("cause").textContent = snap.cause || "";
+  // Queued: the job fits the cluster but waits for room; the figures say what holds it.
+  $("phase").textContent = snap.queued ? "QUEUED" : snap.phase;
+  $("queued").hidden = !snap.queued;
+  $("queued").textContent = snap.queued
+    ? `${snap.queued} (for ${duration(snap.now - snap.queued_since)})` : "";
   const links = $("links");
   links.textContent = "";
   if (snap.tensorboard) link(links, `http://${snap.tensorboard}/`, "TensorBoard").id = "tensorboard-link";

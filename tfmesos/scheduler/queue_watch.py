@@ -1,0 +1,83 @@
+"""Asking the master, while a job is placed, whether it can ever fit and what holds it back.
+
+Mesos tells a framework neither that a job is larger than the cluster nor that quota or other
+frameworks hold it back. While a placing job is held back (core/quota.py's ``ask_about_quota``)
+the scheduler reads the master's state (agents' totals and usage, frameworks) and its Mesos roles'
+quota, at most once every ``ASK_EVERY`` seconds; the core judges: a job that never fits fails at
+once (core/fit.py), one held by quota or by others' work is queued with the figures (core/queue.py).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..core.actions import Action
+from ..core.fit import Agent, Need, holders, never_fits
+from ..core.job import PENDING, PLACING, Job
+from ..core.queue import queued_reason
+from ..core.quota import ask_about_quota, quota_shortfall
+
+ASK_EVERY = 2.0  # seconds between questions to the master while placement waits
+
+# A Mesos role -> (its quota limits, its allocation), from the master; None when it cannot say.
+QuotaProbe = Callable[[str], "tuple[dict[str, float], dict[str, float]] | None"]
+# The agents and the frameworks (id, name, Mesos role, used + offered), from the master; None when it cannot say.
+ClusterProbe = Callable[[], "tuple[list[Agent], list[tuple[str, str, str, dict[str, float]]]] | None"]
+
+
+def job_needs(job: Job) -> list[Need]:
+    """What the job's waiting tasks need, per TensorFlow role (executor included)."""
+    counts: dict[str, int] = {}
+    for rec in job.tasks.values():
+        if rec.state == PENDING:
+            counts[rec.key.role] = counts.get(rec.key.role, 0) + 1
+    needs = []
+    for role_name, count in counts.items():
+        role = job.spec.role(role_name)
+        assert role is not None
+        d = role.demand
+        needs.append(Need(role_name, count, {"cpus": d.cpus, "mem": d.mem, "disk": d.disk, "gpus": float(d.gpus)}))
+    return needs
+
+
+class QueueWatch:
+    def __init__(self, quota_probe: QuotaProbe | None, cluster_probe: ClusterProbe | None,
+                 mesos_roles: tuple[str, ...], framework_id: Callable[[], str | None] = lambda: None) -> None:
+        self.quota_probe, self.cluster_probe, self.mesos_roles = quota_probe, cluster_probe, mesos_roles
+        self.framework_id = framework_id
+        self._asked_at = float("-inf")
+        self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
+
+    def check(self, job: Job, now: float) -> list[Action] | None:
+        """Ask when it is time; the actions to apply when the job failed or its queued status changed."""
+        if job.phase != PLACING or now - self._asked_at < ASK_EVERY:
+            return None
+        first = self._asked_at == float("-inf")
+        if not first and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
+            return None
+        self._asked_at = now
+        needs = job_needs(job)
+        cluster = self.cluster_probe() if self.cluster_probe is not None else None
+        if cluster is not None:
+            never = never_fits(needs, cluster[0], self.mesos_roles)
+            if never is not None and self._never is not None:
+                return job.abort(never, now)  # seen twice, ASK_EVERY apart: not an agent still registering
+            self._never = never
+            if never is not None:
+                return None
+        if first and not job.last_unplaced:
+            return None  # placement has not been tried yet
+        held, demand = job.held_totals(), job.pending_demand()
+        # A job of several Mesos roles is held back by quota only when every one of them is.
+        shortfalls = []
+        for mesos_role in self.mesos_roles if self.quota_probe is not None else ():
+            answer = self.quota_probe(mesos_role)  # type: ignore[misc]
+            shortfalls.append(None if answer is None else quota_shortfall(mesos_role, answer[0], answer[1], held, demand))
+        if shortfalls and all(shortfalls):
+            job.queue("; ".join(shortfalls), now)  # type: ignore[arg-type]
+        elif cluster is not None:
+            ours = self.framework_id()
+            others = [(name, role, amounts) for fid, name, role, amounts in cluster[1] if fid != ours]
+            job.queue(queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others)), now)
+        else:
+            return None
+        return []
