@@ -49,9 +49,9 @@ class Need:
     each: Amounts
 
 
-def amounts(values: Amounts, names: Iterable[str] = NAMES) -> str:
-    """'cpus 0.8, mem 256 MB' (the names given, zeros left out unless all are zero)."""
-    shown = [f"{n} {values.get(n, 0.0):g}{_UNITS.get(n, '')}" for n in names if values.get(n, 0.0) > _EPS]
+def amounts(values: Amounts, names: Iterable[str] = NAMES, zeros: bool = False) -> str:
+    """'cpus 0.8, mem 256 MB': the names given, zeros left out unless ``zeros``."""
+    shown = [f"{n} {values.get(n, 0.0):g}{_UNITS.get(n, '')}" for n in names if zeros or values.get(n, 0.0) > _EPS]
     return ", ".join(shown) or "nothing"
 
 

@@ -24,7 +24,7 @@ def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any]) -> str:
     """'queued: needs ...; free ... of ...; held by ...' from core/fit.py's ``holders`` figures."""
     names = [n for n in NAMES if need.get(n, 0.0) > 0] or ["cpus"]
     parts = [f"queued (the cluster fits the job, but not now): needs {amounts(need, names)}",
-             f"free {amounts(figures['free'], names)} of {amounts(figures['usable'], names)}"]
+             f"free {amounts(figures['free'], names, zeros=True)} of {amounts(figures['usable'], names)}"]
     if any(figures["others"].get(n, 0.0) > 0 for n in names):
         held = f"held by other frameworks {amounts(figures['others'], names)}"
         named = figures.get("frameworks") or []
