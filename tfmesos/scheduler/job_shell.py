@@ -293,9 +293,16 @@ class JobShell:
                     continue
                 if now >= tick_at:
                     if self.connected:
-                        queued = self.queue.check(self.job, now) if self.queue is not None else None
-                        if queued is not None:
-                            self._apply(queued)
+                        if self.queue is not None and self.queue.due(self.job, now):
+                            self.cond.release()  # the master's answer may take a while: events go on
+                            try:
+                                answers = self.queue.ask()
+                            finally:
+                                self.cond.acquire()
+                            queued = self.queue.judge(self.job, self.clock(), answers)
+                            if queued is not None:
+                                self._apply(queued)
+                            now = self.clock()
                         self._apply(self.job.tick(now))
                     elif self.disconnected_at is not None:
                         self._master_lost(now)

@@ -14,7 +14,7 @@ from ..core.actions import Action
 from ..core.fit import Agent, Need, holders, never_fits
 from ..core.job import PENDING, PLACING, Job
 from ..core.queue import queued_reason
-from ..core.quota import ask_about_quota, quota_shortfall
+from ..core.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 
 ASK_EVERY = 2.0  # seconds between questions to the master while placement waits
 
@@ -22,6 +22,7 @@ ASK_EVERY = 2.0  # seconds between questions to the master while placement waits
 QuotaProbe = Callable[[str], "tuple[dict[str, float], dict[str, float]] | None"]
 # The agents and the frameworks (id, name, Mesos role, used + offered), from the master; None when it cannot say.
 ClusterProbe = Callable[[], "tuple[list[Agent], list[tuple[str, str, str, dict[str, float]]]] | None"]
+Answers = tuple  # (the cluster probe's answer, the quota probe's answer per Mesos role)
 
 
 def job_needs(job: Job) -> list[Need]:
@@ -47,16 +48,27 @@ class QueueWatch:
         self._asked_at = float("-inf")
         self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
 
-    def check(self, job: Job, now: float) -> list[Action] | None:
-        """Ask when it is time; the actions to apply when the job failed or its queued status changed."""
+    def due(self, job: Job, now: float) -> bool:
+        """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""
         if job.phase != PLACING or now - self._asked_at < ASK_EVERY:
-            return None
-        first = self._asked_at == float("-inf")
-        if not first and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
-            return None
+            return False
+        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
+            return False
         self._asked_at = now
-        needs = job_needs(job)
+        return True
+
+    def ask(self) -> Answers:
+        """The master's answers (HTTP: the shell calls this without holding the job's lock)."""
         cluster = self.cluster_probe() if self.cluster_probe is not None else None
+        quotas = [self.quota_probe(role) for role in self.mesos_roles] if self.quota_probe is not None else []
+        return cluster, quotas
+
+    def judge(self, job: Job, now: float, answers: Answers) -> list[Action] | None:
+        """The actions to apply when the job failed, or when its queued status changed."""
+        if job.phase != PLACING:
+            return None
+        cluster, quotas = answers
+        needs = job_needs(job)
         if cluster is not None:
             never = never_fits(needs, cluster[0], self.mesos_roles)
             if never is not None and self._never is not None:
@@ -64,14 +76,12 @@ class QueueWatch:
             self._never = never
             if never is not None:
                 return None
-        if first and not job.last_unplaced:
+        if not job.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
             return None  # placement has not been tried yet
         held, demand = job.held_totals(), job.pending_demand()
         # A job of several Mesos roles is held back by quota only when every one of them is.
-        shortfalls = []
-        for mesos_role in self.mesos_roles if self.quota_probe is not None else ():
-            answer = self.quota_probe(mesos_role)  # type: ignore[misc]
-            shortfalls.append(None if answer is None else quota_shortfall(mesos_role, answer[0], answer[1], held, demand))
+        shortfalls = [None if answer is None else quota_shortfall(role, answer[0], answer[1], held, demand)
+                      for role, answer in zip(self.mesos_roles, quotas)]
         if shortfalls and all(shortfalls):
             job.queue("; ".join(shortfalls), now)  # type: ignore[arg-type]
         elif cluster is not None:
