@@ -1,5 +1,5 @@
 """Can a job ever fit the cluster as built, and what holds a job that fits back (plain data)."""
-from tfmesos.core.fit import Agent, Need, holders, never_fits
+from tfmesos.core.fit import Agent, Framework, Need, holders, never_fits
 from tfmesos.core.queue import queued_reason
 
 
@@ -59,7 +59,7 @@ def test_no_agent_known_says_nothing():
 def test_the_queued_reason_says_what_it_needs_what_is_free_and_who_holds_the_rest():
     busy = [agent(0, used={"cpus": 0.9, "mem": 256}), agent(1, used={"cpus": 0.9, "mem": 256},
                                                              reserved={"team-b": {"cpus": 0.1}})]
-    figures = holders(busy, ["*"], {}, [("job-a", "*", {"cpus": 1.8, "mem": 512}), ("idle", "*", {})])
+    figures = holders(busy, ["*"], {}, [Framework("F1", "job-a", "*", {"cpus": 1.8, "mem": 512}), Framework("F2", "idle", "*", {})])
     text = queued_reason({"cpus": 1.0, "mem": 256.0}, figures)
     assert text.startswith("queued (the cluster fits the job, but not now): needs cpus 1, mem 256 MB")
     assert "free cpus 0.1, mem 1536 MB of cpus 1.9, mem 2048 MB" in text

@@ -60,3 +60,32 @@ def test_a_queued_gang_holds_its_partial_offers_longer_as_it_ages_within_a_bound
     assert job.held, "an aged gang keeps its partial placement past the base hold"
     job.tick(100.0 + HOLD_MAX_SECONDS + 0.1)
     assert not job.held, "but gives it back within HOLD_MAX_SECONDS"
+
+
+def test_a_job_waits_behind_an_older_tfmesos_job_still_being_placed_for_a_bounded_time():
+    from tfmesos.core.fit import Framework
+    from tfmesos.core.queue import YIELD_MAX_SECONDS, older_waiting
+
+    gang = Framework("F1", "gang", "*", {}, registered=1.0, placing=True)
+    me = Framework("F2", "small", "*", {}, registered=2.0, placing=True)
+    younger = Framework("F3", "younger", "*", {}, registered=3.0, placing=True)
+    running = Framework("F0", "running", "*", {"cpus": 1}, registered=0.5, placing=False)
+    seen: dict = {}
+    assert older_waiting("F2", [running, younger, me, gang], 10.0, seen) == "gang"
+    assert older_waiting("F1", [running, younger, me, gang], 10.0, {}) is None, "the oldest waits behind no one"
+    assert older_waiting("F2", [running, younger, me], 10.0, {}) is None, "a placed job holds up no one"
+    assert older_waiting("F2", [me, gang], 10.0 + YIELD_MAX_SECONDS, seen) is None, "bounded"
+    assert older_waiting("F9", [me, gang], 10.0, {}) is None, "not in the state yet: no wait"
+
+
+def test_a_job_behind_an_older_one_gives_its_offers_back():
+    job = placing_job()
+    job.offers([offer(0, cpus=0.6)], 0.0)
+    assert job.held
+    assert job.wait_behind("gang") == []
+    actions = job.offers([offer(1, cpus=4)], 1.0)
+    assert not any(isinstance(a, act.Launch) for a in actions) and not job.held
+    (decline,) = [a for a in actions if isinstance(a, act.Decline)]
+    assert set(decline.offer_ids) == {"O0", "O1"}
+    assert job.wait_behind("") == [act.Revive()], "the filters of the offers given back are cleared"
+    assert any(isinstance(a, act.Launch) for a in job.offers([offer(2, cpus=4)], 2.0))

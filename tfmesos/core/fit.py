@@ -42,6 +42,17 @@ class Agent:
 
 
 @dataclass(frozen=True)
+class Framework:
+    """Another framework as the master's state shows it."""
+    id: str
+    name: str
+    role: str
+    holds: Amounts  # used + offered
+    registered: float = 0.0
+    placing: bool = False  # a live tfmesos job (its FrameworkInfo label) with no task yet
+
+
+@dataclass(frozen=True)
 class Need:
     """One TensorFlow role's tasks: how many, and what each takes (executor included)."""
     role: str
@@ -114,11 +125,11 @@ def never_fits(needs: list[Need], agents: list[Agent], roles: Iterable[str]) -> 
 
 
 def holders(agents: list[Agent], roles: Iterable[str], held: Amounts,
-            frameworks: Iterable[tuple[str, str, Amounts]] = ()) -> dict[str, object]:
+            frameworks: Iterable[Framework] = ()) -> dict[str, object]:
     """The cluster's figures for a waiting job: usable total, free now, and what holds the rest.
 
     ``held`` is what the job itself holds in offers (counted as free for it); ``frameworks`` are the
-    other frameworks' (name, Mesos role, used + offered amounts), the largest named first.
+    other frameworks, the largest named first.
     """
     roles = tuple(roles)
     usable = {name: 0.0 for name in NAMES}
@@ -135,6 +146,6 @@ def holders(agents: list[Agent], roles: Iterable[str], held: Amounts,
             taken[name] += agent.used.get(name, 0.0) + agent.offered.get(name, 0.0)
     others = {name: max(0.0, taken[name] - held.get(name, 0.0)) for name in NAMES}
     free = {name: max(0.0, usable[name] - others[name]) for name in NAMES}
-    top = sorted(frameworks, key=lambda f: (-f[2].get("cpus", 0.0), f[0]))
+    top = sorted(frameworks, key=lambda f: (-f.holds.get("cpus", 0.0), f.name))
     return {"usable": usable, "free": free, "others": others, "reserved_for_others": other_reserved,
-            "frameworks": [(name, role, dict(a)) for name, role, a in top if any(v > _EPS for v in a.values())]}
+            "frameworks": [(f.name, f.role, dict(f.holds)) for f in top if any(v > _EPS for v in f.holds.values())]}

@@ -149,6 +149,7 @@ class Job:
     placement_wait: float | None = None  # seconds the last gang placement took
     queued_since: float | None = None  # when the placing job was found queued (core/queue.py)
     queued: str = ""  # why it is queued, with the figures; "" when it is not
+    behind: str = ""  # an older job still being placed, which this one gives its offers to
     reports: dict[TaskKey, dict[str, Any]] = field(default_factory=dict)  # tfmesos.report() values
     series: ProgressSeries = field(default_factory=ProgressSeries)  # the lead task's step and loss over time
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
@@ -227,6 +228,10 @@ class Job:
                 self.largest_seen = o
         if self.phase == FINISHING or self.phase in ENDED_PHASES:
             return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
+        if self.phase == PLACING and self.behind:
+            # Submission order: an older job is still being placed; the offers go back to it.
+            release, self.held = tuple(self.held) + tuple(o.id for o in offers), {}
+            return [Decline(release, REFUSE_WHILE_PENDING)]
         if self.phase == PLACING:
             return self._gang(offers, now)
         return self._relaunch(offers, now)
@@ -758,6 +763,15 @@ class Job:
             self._note(reason)
         self.queued_since = now if self.queued_since is None else self.queued_since
         self.queued = reason
+
+    def wait_behind(self, older: str) -> list[Action]:
+        """Give offers back while ``older`` (a job submitted earlier) is being placed ("": none);
+        when it no longer is, REVIVE clears the filters of the offers given back."""
+        was, self.behind = self.behind, older if self.phase == PLACING else ""
+        if was and not self.behind:
+            self.suppressed = False
+            return [Revive()]
+        return []
 
     def _hold_for(self, now: float) -> float:
         return hold_limit(self.hold_limit, now - self.queued_since if self.queued_since is not None else 0.0)

@@ -13,9 +13,12 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from ..core.fit import NAMES, Agent
+from ..core.fit import NAMES, Agent, Framework
 
 log = logging.getLogger("tfmesos.mesos.operator")
+
+# The FrameworkInfo label that marks a tfmesos job in the master's state (core/queue.py's older_waiting).
+QUEUE_LABEL = "tfmesos.job"
 
 
 def _request(master: str, path: str, principal: str, secret: str, body: dict[str, Any] | None,
@@ -70,7 +73,7 @@ def _amounts(summary: Any) -> dict[str, float]:
 
 
 def cluster_state(master: str, principal: str = "", secret: str = "",
-                  timeout: float = 2.0) -> tuple[list[Agent], list[tuple[str, str, str, dict[str, float]]]] | None:
+                  timeout: float = 2.0) -> tuple[list[Agent], list[Framework]] | None:
     """The agents (totals, used, offered, reservations per role) and the frameworks (id, name, role,
     used + offered) from the master's ``/state``, which the embedded master and Mesos both serve
     (the operator API's GET_AGENTS carries the same agent figures, and nothing of the frameworks')."""
@@ -85,6 +88,9 @@ def cluster_state(master: str, principal: str = "", secret: str = "",
     for f in state.get("frameworks", []):
         used, offered = _amounts(f.get("used_resources")), _amounts(f.get("offered_resources"))
         role = f.get("role") or ",".join(f.get("roles") or ()) or "*"
-        frameworks.append((str(f.get("id", "")), str(f.get("name", "")), role,
-                           {n: used.get(n, 0.0) + offered.get(n, 0.0) for n in NAMES}))
+        labels = {label.get("key") for label in f.get("labels") or () if isinstance(label, dict)}
+        frameworks.append(Framework(str(f.get("id", "")), str(f.get("name", "")), role,
+                                    {n: used.get(n, 0.0) + offered.get(n, 0.0) for n in NAMES},
+                                    float(f.get("registered_time") or 0.0),
+                                    QUEUE_LABEL in labels and bool(f.get("active", True)) and not f.get("tasks")))
     return agents, frameworks

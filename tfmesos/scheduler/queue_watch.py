@@ -11,17 +11,17 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core.actions import Action
-from ..core.fit import Agent, Need, holders, never_fits
+from ..core.fit import Agent, Framework, Need, holders, never_fits
 from ..core.job import PENDING, PLACING, Job
-from ..core.queue import queued_reason
+from ..core.queue import older_waiting, queued_reason
 from ..core.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 
-ASK_EVERY = 2.0  # seconds between questions to the master while placement waits
+ASK_EVERY = 1.0  # seconds between questions to the master while placement waits (as the quota probe did)
 
 # A Mesos role -> (its quota limits, its allocation), from the master; None when it cannot say.
 QuotaProbe = Callable[[str], "tuple[dict[str, float], dict[str, float]] | None"]
 # The agents and the frameworks (id, name, Mesos role, used + offered), from the master; None when it cannot say.
-ClusterProbe = Callable[[], "tuple[list[Agent], list[tuple[str, str, str, dict[str, float]]]] | None"]
+ClusterProbe = Callable[[], "tuple[list[Agent], list[Framework]] | None"]
 Answers = tuple  # (the cluster probe's answer, the quota probe's answer per Mesos role)
 
 
@@ -47,6 +47,7 @@ class QueueWatch:
         self.framework_id = framework_id
         self._asked_at = float("-inf")
         self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
+        self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/queue.py)
 
     def due(self, job: Job, now: float) -> bool:
         """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""
@@ -76,8 +77,12 @@ class QueueWatch:
             self._never = never
             if never is not None:
                 return None
-        if not job.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
-            return None  # placement has not been tried yet
+        ours, actions = self.framework_id() or "", []
+        if cluster is not None:
+            # Submission order: behind an older job still being placed, this one gives its offers back.
+            actions = job.wait_behind(older_waiting(ours, cluster[1], now, self._behind_since) or "")
+        if not job.behind and not job.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
+            return actions or None  # placement has not been tried yet
         held, demand = job.held_totals(), job.pending_demand()
         # A job of several Mesos roles is held back by quota only when every one of them is.
         shortfalls = [None if answer is None else quota_shortfall(role, answer[0], answer[1], held, demand)
@@ -85,9 +90,11 @@ class QueueWatch:
         if shortfalls and all(shortfalls):
             job.queue("; ".join(shortfalls), now)  # type: ignore[arg-type]
         elif cluster is not None:
-            ours = self.framework_id()
-            others = [(name, role, amounts) for fid, name, role, amounts in cluster[1] if fid != ours]
-            job.queue(queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others)), now)
+            others = [f for f in cluster[1] if f.id != ours]
+            reason = queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others))
+            if job.behind:
+                reason += f"; behind {job.behind}, submitted earlier and still being placed"
+            job.queue(reason, now)
         else:
             return None
-        return []
+        return actions
