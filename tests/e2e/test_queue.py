@@ -32,7 +32,8 @@ def _run(opts, master):
 
 def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 6) -> None:
     """Four jobs at once, two fit: the other two are queued (the console and /v1/status say so,
-    with the figures) well past their placement timeout (5 s), and all four SUCCEED."""
+    with the figures) well past their placement timeout (5 s), the younger behind the older, and
+    all four SUCCEED."""
     runs = []
     try:
         for i in range(4):
@@ -51,6 +52,9 @@ def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 6)
             assert "cannot be placed" not in run.output
         queued = [r for r in runs if re.search(QUEUED, r.output)]
         assert len(queued) >= 2, "two of the four waited queued:\n" + "\n".join(r.output[-1500:] for r in runs)
+        # Submission order: the youngest queued job waited behind an older one still being placed.
+        assert any(re.search(r"; behind queue-\d, submitted earlier and still being placed", r.output) for r in runs), \
+            "\n".join(r.output[-1500:] for r in runs)
         for i in range(4):
             assert f"job queue-{i} SUCCEEDED" in runs[i].output
     finally:
