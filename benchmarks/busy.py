@@ -100,6 +100,9 @@ def scenario(tmp: Path, name: str, specs: list[tuple[str, int, float, str, float
         solo = [_submit(master, [o])[0] for o in opts]
     finally:
         master.stop()
+    bad = [j["name"] for j in solo if j["end"] != "SUCCEEDED" or not j["ended"]]
+    if bad:
+        raise BenchError(f"busy/{name}: run alone, {', '.join(bad)} did not succeed: {solo}")
     solo_s = [j["ended"] - j["submitted"] for j in solo]
     ideal = ideal_makespan(solo_s, [s[5] for s in specs], capacity)
     launch_order = [j["name"] for j in sorted(busy, key=lambda j: j["launched"] or float("inf"))]

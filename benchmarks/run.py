@@ -18,11 +18,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bringup, executor_start, history, master_scale, placement, recovery, scale, start_end
+from benchmarks import bringup, busy, executor_start, history, master_scale, placement, recovery, scale, start_end
 from benchmarks.common import environment, log
 from benchmarks.report import render
 
-PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec")
+PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec",
+         "busy")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -45,6 +46,8 @@ FULL = {
     "startend": {"samples": 7},
     # A cold python -m tfmesos.executor (no fork server): CPU to SUBSCRIBE and to TASK_RUNNING (issue 20).
     "coldexec": {"samples": 15},
+    # A busy cluster (issue 31): four jobs on a cluster that fits two; a gang before twenty small jobs.
+    "busy": {"small_jobs": 20},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -57,6 +60,7 @@ QUICK = {
     "history": {"samples": 1},
     "startend": {"samples": 2},
     "coldexec": {"samples": 3},
+    "busy": {"small_jobs": 8},
 }
 
 
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                     results["startend"] = start_end.run(tmp, **settings["startend"])
                 elif part == "coldexec":
                     results["coldexec"] = executor_start.run(tmp, **settings["coldexec"])
+                elif part == "busy":
+                    results["busy"] = busy.run(tmp, **settings["busy"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]

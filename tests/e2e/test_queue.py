@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import urllib.request
 
-from tests.e2e.harness import LocalMaster, eventually, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import TFMESOS, LocalMaster, eventually, run_scheduler, wait_gone, write_options
 from tests.e2e.test_teams import kill_all
 
 # Two agents of 1 cpu: a job of one 0.8-cpu task (0.9 with its executor) takes one agent.
@@ -30,7 +31,7 @@ def _run(opts, master):
     return run_scheduler(opts, "--master", master.address, "--state-dir", str(opts.parent / f"state-{opts.stem}"))
 
 
-def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 6) -> None:
+def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 10) -> None:
     """Four jobs at once, two fit: the other two are queued (the console and /v1/status say so,
     with the figures) well past their placement timeout (5 s), the younger behind the older, and
     all four SUCCEED."""
@@ -42,11 +43,20 @@ def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 6)
             run.wait_for(r"scheduler API on (\S+/v1/status)", 60)
         waiting = eventually(lambda: next((r for r in runs if re.search(QUEUED, r.output)), None), 30,
                              "a job to say it is queued")
-        # The status API says so too while the job waits (a queued job waits for a 6 s job to end).
+        # The status API says so too while the job waits (for a 10 s job to end).
         url = waiting.wait_for(r"scheduler API on (\S+/v1/status)", 5).group(1)
         with urllib.request.urlopen(url, timeout=10) as resp:
             snap = json.load(resp)
-        assert snap["phase"] != "PLACING" or (re.search(QUEUED, snap["queued"]) and snap["queued_since"]), snap
+        assert snap["phase"] == "PLACING" and re.search(QUEUED, snap["queued"]) and snap["queued_since"], snap
+        # And so do `tfmesos status NAME` and `tfmesos jobs` (the jobs running from this machine).
+        name = snap["name"]
+        for command in (["status", name], ["jobs"]):
+            out = subprocess.run(TFMESOS + command + ["--state-dir", str(tmp_path / f"state-{name}")],
+                                 capture_output=True, text=True, timeout=60)
+            assert re.search(QUEUED + r".* \(for \d", out.stdout), (command, out.stdout, out.stderr)
+        jobs = subprocess.run(TFMESOS + ["jobs", "--state-dir", str(tmp_path / f"state-{name}")],
+                              capture_output=True, text=True, timeout=60).stdout
+        assert f"{name}  QUEUED  for" in jobs, jobs
         for run in runs:
             assert run.wait(120) == 0, run.output[-3000:]
             assert "cannot be placed" not in run.output

@@ -207,12 +207,16 @@ def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
 def cmd_jobs(args: argparse.Namespace) -> int:
     """Recent jobs that ended, newest first, from the records kept of them."""
     from . import records
-    from .history import jobs_lines
+    from .history import jobs_lines, running_lines
 
     ends = records.all_ends(args, args.name)
     if args.json:
         print(json.dumps(ends, indent=2))
-    elif not ends:
+        return 0
+    live = running_lines(records.running(args, args.name))
+    if live:
+        print("running from this machine:\n" + "\n".join("  " + line for line in live))
+    if not ends:
         print(f"no ended job is kept in {records.where(args)}", file=sys.stderr)
     else:
         print("\n".join(jobs_lines(ends)))
@@ -290,7 +294,8 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
 
-    jobs = sub.add_parser("jobs", help="list recent jobs that ended: end, when, duration, tasks, where their logs are")
+    jobs = sub.add_parser("jobs", help="list the jobs running from this machine (a queued one with why) and recent "
+                                       "jobs that ended: end, when, duration, tasks, where their logs are")
     jobs.add_argument("name", nargs="?", metavar="NAME", help="only this job's runs")
     jobs.add_argument("--json", action="store_true", help="the kept records as JSON")
     logs.add_record_flags(jobs)
