@@ -33,7 +33,7 @@ from .actions import (
 from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
-from .queue import hold_limit, queue_timed_out
+from .queue import BEHIND_REFUSE_SECONDS, hold_limit, queue_timed_out
 from .series import ProgressSeries
 from .status import Progress, StatusSnapshot, TaskStatus
 
@@ -231,7 +231,7 @@ class Job:
         if self.phase == PLACING and self.behind:
             # Submission order: an older job is still being placed; the offers go back to it.
             release, self.held = tuple(self.held) + tuple(o.id for o in offers), {}
-            return [Decline(release, REFUSE_WHILE_PENDING)]
+            return [Decline(release, BEHIND_REFUSE_SECONDS)]
         if self.phase == PLACING:
             return self._gang(offers, now)
         return self._relaunch(offers, now)

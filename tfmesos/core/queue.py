@@ -22,6 +22,9 @@ HOLD_MAX_SECONDS = 60.0
 AGING_FACTOR = 4.0
 # How long a job waits behind one older job that is still being placed (older_waiting).
 YIELD_MAX_SECONDS = 60.0
+# The filter of offers given back while behind: long, so the master offers them to the older job
+# rather than back to every younger one each second (a REVIVE clears it once the wait ends).
+BEHIND_REFUSE_SECONDS = 10.0
 
 
 def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any]) -> str:
