@@ -748,12 +748,6 @@ class Job:
     def held_totals(self) -> dict[str, float]:
         return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
 
-    def defer_placement(self, reason: str, now: float) -> None:
-        """The job is held back for a known reason (its Mesos role's quota): keep waiting, say why once."""
-        if reason not in self.events[-3:]:
-            self._note(reason)
-        self.placing_since = now
-
     def queue(self, reason: str, now: float) -> None:
         """The placing job fits the cluster but waits for room (core/queue.py): say so when it starts
         waiting or why changes kind, and keep the figures for the status."""
