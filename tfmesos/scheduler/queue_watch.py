@@ -47,6 +47,7 @@ class QueueWatch:
         self.framework_id = framework_id
         self._asked_at = float("-inf")
         self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
+        self._fits = False  # the job has fitted the cluster as built once: not asked again
         self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/queue.py)
 
     def due(self, job: Job, now: float) -> bool:
@@ -69,12 +70,14 @@ class QueueWatch:
         if job.phase != PLACING:
             return None
         cluster, quotas = answers
-        needs = job_needs(job)
-        if cluster is not None:
+        needs = job_needs(job) if not self._fits else []
+        if cluster is not None and not self._fits:
+            # Until it has fitted once: the cluster as built does not shrink, and a big gang's trial
+            # packing onto every agent is not worth repeating each second.
             never = never_fits(needs, cluster[0], self.mesos_roles)
             if never is not None and self._never is not None:
                 return job.abort(never, now)  # seen twice, ASK_EVERY apart: not an agent still registering
-            self._never = never
+            self._never, self._fits = never, never is None
             if never is not None:
                 return None
         ours, actions = self.framework_id() or "", []
