@@ -46,6 +46,24 @@ def _n(d: dict[str, Any] | None) -> int:
     return 0 if not d else d.get("n", 0)
 
 
+def _busy(busy: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
+    """A busy cluster (benchmarks/busy.py): every job SUCCEEDED; the makespan against the ideal queue."""
+    if not busy:
+        return []
+    out = ["## A busy cluster: jobs submitted at once against the ideal queue (2 agents of 1 cpu)", "",
+           "| scenario | SUCCEEDED | said queued | makespan (s) | ideal queue (s) | ratio | one after another (s) "
+           "| wait median / max (s) | launch order |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, r in busy.items():
+        verdicts[f"busy_{name}"] = {"ok": r["succeeded"] == r["count"], "value": r["ratio_to_ideal"],
+                                    "bar": "every job SUCCEEDED"}
+        order = ", ".join(n.rsplit("-", 1)[-1] if n.startswith("busy-four") or n.startswith("busy-small") else n
+                          for n in r["launch_order"])
+        out.append(f"| {name} | {r['succeeded']}/{r['count']} | {r['queued_said']} | {_f(r['makespan_s'], 1)} | "
+                   f"{_f(r['ideal_queue_s'], 1)} | {_f(r['ratio_to_ideal'])} | {_f(r['one_after_another_s'], 1)} | "
+                   f"{_f(r['wait_s'].get('median'), 1)} / {_f(r['wait_s'].get('max'), 1)} | {order} |")
+    return out + [""]
+
+
 def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     env = results["environment"]
     verdicts: dict[str, Any] = {}
@@ -237,6 +255,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             out.append(f"| `tfmesos local-master --agents {c['agents']}` running {c['tasks']} tasks | {_f(_med(c['master_rss_mib']), 1)} | |")
             out.append(f"| scheduler alone (`--master`), {c['tasks']} tasks on {c['agents']} agents, peak | {_f(_med(c['scheduler_peak_rss_mib']), 1)} | |")
     out.append("")
+    out += _busy(results.get("busy"), verdicts)
     poor = [k for k, v in verdicts.items() if not v.get("ok")]
     out += [f"Verdicts: {len(verdicts) - len(poor)} ok, {len(poor)} poor" + (f" ({', '.join(poor)})" if poor else "") +
             ". Analysis of poor figures: `benchmarks/README.md`.", ""]

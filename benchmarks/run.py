@@ -18,12 +18,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bringup, executor_start, history, long_master, master_scale, placement, recovery, scale, start_end
+from benchmarks import bringup, busy, executor_start, history, long_master, master_scale, placement, recovery, scale, start_end
 from benchmarks.common import environment, log
 from benchmarks.report import render
 
 PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec",
-         "longmaster")
+         "longmaster", "busy")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -48,6 +48,8 @@ FULL = {
     "coldexec": {"samples": 15},
     # One local-master, 200 small jobs one after another then 200 twenty at a time: RSS, fds, threads (issue 31).
     "longmaster": {"jobs": 200, "parallel": 20, "warmup": 60},
+    # A busy cluster (issue 31): four jobs on a cluster that fits two; a gang before twenty small jobs.
+    "busy": {"small_jobs": 20},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -61,6 +63,7 @@ QUICK = {
     "startend": {"samples": 2},
     "coldexec": {"samples": 3},
     "longmaster": {"jobs": 20, "parallel": 10, "warmup": 5},
+    "busy": {"small_jobs": 8},
 }
 
 
@@ -123,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                     results["coldexec"] = executor_start.run(tmp, **settings["coldexec"])
                 elif part == "longmaster":
                     results["longmaster"] = long_master.run(tmp, **settings["longmaster"])
+                elif part == "busy":
+                    results["busy"] = busy.run(tmp, **settings["busy"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]

@@ -64,16 +64,16 @@ def test_retryable_exit_code_is_retried_up_to_the_limit(tmp_path):
     assert not wait_gone("retries", timeout=5)
 
 
-def test_job_too_large_reports_why_within_the_placement_timeout(tmp_path):
+def test_job_too_large_for_the_cluster_fails_at_once_saying_why(tmp_path):
     opts = write_options(
         tmp_path / "o.json",
         service={"name": "too-big"},
         job={"command": "true"},
         roles={"worker": {"count": 3, "cpus": 3.5}},
-        policies={"placement_timeout_seconds": 4},
+        policies={"placement_timeout_seconds": 120},
     )
-    # A master given by address: its size is unknown up front (the embedded one is checked
-    # before anything starts), so only the placement timeout can tell.
+    # A master given by address: the scheduler reads its agents from /state and fails the job
+    # long before the placement timeout (issue 31).
     master = LocalMaster(tmp_path / "m", agents=2)
     try:
         run = run_scheduler(opts, "--master", master.address)
@@ -81,9 +81,8 @@ def test_job_too_large_reports_why_within_the_placement_timeout(tmp_path):
     finally:
         master.stop()
     out = run.output
-    assert "job cannot be placed within placement_timeout_seconds (4s)" in out
-    assert "worker: 1 of 3 task(s) unplaced, each needs cpus 3.6" in out
-    assert re.search(r"largest offer seen: agent \S+ \(\S+\) cpus 4, mem 8192 MB", out)
+    assert ("the job can never fit this cluster: its 3 tasks need cpus 10.8 together, and all 2 agent(s) "
+            "together have cpus 8") in out, out
     assert "launch" not in out, "nothing starts unless everything fits"
 
 

@@ -58,6 +58,7 @@ FULL_OPTIONS = {
         "backoff_max_seconds": 0.0001,
         "startup_timeout_seconds": 12345678.5,
         "placement_timeout_seconds": 60,
+        "queue_timeout_seconds": 900,
         "active_deadline_seconds": 3600,
     },
     "tensorboard": {"enabled": True, "logdir": "/shared/summaries", "cpus": 0.3, "mem": 600},

@@ -22,7 +22,7 @@ START_UP = {
     "MesosSchedulerDriver", "driver_class", "framework_info", "await_subscription", "stop_driver",
     "JobShell", "JobScheduler", "JobStore", "ApiServer", "Operations", "announce", "open_store",
     "start_embedded_master", "ChildMaster", "LocalMaster", "check_master", "check_state_dir", "record_end",
-    "refuse_duplicate", "role_quota", "ExecutorSettings",
+    "refuse_duplicate", "role_quota", "cluster_state", "ExecutorSettings",
 }
 
 

@@ -208,6 +208,8 @@ def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
     from .history import duration, when
     from ..api.status_text import progress_text, task_row
 
+    if snap.queued and snap.queued_since is not None and snap.now is not None:
+        print(f"  {snap.queued} (for {duration(snap.now - snap.queued_since)})")
     if snap.ended_at:  # served after its end (--keep-serving)
         print(f"  ended {when(snap.ended_at)} after {duration(snap.ended_at - snap.started_at)}: {snap.cause}")
 
@@ -225,7 +227,7 @@ def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
 def cmd_jobs(args: argparse.Namespace) -> int:
     """Recent jobs that ended, newest first, from the records kept of them."""
     from . import records
-    from .history import jobs_lines
+    from .history import jobs_lines, running_lines
 
     from ..scheduler.job_end import whoami
 
@@ -234,7 +236,11 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     mine = ends if args.all else [rec for rec in ends if (rec.get("end") or {}).get("user") in (None, me)]
     if args.json:
         print(json.dumps(mine, indent=2))
-    elif not mine:
+        return 0
+    live = running_lines(records.running(args, args.name))
+    if live:
+        print("running from this machine:\n" + "\n".join("  " + line for line in live))
+    if not mine:
         print(f"no ended job of yours is kept in {records.where(args)}", file=sys.stderr)
     else:
         print("\n".join(jobs_lines(mine, records.sandbox_present)))
@@ -331,7 +337,8 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     _connect_timeout_flag(st)
     st.set_defaults(func=cmd_status)
 
-    jobs = sub.add_parser("jobs", help="list your recent jobs that ended: end, when, duration, tasks, where their logs are")
+    jobs = sub.add_parser("jobs", help="list the jobs running from this machine (a queued one with why) and your "
+                                       "recent jobs that ended: end, when, duration, tasks, where their logs are")
     jobs.add_argument("name", nargs="?", metavar="NAME", help="only this job's runs")
     jobs.add_argument("--all", action="store_true", help="every user's jobs kept there (a shared state directory "
                                                          "or ZooKeeper), not only yours")

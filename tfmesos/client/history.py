@@ -141,6 +141,17 @@ def status_lines(rec: dict[str, Any], fallback_name: str = "") -> list[str]:
     return lines
 
 
+def running_lines(snaps: list[StatusSnapshot]) -> list[str]:
+    """``tfmesos jobs``: the jobs running from this machine, a queued one with why and since when."""
+    lines = []
+    for snap in snaps:
+        phase = "QUEUED" if snap.queued else snap.phase
+        lines.append(f"{snap.name}  {phase}  for {duration((snap.now or 0) - snap.started_at)}")
+        if snap.queued:
+            lines.append(f"    {snap.queued} (for {duration((snap.now or 0) - (snap.queued_since or 0))})")
+    return lines
+
+
 def logs_cell(rec: dict[str, Any], present: Callable[[dict[str, Any]], bool | None]) -> str:
     """Where a job's logs are, short: the agents with its sandboxes, or that they are gone (and
     whether the record kept their ends). ``present(attempt)``: True, False (gone), None (unknown)."""

@@ -135,6 +135,19 @@ def live_status_of(args: argparse.Namespace, name: str) -> tuple[str, StatusSnap
     return None
 
 
+def running(args: argparse.Namespace, name: str | None = None) -> list[StatusSnapshot]:
+    """The live status of each job running from this machine (announced in the state directory)."""
+    if getattr(args, "zk", None):
+        return []
+    out = []
+    for n in [name] if name else _names(args):
+        live = live_status_of(args, n) if DirStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR,
+                                                    n).announced() else None
+        if live is not None:
+            out.append(live[1])
+    return out
+
+
 def live_api_of(args: argparse.Namespace, name: str) -> str | None:
     """The API of job ``name`` when a scheduler answers there for that job (``live_status_of``)."""
     live = live_status_of(args, name)

@@ -34,6 +34,7 @@ from .actions import (
 from .hints import no_offer_hint
 from .offers import Offer
 from .placement import Demand, Placement, place
+from .queue import BEHIND_REFUSE_SECONDS, hold_limit, queue_timed_out
 from .series import ProgressSeries
 from .success import success_cause
 from .status import Progress, StatusSnapshot, TaskStatus
@@ -151,6 +152,9 @@ class Job:
     declined_in_backoff: bool = False
     done_emitted: bool = False
     placement_wait: float | None = None  # seconds the last gang placement took
+    queued_since: float | None = None  # when the placing job was found queued (core/queue.py)
+    queued: str = ""  # why it is queued, with the figures; "" when it is not
+    behind: str = ""  # an older job still being placed, which this one gives its offers to
     reports: dict[TaskKey, dict[str, Any]] = field(default_factory=dict)  # tfmesos.report() values
     series: ProgressSeries = field(default_factory=ProgressSeries)  # the lead task's step and loss over time
     _by_task_id: dict[str, TaskKey] = field(default_factory=dict)
@@ -234,6 +238,10 @@ class Job:
                 self.largest_seen = o
         if self.phase == FINISHING or self.phase in ENDED_PHASES:
             return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
+        if self.phase == PLACING and self.behind:
+            # Submission order: an older job is still being placed; the offers go back to it.
+            release, self.held = tuple(self.held) + tuple(o.id for o in offers), {}
+            return [Decline(release, BEHIND_REFUSE_SECONDS)]
         if self.phase == PLACING:
             return self._gang(offers, now)
         return self._relaunch(offers, now)
@@ -270,7 +278,8 @@ class Job:
             self.held.clear()
             self.held_since = 0.0
             self.phase = RUNNING
-            self.placement_wait = now - self.placing_since
+            self.placement_wait = now - min(self.placing_since, self.queued_since or now)
+            self.queued_since, self.queued = None, ""
             if unused:
                 actions.append(Decline(unused, REFUSE_WHEN_IDLE))
             actions += self._suppress_if_idle()
@@ -659,13 +668,17 @@ class Job:
             return actions
         if pol.active_deadline_seconds and now - self.started_at >= pol.active_deadline_seconds:
             return self._finish(FAILED, f"active_deadline_seconds ({pol.active_deadline_seconds:g}s) exceeded", now)
+        if self.phase == PLACING and (why := queue_timed_out(self.queued_since, now, pol.queue_timeout_seconds)):
+            return self._finish(FAILED, why, now)
         if self.phase == PLACING and now - self.placing_since >= pol.placement_timeout_seconds:
-            return self._finish(FAILED, self.explain_unplaced(), now)
+            if self.queued_since is None:
+                return self._finish(FAILED, self.explain_unplaced(), now)
+            self.placing_since = now  # queued: this attempt ends, the next one gathers again
         if self.phase == PLACING and self.largest_seen is None and not self.no_offer_noted and (
                 now - self.placing_since >= NO_OFFER_NOTE_SECONDS):
             self.no_offer_noted = True
             self._note(f"still waiting after {NO_OFFER_NOTE_SECONDS:g} s: " + no_offer_hint(self.spec.gpus_needed))
-        if self.held and now - self.held_since >= self.hold_limit:
+        if self.held and now - self.held_since >= self._hold_for(now):
             # Give a partial gang back so a competing job can complete; try again after a jittered pause.
             actions.append(Decline(tuple(self.held), REFUSE_WHILE_PENDING + self._rng.random() * 3))
             self.held.clear()
@@ -723,7 +736,9 @@ class Job:
         if self.phase == PLACING:
             times.append(self.placing_since + pol.placement_timeout_seconds)
         if self.held:
-            times.append(self.held_since + self.hold_limit)
+            times.append(self.held_since + self._hold_for(now))
+        if self.queued_since is not None and pol.queue_timeout_seconds:
+            times.append(self.queued_since + pol.queue_timeout_seconds)
         if self.phase == FINISHING:
             times.append(self.finishing_since + FINISH_GRACE_SECONDS)
         if self._unreconciled and self._reconcile_at is not None:
@@ -751,11 +766,27 @@ class Job:
     def held_totals(self) -> dict[str, float]:
         return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
 
-    def defer_placement(self, reason: str, now: float) -> None:
-        """The job is held back for a known reason (its Mesos role's quota): keep waiting, say why once."""
-        if reason not in self.events[-3:]:
+    def queue(self, reason: str, now: float) -> None:
+        """The placing job fits the cluster but waits for room (core/queue.py): say so when it starts
+        waiting or why changes kind, and keep the figures for the status."""
+        if self.phase != PLACING:
+            return
+        if self.queued_since is None or reason.split(":")[0] != self.queued.split(":")[0]:
             self._note(reason)
-        self.placing_since = now
+        self.queued_since = now if self.queued_since is None else self.queued_since
+        self.queued = reason
+
+    def wait_behind(self, older: str) -> list[Action]:
+        """Give offers back while ``older`` (a job submitted earlier) is being placed ("": none);
+        when it no longer is, REVIVE clears the filters of the offers given back."""
+        was, self.behind = self.behind, older if self.phase == PLACING else ""
+        if was and not self.behind:
+            self.suppressed = False
+            return [Revive()]
+        return []
+
+    def _hold_for(self, now: float) -> float:
+        return hold_limit(self.hold_limit, now - self.queued_since if self.queued_since is not None else 0.0)
 
     # ------------------------------------------------------------------ reporting
     def explain_unplaced(self) -> str:
@@ -787,7 +818,7 @@ class Job:
     def snapshot(self) -> StatusSnapshot:
         progress = self.progress()
         same_name = {f: getattr(self, f) for f in ("phase", "mode", "succeeded", "cause", "job_restarts", "started_at",
-                                                   "placement_wait")}
+                                                   "placement_wait", "queued", "queued_since")}
         rank = self.spec.profile.rank
         ordered = sorted(self.tasks.values(), key=lambda r: (rank(r.key.role), r.key.index))
         return StatusSnapshot(

@@ -72,6 +72,7 @@ class Policies:
     backoff_max_seconds: float = 30.0
     startup_timeout_seconds: float = 300.0
     placement_timeout_seconds: float = 120.0
+    queue_timeout_seconds: float = 0.0  # how long a job that fits but finds no room waits; 0: no bound
     active_deadline_seconds: float = 0.0
 
 

@@ -105,6 +105,8 @@ class StatusSnapshot:
     clusterspec_version: int = 0
     started_at: float = 0.0
     placement_wait: float | None = None  # seconds the last whole-job placement took
+    queued: str = ""  # while the job waits for room: why, with the figures (core/queue.py)
+    queued_since: float | None = None
     progress: Progress | None = None  # the job's: the task that decides success, else the latest report
     series: tuple[Point, ...] = ()  # the leading task's (time, step, loss) over time, for the chart
     tasks: tuple[TaskStatus, ...] = ()  # in role order, then index

@@ -26,6 +26,7 @@ from ..core.job import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
 from .calls_http import CallConnection, CallResponse, CallSender
+from .operator import QUEUE_LABEL
 from .events import OffersArrived, Subscribed, offers_arrived, parse_status, protocol_mismatch_of, ref, value_of
 from .messages import ProtocolMismatch, decode
 
@@ -335,6 +336,9 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         "failover_timeout": svc.failover_timeout,
         "checkpoint": True,
         "hostname": socket.gethostname(),
+        # Marks a tfmesos job in the master's state: younger jobs wait behind an older one that is
+        # still being placed (core/queue.py's ``older_waiting``).
+        "labels": {"labels": [{"key": QUEUE_LABEL, "value": "1"}]},
     }
     if webui_url:
         info["webui_url"] = webui_url

@@ -1,7 +1,7 @@
 """Read-only questions to a Mesos master's HTTP endpoints (``/state``, operator API ``/api/v1``).
 
 Used for what the scheduler API does not tell a framework: which other frameworks are live,
-and its role's quota. Every failure is reported as None: these answers only improve messages
+its role's quota, and the agents' totals and usage (does a job fit the cluster at all; what holds it). Every failure is reported as None: these answers only improve messages
 and checks, they never decide a job's fate on their own.
 """
 from __future__ import annotations
@@ -13,7 +13,12 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from ..core.fit import NAMES, Agent, Framework
+
 log = logging.getLogger("tfmesos.mesos.operator")
+
+# The FrameworkInfo label that marks a tfmesos job in the master's state (core/queue.py's older_waiting).
+QUEUE_LABEL = "tfmesos.job"
 
 
 def _request(master: str, path: str, principal: str, secret: str, body: dict[str, Any] | None,
@@ -58,3 +63,34 @@ def role_quota(master: str, role: str, principal: str = "", secret: str = "",
                     name = resource["name"]
                     allocated[name] = allocated.get(name, 0.0) + float(resource["scalar"]["value"])
     return limits, allocated
+
+
+def _amounts(summary: Any) -> dict[str, float]:
+    """The scalars of a ``/state`` resources summary ({"cpus": 2.0, "ports": "[...]", ...})."""
+    if not isinstance(summary, dict):
+        return {}
+    return {name: float(v) for name, v in summary.items() if name in NAMES and isinstance(v, (int, float))}
+
+
+def cluster_state(master: str, principal: str = "", secret: str = "",
+                  timeout: float = 2.0) -> tuple[list[Agent], list[Framework]] | None:
+    """The agents (totals, used, offered, reservations per role) and the frameworks (id, name, role,
+    used + offered) from the master's ``/state``, which the embedded master and Mesos both serve
+    (the operator API's GET_AGENTS carries the same agent figures, and nothing of the frameworks')."""
+    state = _request(master, "/state", principal, secret, None, timeout)
+    if not isinstance(state, dict):
+        return None
+    agents = [Agent(str(s.get("id", "")), str(s.get("hostname", "")), _amounts(s.get("resources")),
+                    _amounts(s.get("used_resources")), _amounts(s.get("offered_resources")),
+                    {role: _amounts(r) for role, r in (s.get("reserved_resources") or {}).items()})
+              for s in state.get("slaves", []) if s.get("active", True)]
+    frameworks = []
+    for f in state.get("frameworks", []):
+        used, offered = _amounts(f.get("used_resources")), _amounts(f.get("offered_resources"))
+        role = f.get("role") or ",".join(f.get("roles") or ()) or "*"
+        labels = {label.get("key") for label in f.get("labels") or () if isinstance(label, dict)}
+        frameworks.append(Framework(str(f.get("id", "")), str(f.get("name", "")), role,
+                                    {n: used.get(n, 0.0) + offered.get(n, 0.0) for n in NAMES},
+                                    float(f.get("registered_time") or 0.0),
+                                    QUEUE_LABEL in labels and bool(f.get("active", True)) and not f.get("tasks")))
+    return agents, frameworks

@@ -103,6 +103,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             backoff_max_seconds=float(pol["backoff_max_seconds"]),
             startup_timeout_seconds=float(pol["startup_timeout_seconds"]),
             placement_timeout_seconds=float(pol["placement_timeout_seconds"]),
+            queue_timeout_seconds=float(pol["queue_timeout_seconds"]),
             active_deadline_seconds=float(pol["active_deadline_seconds"]),
         ),
         workdir=job["workdir"],

@@ -65,7 +65,10 @@ def without_defaults(value: Any, schema: dict[str, Any] | None = None) -> Any:
         sub = props.get(key, extra if isinstance(extra, dict) else {})
         if sub and item == schema_defaults(sub):
             continue
-        out[key] = without_defaults(item, sub)
+        chosen = without_defaults(item, sub)
+        if sub and isinstance(item, dict) and chosen == {}:
+            continue  # all defaults, some left out (written before options were added there)
+        out[key] = chosen
     return out
 
 

@@ -2,8 +2,8 @@
 adapter) and the clock go in, under one lock; the core decides; its actions go out to Mesos
 through the adapter, after the job is recorded in its store when the core asks for it. Besides
 obeying the core, the shell keeps two policies of its own: how long it waits for a lost master
-(service.failover_timeout) and when it asks the master about quota while placement is held back
-(quota_watch.py; core/quota.py judges the answer).
+(service.failover_timeout) and when it asks the master whether a held-back job can ever fit and
+what holds it (queue_watch.py; core/fit.py, core/queue.py and core/quota.py judge the answer).
 
 Thread model: pymesos delivers events on its IO thread; the runner's thread waits for the
 next deadline and calls ``tick``. Both go through one lock.
@@ -32,7 +32,7 @@ from ..mesos.messages import ClusterSpecMessage, NeedSpec, OutputLines, Progress
 from ..mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from ..store.job_store import JobStore
 from .metrics import JobMetrics
-from .quota_watch import QuotaProbe, QuotaWatch
+from .queue_watch import ClusterProbe, QueueWatch, QuotaProbe
 
 log = logging.getLogger("tfmesos.scheduler.job_shell")
 
@@ -66,11 +66,12 @@ class JobShell:
 
     def __init__(self, job: Job, settings: ExecutorSettings, store: JobStore,
                  framework_id: str | None = None, hooks: Hooks = Hooks(), clock: Callable[[], float] = time.time,
-                 quota_probe: QuotaProbe | None = None):
+                 quota_probe: QuotaProbe | None = None, cluster_probe: ClusterProbe | None = None):
         self.job, self.settings, self.store, self.framework_id = job, settings, store, framework_id
         self.hooks, self.clock = hooks, clock
         service = job.spec.service
-        self.quota = QuotaWatch(quota_probe, service.mesos_roles, service.mesos_role) if quota_probe else None
+        self.queue = (QueueWatch(quota_probe, cluster_probe, service.mesos_roles, lambda: self.framework_id)
+                      if quota_probe or cluster_probe else None)
         self.mesos = MesosAdapter(self, job.spec.service.revocable)
         self.cond = threading.Condition()
         self.done = threading.Event()
@@ -344,8 +345,16 @@ class JobShell:
                     continue
                 if now >= tick_at:
                     if self.connected:
-                        if self.quota is not None and self.quota.check(self.job, now):
-                            self._apply([])
+                        if self.queue is not None and self.queue.due(self.job, now):
+                            self.cond.release()  # the master's answer may take a while: events go on
+                            try:
+                                answers = self.queue.ask()
+                            finally:
+                                self.cond.acquire()
+                            queued = self.queue.judge(self.job, self.clock(), answers)
+                            if queued is not None:
+                                self._apply(queued)
+                            now = self.clock()
                         self._apply(self.job.tick(now))
                     elif self.disconnected_at is not None:
                         self._master_lost(now)

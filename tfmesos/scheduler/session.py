@@ -70,7 +70,7 @@ class Profile:
     child_master: bool = False  # the embedded master in a child process that dies with ours (cluster())
     restart: bool = True  # the API offers POST /v1/restart/TASK
     failover: bool = True  # a scheduler that dies leaves the job to the next one (not torn down)
-    remote_checks: bool = True  # on a remote master: refuse a duplicate framework, probe role quotas
+    remote_checks: bool = True  # refuse a duplicate framework, probe role quotas (remote); probe the agents
     progress: bool = True  # training progress lines on the console
 
 
@@ -216,13 +216,18 @@ class Session:
 
             refuse_duplicate(running_frameworks(self.master, spec.service.principal, secret),
                              spec.service.name, framework_id, self.master)
-        quota_probe = None
-        if remote:
+        quota_probe = cluster_probe = None
+        if profile.remote_checks:
             import functools
 
-            from ..mesos.operator import role_quota
+            from ..mesos.operator import cluster_state, role_quota
 
-            quota_probe = functools.partial(role_quota, self.master, principal=spec.service.principal, secret=secret)
+            # The embedded master too: does the job fit its agents at all, what holds it back.
+            cluster_probe = functools.partial(cluster_state, self.master, principal=spec.service.principal,
+                                              secret=secret)
+            if remote:
+                quota_probe = functools.partial(role_quota, self.master, principal=spec.service.principal,
+                                                secret=secret)
         sched = self.sched = JobShell(
             job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user,
                                   secrets=read_values(spec.secrets, os.environ)),
@@ -230,7 +235,7 @@ class Session:
                      deployment=marathon_app.deployment()), framework_id=framework_id,
             hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore,
                         self.on_end_note),
-            clock=self.clock, quota_probe=quota_probe,
+            clock=self.clock, quota_probe=quota_probe, cluster_probe=cluster_probe,
         )
         self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))

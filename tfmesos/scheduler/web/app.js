@@ -141,6 +141,11 @@ function render(snap) {
   $("kill-command").textContent = `tfmesos kill ${snap.name}`;
   $("restart-command").textContent = `tfmesos restart ${snap.name} ROLE:INDEX`;
   $("token-file").textContent = `live/${snap.name.replaceAll("/", "__")}.token`;
+  // Queued: the job fits the cluster but waits for room; the figures say what holds it.
+  $("phase").textContent = snap.queued ? "QUEUED" : snap.phase;
+  $("queued").hidden = !snap.queued;
+  $("queued").textContent = snap.queued
+    ? `${snap.queued} (for ${duration(snap.now - snap.queued_since)})` : "";
   const links = $("links");
   links.textContent = "";
   if (snap.tensorboard) link(links, `http://${snap.tensorboard}/`, "TensorBoard").id = "tensorboard-link";

@@ -1,0 +1,51 @@
+"""The queue watch over the master's answers given as plain data (what /state and the quota
+questions return): a job that never fits fails on the second answer, one that fits is queued
+with the figures, behind an older tfmesos job still being placed, or waits for its role's quota."""
+from tfmesos.core import actions as act
+from tfmesos.core.fit import Agent, Framework
+from tfmesos.core.job import FAILED, PLACING, Job
+from tfmesos.scheduler.queue_watch import ASK_EVERY, QueueWatch
+
+from tests.core.helpers import offer, spec_of
+
+AGENTS = [Agent(f"S{i}", f"h{i}", {"cpus": 1.0, "mem": 1024.0}, {"cpus": 0.9, "mem": 192.0}) for i in range(2)]
+OTHER = Framework("F-other", "job-a", "*", {"cpus": 1.8, "mem": 384.0}, registered=1.0)
+
+
+def watch(quota=None):
+    return QueueWatch(quota, lambda: None, ("*",), framework_id=lambda: "F-me")
+
+
+def test_a_job_that_never_fits_fails_on_the_second_answer_naming_the_resource():
+    job, w = Job.new(spec_of(chief={"count": 1, "cpus": 1.6, "mem": 128}), 0.0), watch()
+    answers = ((AGENTS, []), [])
+    assert w.due(job, 0.0) and w.judge(job, 0.0, answers) is None, "one answer may be an agent still registering"
+    assert not w.due(job, ASK_EVERY / 2)
+    job.offers([offer(0, cpus=1)], 0.5)  # unplaced: held back
+    assert w.due(job, ASK_EVERY)
+    actions = w.judge(job, ASK_EVERY, answers)
+    assert actions and isinstance(actions[0], act.Persist), "the end is recorded first"
+    assert job.ending == FAILED and "one chief task needs cpus 1.7" in job.cause
+
+
+def test_a_job_that_fits_but_finds_no_room_is_queued_with_the_figures_and_whom_it_waits_behind():
+    job, w = Job.new(spec_of(chief={"count": 1, "cpus": 0.8, "mem": 128}), 0.0), watch()
+    me = Framework("F-me", "me", "*", {}, registered=3.0, placing=True)
+    older = Framework("F-old", "older", "*", {}, registered=2.0, placing=True)
+    assert w.judge(job, 0.0, ((AGENTS, [OTHER, me, older]), [])) == [], "behind an older job at once"
+    assert job.behind == "older" and job.phase == PLACING
+    assert "needs cpus 0.9, mem 192 MB; free cpus 0.2, mem 1664 MB of cpus 2, mem 2048 MB" in job.queued
+    assert "held by other frameworks cpus 1.8, mem 384 MB: job-a (*)" in job.queued
+    assert job.queued.endswith("; behind older, submitted earlier and still being placed")
+    # The older one placed: this one revives, so the offers it gave back come again at once.
+    assert w.judge(job, 2.0, ((AGENTS, [OTHER, me]), [])) == [act.Revive()]
+    assert job.behind == ""
+
+
+def test_quota_is_one_case_of_queued():
+    job = Job.new(spec_of(chief={"count": 1, "cpus": 0.9, "mem": 128}), 0.0)
+    job.offers([offer(0, cpus=0.2)], 0.1)
+    w = watch(quota=lambda role: None)
+    assert w.judge(job, 3.0, ((AGENTS, [OTHER]), [({"cpus": 1.2}, {"cpus": 1.0})])) == []
+    assert job.queued.startswith("waiting for role *'s quota (not for offers): cpus 1 needed, limit 1.2")
+    assert job.queued_since == 3.0
