@@ -81,7 +81,10 @@ def _epochs(out: str, task: str) -> list[int]:
     return [int(e) for e in re.findall(rf"{re.escape(task)} \| Epoch (\d+)/\d+", out)]
 
 
-def test_keras_mwms_worker_killed_mid_fit_resumes_from_the_last_epoch(tmp_path, master):
+# The kill scenarios run against any master (``address``): the embedded one here, a real Apache
+# Mesos in test_recovery_real_mesos.py.
+
+def run_keras_mwms_killed_worker(tmp_path, master) -> None:
     """kill -9 of worker 1 in epoch 5 (of 40): it is relaunched, restores BackupAndRestore's last
     epoch and joins worker 0, which waited in its collective and goes on: neither starts again at 1."""
     ckpt = tmp_path / "ckpt"
@@ -111,7 +114,8 @@ def test_keras_mwms_worker_killed_mid_fit_resumes_from_the_last_epoch(tmp_path, 
     assert not wait_gone("keras-mwms-kill")
 
 
-def test_keras_pss_worker_killed_mid_fit_the_coordinator_carries_on(tmp_path, master):
+def run_keras_pss_killed_worker(tmp_path, master) -> None:
+    """kill -9 of worker 1 in epoch 3 (of 12): it is relaunched and the coordinator carries on."""
     opts = write_options(tmp_path / "o.json", KERAS_PSS, service={"name": "keras-pss-kill"},
                          job={"checkpoint_dir": str(tmp_path / "ckpt"), "env": ["EPOCHS=12", "STEPS_PER_EPOCH=100"]})
     run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
@@ -127,3 +131,11 @@ def test_keras_pss_worker_killed_mid_fit_the_coordinator_carries_on(tmp_path, ma
     assert _epochs(out, "chief:0") == list(range(1, 13)), "the same fit went on: every epoch once, none again"
     assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED +restarts 0", out), "the chief was not relaunched"
     assert not wait_gone("keras-pss-kill")
+
+
+def test_keras_mwms_worker_killed_mid_fit_resumes_from_the_last_epoch(tmp_path, master):
+    run_keras_mwms_killed_worker(tmp_path, master)
+
+
+def test_keras_pss_worker_killed_mid_fit_the_coordinator_carries_on(tmp_path, master):
+    run_keras_pss_killed_worker(tmp_path, master)
