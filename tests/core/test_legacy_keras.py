@@ -62,3 +62,13 @@ def test_a_tf_keras_of_another_release_is_said():
 ])
 def test_nothing_is_said_when_keras_is_usable_or_chosen(env, tensorflow, tf_keras):
     assert keras_problem(env, tensorflow, tf_keras, "python3") is None
+
+
+def test_the_installed_versions_are_read_from_the_dist_info_folders(tmp_path):
+    from tfmesos.task.keras_check import installed
+
+    (tmp_path / "tensorflow_cpu-2.16.2.dist-info").mkdir()
+    (tmp_path / "keras-3.15.1.dist-info").mkdir()
+    assert installed([str(tmp_path), str(tmp_path / "absent")]) == ("2.16.2", None)
+    (tmp_path / "tf_keras-2.16.0.dist-info").mkdir()
+    assert installed([str(tmp_path)]) == ("2.16.2", "2.16.0")
