@@ -86,7 +86,7 @@ def _epochs(out: str, task: str) -> list[int]:
 
 def run_keras_mwms_killed_worker(tmp_path, master) -> None:
     """kill -9 of worker 1 in epoch 5 (of 40): it is relaunched, restores BackupAndRestore's last
-    epoch and joins worker 0, which waited in its collective and goes on: neither starts again at 1."""
+    epoch and joins worker 0, which is not relaunched and goes on: neither starts again at 1."""
     ckpt = tmp_path / "ckpt"
     opts = write_options(tmp_path / "o.json", KERAS_MWMS, service={"name": "keras-mwms-kill"},
                          job={"checkpoint_dir": str(ckpt), "env": ["EPOCHS=40", "STEPS_PER_EPOCH=20"]})
