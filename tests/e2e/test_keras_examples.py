@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from tests.e2e.harness import ROOT, LocalMaster, accuracy, run_scheduler, stop_scheduler, wait_gone, write_options
 from tests.e2e.test_history import get
-from tests.e2e.test_recovery import kill_task
+from tests.e2e.test_recovery import kill_task, run_and_kill
 
 KERAS_MWMS = ROOT / "examples" / "keras_mwms_digits" / "options.json"
 KERAS_PSS = ROOT / "examples" / "keras_pss_digits" / "options.json"
@@ -24,57 +26,44 @@ def master(tmp_path):
     m.stop()
 
 
-def _run_to_end(tmp_path: Path, master: LocalMaster, options: Path, name: str, timeout: float = 400):
-    """The job run to its end, its scheduler kept serving: (output, the API's address)."""
-    run = run_scheduler(options, "--master", master.address, "--state-dir", str(tmp_path / "state"),
+@contextmanager
+def _fitted(tmp_path: Path, master: LocalMaster, options: Path, name: str, ckpt: Path) -> Iterator[tuple[str, dict]]:
+    """The example run to SUCCEEDED with accuracy >= 0.9, its scheduler kept serving meanwhile:
+    (the API's address, the final /v1/status); nothing of it is left running after."""
+    opts = write_options(tmp_path / "o.json", options, job={"checkpoint_dir": str(ckpt)})
+    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"),
                         "--keep-serving", "120")
     try:
         api = run.wait_for(r"status page on http://(\S+)/", 60).group(1)
-        run.wait_for(rf"job {name} (SUCCEEDED|FAILED)", timeout)
-        return run, api
-    except BaseException:
+        run.wait_for(rf"job {name} (SUCCEEDED|FAILED)", 400)
+        assert f"job {name} SUCCEEDED" in run.output, run.output[-4000:]
+        assert accuracy(run.output) >= 0.9
+        yield api, json.loads(get(api, "/v1/status"))
+    finally:
         stop_scheduler(run)
-        raise
+    assert not wait_gone(name)
 
 
 def test_keras_mwms_example_fits_to_accuracy_with_progress_and_saves_from_worker_0(tmp_path, master):
     ckpt = tmp_path / "ckpt"
-    opts = write_options(tmp_path / "o.json", KERAS_MWMS, job={"checkpoint_dir": str(ckpt)})
-    run, api = _run_to_end(tmp_path, master, opts, "keras-mwms-digits")
-    try:
-        out = run.output
-        assert "job keras-mwms-digits SUCCEEDED" in out, out[-4000:]
-        assert accuracy(out) >= 0.9
-        status = json.loads(get(api, "/v1/status"))
+    with _fitted(tmp_path, master, KERAS_MWMS, "keras-mwms-digits", ckpt) as (_, status):
         # KerasProgress: epochs x steps_per_epoch, the last epoch's loss and metrics, a loss chart.
         assert status["progress"]["step"] == status["progress"]["total_steps"] == 200, status["progress"]
         assert status["progress"]["epoch"] == 10 and status["progress"]["accuracy"] > 0.9, status["progress"]
         assert len([p for p in status["series"] if p[2] is not None]) >= 3, status["series"]
-    finally:
-        stop_scheduler(run)
     assert (ckpt / "model.keras").is_file(), "worker 0 saved the model"
     assert not (ckpt / "backup").exists() or not any((ckpt / "backup").iterdir()), "BackupAndRestore cleared its backup"
-    assert not wait_gone("keras-mwms-digits")
 
 
 def test_keras_pss_example_fits_to_accuracy_and_the_evaluator_evaluates_its_checkpoints(tmp_path, master):
     ckpt = tmp_path / "ckpt"
-    opts = write_options(tmp_path / "o.json", KERAS_PSS, job={"checkpoint_dir": str(ckpt)})
-    run, api = _run_to_end(tmp_path, master, opts, "keras-pss-digits")
-    try:
-        out = run.output
-        assert "job keras-pss-digits SUCCEEDED" in out, out[-4000:]
-        assert accuracy(out) >= 0.9
-        status = json.loads(get(api, "/v1/status"))
+    with _fitted(tmp_path, master, KERAS_PSS, "keras-pss-digits", ckpt) as (api, status):
         assert status["progress"]["step"] == status["progress"]["total_steps"] == 300, status["progress"]
         log = json.loads(get(api, "/v1/logs/evaluator:0?tail=200"))["data"]
         evaluated = [float(a) for a in re.findall(r"evaluated checkpoint of epoch \d+: loss \S+ accuracy ([0-9.]+)", log)]
         assert evaluated and max(evaluated) >= 0.9, log[-3000:]
-    finally:
-        stop_scheduler(run)
     assert sorted(p.name for p in (ckpt / "ckpt").glob("ckpt-*.index")) == [f"ckpt-{e}.index" for e in range(1, 7)]
     assert list((ckpt / "log" / "train").glob("events.out.tfevents.*")), "the TensorBoard callback wrote its events"
-    assert not wait_gone("keras-pss-digits")
 
 
 def _epochs(out: str, task: str) -> list[int]:
@@ -118,14 +107,7 @@ def run_keras_pss_killed_worker(tmp_path, master) -> None:
     """kill -9 of worker 1 in epoch 3 (of 12): it is relaunched and the coordinator carries on."""
     opts = write_options(tmp_path / "o.json", KERAS_PSS, service={"name": "keras-pss-kill"},
                          job={"checkpoint_dir": str(tmp_path / "ckpt"), "env": ["EPOCHS=12", "STEPS_PER_EPOCH=100"]})
-    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
-    try:
-        run.wait_for(r"chief:0 \| Epoch 3/12", 300)
-        kill_task("keras-pss-kill", "worker", 1)
-        assert run.wait(400) == 0, run.output[-4000:]
-    finally:
-        run.killpg()
-    out = run.output
+    out = run_and_kill(tmp_path, master, opts, r"chief:0 \| Epoch 3/12", "worker", 1)
     assert accuracy(out) >= 0.9
     assert "worker:1 TASK_FAILED" in out and "relaunch #1" in out
     assert _epochs(out, "chief:0") == list(range(1, 13)), "the same fit went on: every epoch once, none again"
