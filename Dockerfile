@@ -9,7 +9,9 @@
 #   TF_PACKAGE  tensorflow-cpu (default). GPU variant: TF_PACKAGE='tensorflow[and-cuda]' (pip brings
 #               CUDA and cuDNN; the agent's GPU isolator brings the driver), optionally on a CUDA
 #               base such as BASE=nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04 plus python3-venv.
-#   TF_VERSION  a TensorFlow release, e.g. 2.16.2; empty for the newest.
+#   TF_VERSION  a TensorFlow release, e.g. 2.16.2; empty for the newest. The tf-keras release that
+#               matches it comes too (tools/install_tf_keras.py), for Keras model.fit under the
+#               distribution strategies (tasks get TF_USE_LEGACY_KERAS=1: job.legacy_keras).
 #
 # The venv with TensorFlow is made in a stage of its own and copied whole into the image: its layer
 # is reused as long as the stage is, so a change to tfmesos' code adds only a small layer on top.
@@ -23,13 +25,14 @@ ARG TF_PACKAGE=tensorflow-cpu
 ARG TF_VERSION=
 # install_pymesos.py's compiled parser needs a C compiler, which the image leaves out: the error it
 # prints is expected, and it installs pymesos' pure-Python parser instead.
-COPY tools/install_pymesos.py /tmp/install_pymesos.py
+COPY tools/install_pymesos.py tools/install_tf_keras.py /tmp/
 RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
  && export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
  && python3 -m venv /opt/tfmesos \
  && /opt/tfmesos/bin/python /tmp/install_pymesos.py \
  && /opt/tfmesos/bin/pip install -q "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tensorboard scikit-learn \
+ && /opt/tfmesos/bin/python /tmp/install_tf_keras.py -q \
  && /opt/tfmesos/bin/pip uninstall -q -y Cython
 
 # The working tree as .dockerignore lets it in, read by the last step through a bind mount.
@@ -55,6 +58,7 @@ RUN --mount=type=bind,from=source,source=/src,target=/src \
  && cp -r /src /tmp/tfmesos-src && pip install -q /tmp/tfmesos-src && rm -rf /tmp/tfmesos-src \
  && python3 -c "import tensorflow as tf, tfmesos; \
 open('/etc/tfmesos-image', 'w').write(f'tfmesos {tfmesos.__version__}\ntensorflow {tf.__version__}\n')" \
+ && (python3 -c "import importlib.metadata as m; print('tf-keras', m.version('tf-keras'))" >> /etc/tfmesos-image || true) \
  && echo "source $TFMESOS_SOURCE" >> /etc/tfmesos-image \
  && rm -rf /root/.keras && cat /etc/tfmesos-image
 # Marathon starts an app that has a container and args (the DC/OS package's scheduler) with no

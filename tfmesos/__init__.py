@@ -6,7 +6,7 @@ if TYPE_CHECKING:  # not at run time: every executor imports this package cold, 
     from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["report", "cluster", "ClusterError", "Job"]
+__all__ = ["report", "KerasProgress", "cluster", "ClusterError", "Job"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,6 +17,10 @@ def __getattr__(name: str) -> Any:
         from .task.report import report
 
         return report
+    if name == "KerasProgress":  # model.fit(callbacks=[tfmesos.KerasProgress()]): the same, from Keras
+        from .task.keras_progress import KerasProgress
+
+        return KerasProgress
     if name in ("cluster", "ClusterError"):
         from .client import cluster as module
 

@@ -85,8 +85,10 @@ def test_env_secrets_are_not_printed(tmp_path: Path) -> None:
         out = _print_dry_run(tmp_path, *flags)
         assert SECRET not in out and "<hidden>" in out, flags
     printed = json.loads(_print_dry_run(tmp_path, "--output", "json"))
-    hidden = {"TOKEN": "<hidden>", "PW": "<hidden>"}
-    assert {p["role"]: p["env"] for p in printed["payloads"]} == {"ps": {"TOKEN": "<hidden>"}, "worker": hidden}
+    # TF_USE_LEGACY_KERAS: every task's by default (job.legacy_keras), masked like any value.
+    hidden = {"TF_USE_LEGACY_KERAS": "<hidden>", "TOKEN": "<hidden>", "PW": "<hidden>"}
+    assert {p["role"]: p["env"] for p in printed["payloads"]} == {
+        "ps": {"TF_USE_LEGACY_KERAS": "<hidden>", "TOKEN": "<hidden>"}, "worker": hidden}
     assert all(_payload(i)["env"].items() <= hidden.items() for i in printed["task_infos"])
     assert printed["options"]["job"]["env"] == ["TOKEN=<hidden>"]
     # The same run asked to show them does: the masking is what hides them above.

@@ -43,7 +43,7 @@ PORT = int(os.environ.get("TFMESOS_IMAGES_MESOS_PORT", "7050"))
 IMAGE = f"tfmesos/tfmesos:{tfmesos.__version__}"
 OLD_IMAGE = f"{IMAGE}-tf2.16"
 BARE_IMAGE = "tfmesos-base:bookworm"  # python3 without tfmesos or TensorFlow
-MARKER = "/etc/tfmesos-image"  # baked into the tfmesos image only: "tfmesos V\ntensorflow V\nsource DIGEST\n"
+MARKER = "/etc/tfmesos-image"  # baked into the tfmesos image only: "tfmesos V\ntensorflow V\ntf-keras V\nsource DIGEST\n"
 # The digest of this tree's build context (what build.sh passes as TFMESOS_SOURCE).
 SOURCE = subprocess.run([sys.executable, str(ROOT / "tools" / "image" / "source_digest.py"), str(ROOT)],
                         capture_output=True, text=True, check=True).stdout.strip()
@@ -142,10 +142,14 @@ def image_options(path: Path, folder: Path, name: str, image: str, **job: Any) -
 
 
 def tensorflow_of(report: str) -> str:
-    """The TensorFlow version a task's report names, after checking it begins with the marker."""
-    found = re.match(rf"tfmesos {re.escape(tfmesos.__version__)}\ntensorflow (\S+)\nsource {SOURCE}\n", report)
+    """The TensorFlow version a task's report names, after checking it begins with the marker,
+    which names the tf-keras release of that TensorFlow (model.fit under the strategies)."""
+    found = re.match(rf"tfmesos {re.escape(tfmesos.__version__)}\ntensorflow (\S+)\ntf-keras (\S+)\n"
+                     rf"source {SOURCE}\n", report)
     assert found, f"no {MARKER} of this tfmesos in the task's report: {report!r}"
-    return found.group(1)
+    tensorflow, tf_keras = found.groups()
+    assert tf_keras.split(".")[:2] == tensorflow.split(".")[:2], f"tf-keras {tf_keras} for TensorFlow {tensorflow}"
+    return tensorflow
 
 
 def assert_every_task_ran_in(cluster: ImageMesos, folder: Path, service: str, python: str) -> str:
@@ -214,6 +218,34 @@ def test_two_tensorflow_versions_side_by_side(cluster, tmp_path):
     # job.python given: used as it is, inside the image.
     old = assert_every_task_ran_in(cluster, folders["tf-2-16"], "tf-2-16", "/opt/tfmesos/bin/python")
     assert old.startswith("2.16.") and not newest.startswith("2.16."), (old, newest)
+
+
+def test_keras_examples_fit_in_the_image_with_each_tensorflow_and_its_tf_keras(cluster, tmp_path):
+    """Keras model.fit as TensorFlow's tutorials write it, in the image, on real Mesos: the
+    multi-worker example on the newest TensorFlow and the parameter-server one on 2.16, at once,
+    each image with its own tf-keras (tasks get TF_USE_LEGACY_KERAS=1 by default)."""
+    runs = {}
+    for service, example, image, python in (("keras-mwms-newest", "keras_mwms_digits", IMAGE, ""),
+                                            ("keras-pss-2-16", "keras_pss_digits", OLD_IMAGE, "/opt/tfmesos/bin/python")):
+        source = ROOT / "examples" / example
+        folder = tmp_path / service
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        opts = write_options(tmp_path / f"{service}.json", base=source / "options.json", service={"name": service},
+                             job={"image": image, "python": python, "workdir": "/job",
+                                  "volumes": [f"{folder}:/job:rw"], "checkpoint_dir": "/job/ckpt"})
+        runs[service] = run_scheduler(opts, "--master", cluster.address, "--state-dir", str(tmp_path / f"{service}-st"))
+    try:
+        codes = {service: run.wait(600) for service, run in runs.items()}
+    finally:
+        for run in runs.values():
+            stop_scheduler(run)
+    assert codes == {"keras-mwms-newest": 0, "keras-pss-2-16": 0}, {s: r.output[-3000:] for s, r in runs.items()}
+    for service, run in runs.items():
+        assert f"job {service} SUCCEEDED" in run.output and accuracy(run.output) >= 0.9, run.output[-3000:]
+    assert (tmp_path / "keras-mwms-newest" / "ckpt" / "model.keras").is_file(), "worker 0 saved the model"
+    assert list((tmp_path / "keras-pss-2-16" / "ckpt" / "ckpt").glob("ckpt-*.index")), "the chief's checkpoints"
+    for service in runs:
+        assert not wait_gone(service, timeout=30)
 
 
 @pytest.mark.parametrize("image, agent_error, sandbox_error", [

@@ -1,6 +1,7 @@
 """Fault tolerance with real processes: kill -9 of a worker, of the parameter server, of the scheduler."""
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -28,20 +29,27 @@ def _run(tmp_path, master, opts):
     return run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
 
 
+def run_and_kill(tmp_path, master, opts, after: str, role: str, index: int, timeout: float = 400) -> str:
+    """The job of ``opts`` run to a successful end, its ``role:index`` killed with -9 once the
+    console shows ``after``: the console's output."""
+    service = json.loads(opts.read_text())["service"]["name"]
+    run = _run(tmp_path, master, opts)
+    try:
+        run.wait_for(after, 300)
+        kill_task(service, role, index)
+        assert run.wait(timeout) == 0, run.output[-4000:]
+    finally:
+        run.killpg()
+    return run.output
+
+
 # The scenarios below run against any master (``address``, ``state()``): the embedded one here, a
 # real Apache Mesos in test_recovery_real_mesos.py.
 
 def run_killed_worker(tmp_path, master) -> None:
     """kill -9 of a worker's process: it alone is relaunched, and the job succeeds."""
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-worker"}, job=LONG)
-    run = _run(tmp_path, master, opts)
-    try:
-        run.wait_for(r"chief:0 \| step 200 ", 180)
-        kill_task("kill-worker", "worker", 1)
-        assert run.wait(300) == 0, run.output[-4000:]
-    finally:
-        run.killpg()
-    out = run.output
+    out = run_and_kill(tmp_path, master, opts, r"chief:0 \| step 200 ", "worker", 1, timeout=300)
     assert accuracy(out) >= 0.9
     assert re.search(r"worker:1 TASK_FAILED.*exit code 137|worker:1 TASK_FAILED", out)
     assert "worker:1 TASK_FAILED" in out and "relaunch #1" in out
@@ -55,14 +63,7 @@ def run_killed_ps(tmp_path, master) -> None:
     """kill -9 of the parameter server: the whole job restarts from its checkpoint and succeeds."""
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-ps"},
                          job={**LONG, "checkpoint_dir": str(tmp_path / "checkpoints")})  # the agents share this disk
-    run = _run(tmp_path, master, opts)
-    try:
-        run.wait_for(r"chief:0 \| step 300 ", 180)
-        kill_task("kill-ps", "ps", 0)
-        assert run.wait(400) == 0, run.output[-4000:]
-    finally:
-        run.killpg()
-    out = run.output
+    out = run_and_kill(tmp_path, master, opts, r"chief:0 \| step 300 ", "ps", 0)
     assert "with the whole job from its checkpoint" in out
     m = re.search(r"chief:0 \| resumed from step (\d+)", out)
     assert m and int(m.group(1)) >= 300, "training resumed where the checkpoint was, not from zero"

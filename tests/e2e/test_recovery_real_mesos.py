@@ -8,6 +8,7 @@ import psutil
 import pytest
 
 from tests.e2e.real_mesos import RealMesos
+from tests.e2e.test_keras_examples import run_keras_mwms_killed_worker, run_keras_pss_killed_worker
 from tests.e2e.test_recovery import (
     run_agent_lost_then_back,
     run_agent_restart_keeps_the_job,
@@ -30,7 +31,8 @@ class RestartableAgents(RealMesos):
 
 
 @pytest.mark.parametrize("scenario", [run_agent_restart_keeps_the_job, run_killed_worker, run_killed_ps,
-                                      run_scheduler_killed], ids=scenario_id)
+                                      run_scheduler_killed, run_keras_mwms_killed_worker,
+                                      run_keras_pss_killed_worker], ids=scenario_id)
 def test_scenario_on_real_mesos(tmp_path, scenario):
     with RestartableAgents(tmp_path / "mesos", [AGENT]) as cluster:
         scenario(tmp_path, cluster)

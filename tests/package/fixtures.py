@@ -32,6 +32,7 @@ FULL_OPTIONS = {
         "image": "tensorflow/tensorflow:2.16.1",
         "python": "/usr/bin/python3",
         "checkpoint_dir": "/mnt/ckpt/mnist",
+        "legacy_keras": False,
     },
     "roles": {
         "ps": {

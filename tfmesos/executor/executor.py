@@ -513,6 +513,17 @@ class TFExecutor:
         env.update(p.secret_env)
         return env
 
+    def _say_keras_problem(self, env: dict[str, str], python: str) -> None:
+        """A Keras that cannot run model.fit under the strategies, said in the task's log (and
+        the streamed output) before the script's own lines: the executor runs on the task's Python."""
+        from ..task.keras_check import problem_here
+
+        line = problem_here(env, python)
+        if line:
+            print(f"tfmesos: warning: {line}", file=sys.stderr, flush=True)
+            if self.forwarder:
+                self.forwarder("stderr", f"tfmesos: warning: {line}")
+
     def _run_task(self) -> None:
         from ..core.clusterspec import substitute_placeholders
         from ..core.spec import TaskKey
@@ -542,6 +553,8 @@ class TFExecutor:
                     return
                 env = self._environment(key, cluster, sandbox)
                 self.secret_dir = write_secret_files(sandbox, p.secret_files)
+                if command is not None:
+                    self._say_keras_problem(env, p.python)
                 if command is not None and not _runnable(argv[0], env):
                     # Not found or not executable: the shell's own message and exit code say so.
                     argv = ["/bin/sh", "-c", command]

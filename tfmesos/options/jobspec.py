@@ -11,6 +11,7 @@ import shlex
 from typing import Any
 
 from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, Volume
+from ..core.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
 from ..core.tf_profile import TF_ROLES
 from .load import OptionsError
@@ -107,7 +108,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             active_deadline_seconds=float(pol["active_deadline_seconds"]),
         ),
         workdir=job["workdir"],
-        env=_env_pairs(job["env"]),
+        env=with_legacy_keras(_env_pairs(job["env"]), bool(job.get("legacy_keras", True))),
         uris=tuple(job["uris"]),
         image=job["image"],
         python=job["python"],

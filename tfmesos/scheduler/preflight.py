@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 from typing import Any, Mapping
 
@@ -135,6 +136,9 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
     if spec.service.principal and not environ.get("MESOS_SECRET") and not embedded:
         warnings.append(f"$.service.principal {spec.service.principal!r} without MESOS_SECRET: the master "
                         "will refuse the framework if it authenticates frameworks")
+    keras = _keras_warning(spec) if embedded and not spec.image else None
+    if keras:
+        warnings.append(keras)
     ckpt = spec.checkpoint_dir
     if ckpt and os.path.isabs(ckpt):
         problem = _checkpoint_dir_problem(os.path.normpath(ckpt), embedded and create)
@@ -143,6 +147,21 @@ def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bo
             (problems if embedded or problem.startswith(("is under", "is a file")) else warnings).append(
                 f"$.job.checkpoint_dir: {ckpt!r} {problem}")
     return problems, warnings
+
+
+def _keras_warning(spec: JobSpec) -> str | None:
+    """Tasks of the embedded master run on this interpreter (job.python empty): a Keras that
+    cannot run model.fit under the strategies is said now, not after the first fit fails."""
+    if spec.python not in ("", sys.executable):
+        return None
+    from ..task.keras_check import problem_here
+
+    for role in spec.roles:
+        if role.command is not None:
+            line = problem_here(dict(spec.env) | dict(role.env))
+            if line:
+                return f"$.job.legacy_keras: {line}"
+    return None
 
 
 def _checkpoint_dir_problem(ckpt: str, create: bool) -> str:

@@ -1,0 +1,128 @@
+"""The Keras examples (model.fit as TensorFlow's tutorials write it) on the embedded master: they
+train to accuracy with tf-keras (tasks get TF_USE_LEGACY_KERAS=1), feed progress to /v1/status
+through tfmesos.KerasProgress(), and resume after a worker is killed with -9 mid-fit."""
+from __future__ import annotations
+
+import json
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.e2e.harness import ROOT, LocalMaster, accuracy, run_scheduler, stop_scheduler, wait_gone, write_options
+from tests.e2e.test_history import get
+from tests.e2e.test_recovery import kill_task, run_and_kill
+
+KERAS_MWMS = ROOT / "examples" / "keras_mwms_digits" / "options.json"
+KERAS_PSS = ROOT / "examples" / "keras_pss_digits" / "options.json"
+
+
+@pytest.fixture
+def master(tmp_path):
+    m = LocalMaster(tmp_path / "master")
+    yield m
+    m.stop()
+
+
+@contextmanager
+def _fitted(tmp_path: Path, master: LocalMaster, options: Path, name: str, ckpt: Path) -> Iterator[tuple[str, dict]]:
+    """The example run to SUCCEEDED with accuracy >= 0.9, its scheduler kept serving meanwhile:
+    (the API's address, the final /v1/status); nothing of it is left running after."""
+    opts = write_options(tmp_path / "o.json", options, job={"checkpoint_dir": str(ckpt)})
+    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"),
+                        "--keep-serving", "120")
+    try:
+        api = run.wait_for(r"status page on http://(\S+)/", 60).group(1)
+        run.wait_for(rf"job {name} (SUCCEEDED|FAILED)", 400)
+        assert f"job {name} SUCCEEDED" in run.output, run.output[-4000:]
+        assert accuracy(run.output) >= 0.9
+        yield api, json.loads(get(api, "/v1/status"))
+    finally:
+        stop_scheduler(run)
+    assert not wait_gone(name)
+
+
+def test_keras_mwms_example_fits_to_accuracy_with_progress_and_saves_from_worker_0(tmp_path, master):
+    ckpt = tmp_path / "ckpt"
+    with _fitted(tmp_path, master, KERAS_MWMS, "keras-mwms-digits", ckpt) as (_, status):
+        # KerasProgress: epochs x steps_per_epoch, the last epoch's loss and metrics, a loss chart.
+        assert status["progress"]["step"] == status["progress"]["total_steps"] == 200, status["progress"]
+        assert status["progress"]["epoch"] == 10 and status["progress"]["accuracy"] > 0.9, status["progress"]
+        assert len([p for p in status["series"] if p[2] is not None]) >= 3, status["series"]
+    assert (ckpt / "model.keras").is_file(), "worker 0 saved the model"
+    assert not (ckpt / "backup").exists() or not any((ckpt / "backup").iterdir()), "BackupAndRestore cleared its backup"
+
+
+def test_keras_pss_example_fits_to_accuracy_and_the_evaluator_evaluates_its_checkpoints(tmp_path, master):
+    ckpt = tmp_path / "ckpt"
+    with _fitted(tmp_path, master, KERAS_PSS, "keras-pss-digits", ckpt) as (api, status):
+        assert status["progress"]["step"] == status["progress"]["total_steps"] == 300, status["progress"]
+        log = json.loads(get(api, "/v1/logs/evaluator:0?tail=200"))["data"]
+        evaluated = [float(a) for a in re.findall(r"evaluated checkpoint of epoch \d+: loss \S+ accuracy ([0-9.]+)", log)]
+        assert evaluated and max(evaluated) >= 0.9, log[-3000:]
+    assert sorted(p.name for p in (ckpt / "ckpt").glob("ckpt-*.index")) == [f"ckpt-{e}.index" for e in range(1, 7)]
+    assert list((ckpt / "log" / "train").glob("events.out.tfevents.*")), "the TensorBoard callback wrote its events"
+
+
+def _epochs(out: str, task: str) -> list[int]:
+    return [int(e) for e in re.findall(rf"{re.escape(task)} \| Epoch (\d+)/\d+", out)]
+
+
+# The kill scenarios run against any master (``address``): the embedded one here, a real Apache
+# Mesos in test_recovery_real_mesos.py.
+
+def run_keras_mwms_killed_worker(tmp_path, master) -> None:
+    """kill -9 of worker 1 in epoch 5 (of 40): it is relaunched and restores BackupAndRestore's last
+    epoch; worker 0 goes on, or goes back to that epoch (on real Mesos it ran epoch 5 again): neither
+    starts again at epoch 1."""
+    ckpt = tmp_path / "ckpt"
+    opts = write_options(tmp_path / "o.json", KERAS_MWMS, service={"name": "keras-mwms-kill"},
+                         job={"checkpoint_dir": str(ckpt), "env": ["EPOCHS=40", "STEPS_PER_EPOCH=20"]})
+    run, api = None, None
+    try:
+        run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"),
+                            "--keep-serving", "120")
+        api = run.wait_for(r"status page on http://(\S+)/", 60).group(1)
+        run.wait_for(r"worker:0 \| Epoch 5/40", 300)
+        kill_task("keras-mwms-kill", "worker", 1)
+        run.wait_for(r"job keras-mwms-kill (SUCCEEDED|FAILED)", 400)
+        out = run.output
+        assert "job keras-mwms-kill SUCCEEDED" in out, out[-4000:]
+        summary = run.wait_for(r"worker:1 +\S+ +(TASK_\w+) +restarts (\d+)", 30)  # the summary follows the end's line
+        assert summary.groups() == ("TASK_FINISHED", "1"), summary.group(0)
+        print(summary.group(0), "|", run.wait_for(r"worker:0 +\S+ +TASK_\w+ +restarts \d+", 30).group(0))
+        relaunched = json.loads(get(api, "/v1/logs/worker:1?tail=400"))["data"]
+    finally:
+        if run is not None:
+            stop_scheduler(run)
+    assert accuracy(out) >= 0.9
+    resumed = [int(e) for e in re.findall(r"Epoch (\d+)/40", relaunched)]
+    print(f"relaunched worker:1 ran epochs {resumed[:1]}..{resumed[-1:]}; worker:0 {_epochs(out, 'worker:0')}")
+    assert resumed and resumed[0] >= 5, f"the relaunched worker started at epoch {resumed[:1]}, not after its backup"
+    assert resumed[-1] == 40
+    worker0 = _epochs(out, "worker:0")
+    assert worker0.count(1) == 1 and worker0[-1] == 40, worker0
+    assert min(worker0[worker0.index(5):]) >= 5, f"worker 0 went back before its last backup: {worker0}"
+    assert not wait_gone("keras-mwms-kill")
+
+
+def run_keras_pss_killed_worker(tmp_path, master) -> None:
+    """kill -9 of worker 1 in epoch 3 (of 12): it is relaunched and the coordinator carries on."""
+    opts = write_options(tmp_path / "o.json", KERAS_PSS, service={"name": "keras-pss-kill"},
+                         job={"checkpoint_dir": str(tmp_path / "ckpt"), "env": ["EPOCHS=12", "STEPS_PER_EPOCH=100"]})
+    out = run_and_kill(tmp_path, master, opts, r"chief:0 \| Epoch 3/12", "worker", 1)
+    assert accuracy(out) >= 0.9
+    assert "worker:1 TASK_FAILED" in out and "relaunch #1" in out
+    assert _epochs(out, "chief:0") == list(range(1, 13)), "the same fit went on: every epoch once, none again"
+    assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED +restarts 0", out), "the chief was not relaunched"
+    assert not wait_gone("keras-pss-kill")
+
+
+def test_keras_mwms_worker_killed_mid_fit_resumes_from_the_last_epoch(tmp_path, master):
+    run_keras_mwms_killed_worker(tmp_path, master)
+
+
+def test_keras_pss_worker_killed_mid_fit_the_coordinator_carries_on(tmp_path, master):
+    run_keras_pss_killed_worker(tmp_path, master)

@@ -1,0 +1,43 @@
+"""Which TensorFlow and tf-keras this interpreter has, read from the installed distributions'
+metadata (importing TensorFlow would take seconds), and the one line to say when they cannot run
+Keras' model.fit under the strategies (``tfmesos.core.legacy_keras.keras_problem``)."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Mapping
+
+from ..core.legacy_keras import keras_problem
+
+# The distributions that install the ``tensorflow`` package (tools/install_tf_keras.py's list), as
+# their .dist-info folders spell them.
+_DIST_INFO = re.compile(r"^(tensorflow|tensorflow_cpu|tensorflow_gpu|tensorflow_intel|tensorflow_macos|"
+                        r"tf_nightly|tf_nightly_cpu|tf_keras)-([^-]+)\.dist-info$", re.IGNORECASE)
+
+
+def installed(paths: list[str] | None = None) -> tuple[str | None, str | None]:
+    """(TensorFlow's version, tf-keras' version) on this interpreter's path; None for what is
+    absent. The .dist-info folders' names, as importlib.metadata reads them, without its imports
+    (zipfile, email...), which a scheduler's start would otherwise pay for."""
+    tensorflow = tf_keras = None
+    for folder in paths if paths is not None else sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            found = _DIST_INFO.match(name)
+            if not found:
+                continue
+            if found.group(1).lower() == "tf_keras":
+                tf_keras = tf_keras or found.group(2)
+            else:
+                tensorflow = tensorflow or found.group(2)
+    return tensorflow, tf_keras
+
+
+def problem_here(env: Mapping[str, str], python: str = sys.executable) -> str | None:
+    """The line for a task started with ``env`` on this interpreter, or None when all is well."""
+    tensorflow, tf_keras = installed()
+    return keras_problem(dict(env), tensorflow, tf_keras, python)
