@@ -82,7 +82,7 @@ def serve_until_removed(start_api: StartApi, snapshot: Snapshot, console: Consol
     try:
         api = start_api(snapshot, stop.set, ops)
         try:
-            console.event(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
+            console.line(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
             stop.wait()
         finally:
             api.stop()

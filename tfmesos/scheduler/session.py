@@ -375,6 +375,7 @@ class Session:
         live, self._live = self._live, None
         if live is not None:
             live.withdraw()
+        self._drop_token()  # no scheduler answers with it any more: nothing left beside the marker
         sched = self.sched
         if sched is None or not sched.framework_id or self._ending is not None:
             return  # nothing ran, or its end is being kept already
