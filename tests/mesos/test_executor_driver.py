@@ -68,8 +68,8 @@ class ScriptedAgent:
             length = next(int(h.split(b":")[1]) for h in head if h.lower().startswith(b"content-length"))
             body = json.loads(reader.read(length))
             if body["type"] != "SUBSCRIBE":
+                self._note(self.calls, body)  # before the answer: a caller that got it may look at once
                 conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-                self._note(self.calls, body)
                 continue
             self._note(self.subscribes, body)
             step = self.script.pop(0) if self.script else []
