@@ -60,6 +60,11 @@ class Hooks:
     end_note: Callable[[str, str], None] | None = None
 
 
+# The ends its agent reported, so its sandbox answers: a task LOST, UNREACHABLE or GONE is on an
+# agent the master cannot reach, whose files API would only hold this thread (and the relaunch).
+ENDS_AN_AGENT_REPORTS = frozenset({"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED"})
+
+
 class JobShell:
     """One job's imperative shell: ``mesos`` (the adapter pymesos calls) brings events in,
     ``run_until_done`` drives the clock, ``request_stop``/``restart`` are a person's requests."""
@@ -249,7 +254,7 @@ class JobShell:
             self.job.rescinded(offer_id)
 
     def status_update(self, update: StatusUpdate) -> None:
-        if update.state in TERMINAL_STATES and update.task_id in self._streamed_task_ids():
+        if update.state in ENDS_AN_AGENT_REPORTS and update.task_id in self._streamed_task_ids():
             self.output.catch_up(update.task_id)  # its last lines before its end (and the job's)
         with self.cond:
             key = self.job.key_of(update.task_id)
