@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import actions as act
-from ..core.restart import TERMINAL_STATES
 from ..core.job import FAILED, FINISHING, KILLED, Job, NoSuchTask, StatusUpdate, task_names
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
