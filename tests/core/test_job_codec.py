@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tfmesos.core.job import Job
-from tfmesos.core.job import StatusUpdate
+from tfmesos.core.job_state import StatusUpdate
 
 from tests.core.helpers import offer, spec_of
 
