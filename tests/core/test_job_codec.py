@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+from tfmesos.core import actions as act
 from tfmesos.core.job import Job
 from tfmesos.core.job_state import StatusUpdate
 
@@ -15,6 +16,40 @@ from tests.core.helpers import offer, spec_of
 DATA = Path(__file__).parent.parent / "data" / "job"
 PSS = dict(ps={"count": 1}, worker={"count": 2, "server": True, "restart_policy": "OnFailure", "max_restarts": 2},
            chief={"count": 1})
+
+
+def running_job() -> Job:
+    """How before-split-running.json was made: a partial gang, a failed worker relaunched at a new
+    address, the chief killed to restart for it, progress reported."""
+    job = Job.new(spec_of(**PSS), 100.0, seed=7)
+    job.start()
+    job.tick(101.0)
+    job.offers([offer(0, cpus=1), offer(1, cpus=0.05)], 102.0)  # a partial gang, one offer given back
+    actions = job.offers([offer(2, cpus=8, mem=16384)], 103.0)
+    launched = {t.key: t for l in actions if isinstance(l, act.Launch) for t in l.tasks}
+    for t in launched.values():
+        job.status(StatusUpdate(t.task_id, "TASK_STARTING", agent_id="S2"), 104.0)
+        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S2"), 105.0)
+    chief = next(t for k, t in launched.items() if k.role == "chief")
+    job.report(chief.task_id, {"step": 10, "total_steps": 100, "loss": 0.5}, 106.0)
+    job.report(chief.task_id, {"step": 20, "total_steps": 100, "loss": 0.25}, 107.0)
+    worker = next(t for k, t in launched.items() if k.role == "worker")
+    job.status(StatusUpdate(worker.task_id, "TASK_FAILED", exit_code=3, message="boom", agent_id="S2",
+                            exception="RuntimeError: boom"), 108.0)
+    job.tick(120.0)
+    job.offers([offer(3, cpus=8, mem=16384)], 121.0)
+    job.tick(122.0)
+    return job
+
+
+def stopped_job() -> Job:
+    """How before-split-stopped.json was made: every task running, then SIGINT, then the grace over."""
+    job = Job.new(spec_of(**PSS), 0.0, seed=7)
+    for t in [t for l in job.offers([offer(0, cpus=8, mem=16384)], 1.0) if isinstance(l, act.Launch) for t in l.tasks]:
+        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), 2.0)
+    job.stop("stopped by SIGINT (Ctrl-C)", 3.0)
+    job.tick(40.0)
+    return job
 
 
 def drive(job: Job) -> list:
@@ -46,6 +81,11 @@ def test_a_record_the_old_code_wrote_round_trips_identically():
         again = Job.from_dict(spec_of(**PSS), old, seed=7).to_dict()
         # "suppressed" is written but never read: offers do not survive a reconnection, a loaded job asks again.
         assert json.dumps(again, sort_keys=True) == json.dumps({**old, "suppressed": False}, sort_keys=True), name
+
+
+def test_the_same_events_write_the_same_record_as_the_old_code():
+    for name, job in (("before-split-running.json", running_job()), ("before-split-stopped.json", stopped_job())):
+        assert job.to_dict() == json.loads((DATA / name).read_text()), name
 
 
 def test_a_reloaded_job_decides_what_the_old_code_decided():
