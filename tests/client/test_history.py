@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tfmesos.scheduler.http_api import ApiServer, Operations
-from tfmesos.core.job import Job, StatusUpdate
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import StatusUpdate
 from tfmesos.core.status import StatusSnapshot, TaskStatus
 from tfmesos.client.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
 from tfmesos.client.logs import kept_log

@@ -1,6 +1,7 @@
 """Plain-data builders for core tests."""
 from __future__ import annotations
 
+from tfmesos.core.job_state import JobState, TaskRecord, Transient
 from tfmesos.core.offers import Offer
 from tfmesos.options.load import resolve_options
 from tfmesos.core.spec import JobSpec
@@ -14,3 +15,10 @@ def spec_of(**roles: dict) -> JobSpec:
 
 def offer(i: int, cpus: float = 4, mem: float = 8192, gpus: int = 0, ports: tuple = ((31000, 31099),), disk: float = 0) -> Offer:
     return Offer(id=f"O{i}", agent_id=f"S{i}", hostname=f"h{i}", cpus=cpus, mem=mem, disk=disk, gpus=gpus, ports=ports)
+
+
+def state_of(spec: JobSpec, now: float = 0.0) -> tuple[JobState, Transient]:
+    """A new job as the decision modules see it, without the Job facade: its record and transient state."""
+    job = JobState(spec=spec, started_at=now, placing_since=now)
+    job.tasks = {key: TaskRecord(key) for key in spec.task_keys()}
+    return job, Transient()

@@ -1,6 +1,7 @@
 """The job lifecycle, driven by plain events (no Mesos, no processes)."""
 from tfmesos.core import actions as act
-from tfmesos.core.job import FAILED, PLACING, RUNNING, SUCCEEDED, Job, StatusUpdate
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import FAILED, PLACING, RUNNING, SUCCEEDED, StatusUpdate
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of
@@ -49,19 +50,19 @@ def test_partial_gang_holds_only_useful_offers_then_completes():
     actions = job.offers([offer(0, cpus=2), offer(1, cpus=0.05)], 0.0)
     assert not of(act.Launch, actions)
     assert of(act.Decline, actions)[0].offer_ids == ("O1",), "an offer that helps nothing is given back"
-    assert set(job.held) == {"O0"}
+    assert set(job.transient.held) == {"O0"}
     actions = job.offers([offer(2, cpus=4)], 1.0)
     launches = of(act.Launch, actions)
     assert sum(len(l.tasks) for l in launches) == 3
-    assert {l.offer_id for l in launches} == {"O0", "O2"} and not job.held
+    assert {l.offer_id for l in launches} == {"O0", "O2"} and not job.transient.held
 
 
 def test_held_offers_are_released_after_the_hold_limit():
     job = Job.new(spec_of(worker={"count": 3, "cpus": 1.5}), 0.0)
     job.offers([offer(0, cpus=2)], 0.0)
-    assert job.held
-    actions = job.tick(job.hold_limit + 0.1)
-    assert of(act.Decline, actions) and not job.held
+    assert job.transient.held
+    actions = job.tick(job.transient.hold_limit + 0.1)
+    assert of(act.Decline, actions) and not job.transient.held
 
 
 def test_placement_timeout_fails_with_the_reason():
@@ -247,7 +248,7 @@ def test_state_round_trip_keeps_task_ids_and_reconciles():
     again.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 1.0)
     _, relaunched = launch_all(again, now=10.0)
     assert relaunched[TaskKey("worker", 0)].task_id not in {t.task_id for t in launched.values()}
-    assert chief.task_id in again._by_task_id
+    assert chief.task_id in again.by_task_id
 
 
 def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_others_by_message():

@@ -1,7 +1,8 @@
 """How a job reads when its tasks fail: the exception that ended a task (its summary, status and
 record), and what max_restarts counts when a failure restarts the whole job."""
 from tfmesos.core import actions as act
-from tfmesos.core.job import FAILED, PLACING, RUNNING, Job, StatusUpdate
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import FAILED, PLACING, RUNNING, StatusUpdate
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of

@@ -6,7 +6,8 @@ import pytest
 
 from tfmesos.core import actions as act
 from tfmesos.core import restart
-from tfmesos.core.job import Job, StatusUpdate
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import StatusUpdate
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import spec_of

@@ -2,7 +2,8 @@
 import pytest
 
 from tfmesos.core import actions as act
-from tfmesos.core.job import PLACING, RUNNING, Job, StatusUpdate
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import PLACING, RUNNING, StatusUpdate
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of

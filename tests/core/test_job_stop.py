@@ -7,8 +7,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tfmesos.core import actions as act
-from tfmesos.core import stopping
-from tfmesos.core.job import ENDED_PHASES, FAILED, FINISHING, KILLED, PHASES, SUCCEEDED, Job, StatusUpdate
+from tfmesos.core import ending, stopping
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import ENDED_PHASES, FAILED, FINISHING, KILLED, PHASES, SUCCEEDED, StatusUpdate
 from tfmesos.scheduler.metrics import JobMetrics
 from tfmesos.scheduler.runner import STOPPED_EXIT, end_code
 from tfmesos.core.spec import TaskKey
@@ -51,7 +52,7 @@ def test_a_stop_on_request_kills_every_task_and_ends_killed_without_a_failure():
 
 
 def test_a_closed_cluster_ends_closed_not_killed():
-    from tfmesos.core.job import CLOSED
+    from tfmesos.core.job_state import CLOSED
 
     job, launched = _running_job()
     assert job.end_note() is None
@@ -105,7 +106,7 @@ def test_the_end_of_a_stopping_job_survives_a_scheduler_restart():
 @pytest.mark.parametrize("succeeded, phase", [(True, SUCCEEDED), (False, FAILED)])
 def test_a_record_from_before_killed_existed_ends_as_its_succeeded_field_says(succeeded, phase):
     job, _ = _running_job()
-    job._finish(phase, "whatever", 5.0)
+    ending.finish(job, job.transient, phase, "whatever", 5.0)
     old = job.to_dict()
     del old["ending"]  # written by a tfmesos without KILLED
     restarted = Job.from_dict(job.spec, old)

@@ -1,6 +1,7 @@
 """A job that fits but finds no room waits queued: attempts, the queue timeout, the aging hold."""
 from tfmesos.core import actions as act
-from tfmesos.core.job import FAILED, PLACING, Job
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import FAILED, PLACING
 from tfmesos.core.queue import HOLD_MAX_SECONDS, hold_limit, queue_timed_out
 
 from tests.core.helpers import offer, spec_of
@@ -29,12 +30,12 @@ def test_a_queued_job_starts_a_new_attempt_at_the_placement_timeout_and_says_so_
     assert sum(e.startswith("queued") for e in job.events) == 1, "the console hears it once, not every probe"
     for now in (10.0, 20.0, 30.0, 400.0):
         job.tick(now)
-    assert job.phase == PLACING and job.queued_since == 1.0
+    assert job.phase == PLACING and job.transient.queued_since == 1.0
     snap = job.snapshot()
     assert snap.queued.endswith("free cpus 0.2") and snap.queued_since == 1.0
     actions = job.offers([offer(1, cpus=2)], 401.0)
     assert any(isinstance(a, act.Launch) for a in actions)
-    assert job.queued == "" and job.queued_since is None and job.placement_wait == 400.0
+    assert job.transient.queued == "" and job.transient.queued_since is None and job.transient.placement_wait == 400.0
 
 
 def test_the_queue_timeout_bounds_the_wait():
@@ -55,11 +56,11 @@ def test_a_queued_gang_holds_its_partial_offers_longer_as_it_ages_within_a_bound
     job = placing_job(placement_timeout_seconds=1000)
     job.queue("queued (the cluster fits the job, but not now): needs cpus 1", 0.0)
     job.offers([offer(0, cpus=0.6)], 100.0)  # one task's worth held
-    assert job.held
-    job.tick(100.0 + job.hold_limit + 1)
-    assert job.held, "an aged gang keeps its partial placement past the base hold"
+    assert job.transient.held
+    job.tick(100.0 + job.transient.hold_limit + 1)
+    assert job.transient.held, "an aged gang keeps its partial placement past the base hold"
     job.tick(100.0 + HOLD_MAX_SECONDS + 0.1)
-    assert not job.held, "but gives it back within HOLD_MAX_SECONDS"
+    assert not job.transient.held, "but gives it back within HOLD_MAX_SECONDS"
 
 
 def test_a_job_waits_behind_an_older_tfmesos_job_still_being_placed_for_a_bounded_time():
@@ -81,10 +82,10 @@ def test_a_job_waits_behind_an_older_tfmesos_job_still_being_placed_for_a_bounde
 def test_a_job_behind_an_older_one_gives_its_offers_back():
     job = placing_job()
     job.offers([offer(0, cpus=0.6)], 0.0)
-    assert job.held
+    assert job.transient.held
     assert job.wait_behind("gang") == []
     actions = job.offers([offer(1, cpus=4)], 1.0)
-    assert not any(isinstance(a, act.Launch) for a in actions) and not job.held
+    assert not any(isinstance(a, act.Launch) for a in actions) and not job.transient.held
     (decline,) = [a for a in actions if isinstance(a, act.Decline)]
     assert set(decline.offer_ids) == {"O0", "O1"}
     assert job.wait_behind("") == [act.Revive()], "the filters of the offers given back are cleared"

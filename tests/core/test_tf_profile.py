@@ -7,7 +7,8 @@ import pytest
 from tfmesos.core import actions as act
 from tfmesos.core import tf_profile as tf
 from tfmesos.core.clusterspec import cluster_spec
-from tfmesos.core.job import FAILED, PLACING, RUNNING, Job, StatusUpdate
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import FAILED, PLACING, RUNNING, StatusUpdate
 from tfmesos.core.profile import PeerRestart
 from tfmesos.core.spec import TENSORBOARD, JobSpec, TaskKey
 

@@ -3,7 +3,8 @@ questions return): a job that never fits fails on the second answer, one that fi
 with the figures, behind an older tfmesos job still being placed, or waits for its role's quota."""
 from tfmesos.core import actions as act
 from tfmesos.core.fit import Agent, Framework
-from tfmesos.core.job import FAILED, PLACING, Job
+from tfmesos.core.job import Job
+from tfmesos.core.job_state import FAILED, PLACING
 from tfmesos.scheduler.queue_watch import ASK_EVERY, QueueWatch
 
 from tests.core.helpers import offer, spec_of
@@ -33,13 +34,13 @@ def test_a_job_that_fits_but_finds_no_room_is_queued_with_the_figures_and_whom_i
     me = Framework("F-me", "me", "*", {}, registered=3.0, placing=True)
     older = Framework("F-old", "older", "*", {}, registered=2.0, placing=True)
     assert w.judge(job, 0.0, ((AGENTS, [OTHER, me, older]), [])) == [], "behind an older job at once"
-    assert job.behind == "older" and job.phase == PLACING
-    assert "needs cpus 0.9, mem 192 MB; free cpus 0.2, mem 1664 MB of cpus 2, mem 2048 MB" in job.queued
-    assert "held by other frameworks cpus 1.8, mem 384 MB: job-a (*)" in job.queued
-    assert job.queued.endswith("; behind older, submitted earlier and still being placed")
+    assert job.transient.behind == "older" and job.phase == PLACING
+    assert "needs cpus 0.9, mem 192 MB; free cpus 0.2, mem 1664 MB of cpus 2, mem 2048 MB" in job.transient.queued
+    assert "held by other frameworks cpus 1.8, mem 384 MB: job-a (*)" in job.transient.queued
+    assert job.transient.queued.endswith("; behind older, submitted earlier and still being placed")
     # The older one placed: this one revives, so the offers it gave back come again at once.
     assert w.judge(job, 2.0, ((AGENTS, [OTHER, me]), [])) == [act.Revive()]
-    assert job.behind == ""
+    assert job.transient.behind == ""
 
 
 def test_quota_is_one_case_of_queued():
@@ -47,5 +48,5 @@ def test_quota_is_one_case_of_queued():
     job.offers([offer(0, cpus=0.2)], 0.1)
     w = watch(quota=lambda role: None)
     assert w.judge(job, 3.0, ((AGENTS, [OTHER]), [({"cpus": 1.2}, {"cpus": 1.0})])) == []
-    assert job.queued.startswith("waiting for role *'s quota (not for offers): cpus 1 needed, limit 1.2")
-    assert job.queued_since == 3.0
+    assert job.transient.queued.startswith("waiting for role *'s quota (not for offers): cpus 1 needed, limit 1.2")
+    assert job.transient.queued_since == 3.0

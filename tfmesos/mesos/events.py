@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.job import StatusUpdate
+from ..core.job_state import StatusUpdate
 from ..core.offers import Offer
 from .messages import ProtocolMismatch, TaskResult, decode
 from .offers import parse_offer

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import actions as act
-from ..core.job import FAILED, FINISHING, KILLED, Job, NoSuchTask, StatusUpdate, task_names
+from ..core.job import Job
+from ..core.job_state import FAILED, FINISHING, KILLED, NoSuchTask, StatusUpdate, task_names
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..mesos.agent_files import agent_address_from_master, agent_address_from_offer
@@ -232,7 +233,7 @@ class JobShell:
             if self.disconnected_at is None:
                 self.disconnected_at, self._lost_noted = self.clock(), self.clock()
             self.raw_offers.clear()
-            for oid in list(self.job.held):
+            for oid in list(self.job.transient.held):
                 self.job.rescinded(oid)
             self.cond.notify_all()
             return self.refusal is not None or self.done.is_set()
@@ -317,7 +318,7 @@ class JobShell:
             with self.cond:
                 self.job.report(message.task_id, message.values, self.clock())
                 key = self.job.key_of(message.task_id)
-                progress = self.job.reports.get(key) if key else None
+                progress = self.job.transient.reports.get(key) if key else None
             if key is not None and progress is not None:
                 self.hooks.progress(str(key), progress)
 

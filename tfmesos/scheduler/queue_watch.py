@@ -12,7 +12,8 @@ from typing import Callable
 
 from ..core.actions import Action
 from ..core.fit import Agent, Framework, Need, holders, never_fits
-from ..core.job import PENDING, PLACING, Job
+from ..core.job import Job
+from ..core.job_state import PENDING, PLACING
 from ..core.queue import older_waiting, queued_reason
 from ..core.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 
@@ -54,7 +55,7 @@ class QueueWatch:
         """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""
         if job.phase != PLACING or now - self._asked_at < ASK_EVERY:
             return False
-        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
+        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.transient.last_unplaced)):
             return False
         self._asked_at = now
         return True
@@ -84,7 +85,7 @@ class QueueWatch:
         if cluster is not None:
             # Submission order: behind an older job still being placed, this one gives its offers back.
             actions = job.wait_behind(older_waiting(ours, cluster[1], now, self._behind_since) or "")
-        if not job.behind and not job.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
+        if not job.transient.behind and not job.transient.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
             return actions or None  # placement has not been tried yet
         held, demand = job.held_totals(), job.pending_demand()
         # A job of several Mesos roles is held back by quota only when every one of them is.
@@ -95,8 +96,8 @@ class QueueWatch:
         elif cluster is not None:
             others = [f for f in cluster[1] if f.id != ours]
             reason = queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others))
-            if job.behind:
-                reason += f"; behind {job.behind}, submitted earlier and still being placed"
+            if job.transient.behind:
+                reason += f"; behind {job.transient.behind}, submitted earlier and still being placed"
             job.queue(reason, now)
         else:
             return None

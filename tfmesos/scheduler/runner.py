@@ -17,7 +17,8 @@ from typing import Any, TextIO
 
 from ..api.status_text import task_row
 from ..core.hints import missing_program_hint
-from ..core.job import FAILED, KILLED, SUCCEEDED, Job
+from ..core.job import Job
+from ..core.job_state import FAILED, KILLED, SUCCEEDED
 from ..core.spec import JobSpec
 from ..errors import MesosRefusal, TfmesosError, cut
 from . import job_end, marathon_app as marathon

@@ -26,7 +26,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.job import ENDED_PHASES, KILLED, Job, job_seed
+from ..core.job_state import ENDED_PHASES, KILLED, job_seed
+
+from ..core.job import Job
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from . import job_end
@@ -299,7 +301,7 @@ class Session:
                 handlers["health"] = sched.loop_health
             if live and self.profile.restart:
                 def restart(task: str) -> str:
-                    from ..core.job import NoSuchTask
+                    from ..core.job_state import NoSuchTask
 
                     try:
                         return sched.restart(task)  # type: ignore[union-attr]
