@@ -634,6 +634,19 @@ def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
         os.close(pidfd)
 
 
+def _import_task_start() -> None:
+    """Import what ``launchTask`` and ``_run_task`` import (a no-op in a forked, preloaded executor)."""
+    try:
+        import subprocess  # noqa: F401
+
+        from ..core import clusterspec, spec, tracebacks  # noqa: F401
+        from ..mesos import messages  # noqa: F401
+        from ..task import keras_check  # noqa: F401
+        from . import report_pipe  # noqa: F401
+    except Exception:  # noqa: BLE001 - the task's own import says what is wrong, where it is needed
+        pass
+
+
 def main() -> int:
     log.configure(level="INFO", format="%(asctime)s tfmesos.executor %(levelname)s %(message)s")
     # The driver reads MESOS_CHECKPOINT with bool(), as pymesos' did, so "0" would mean
@@ -643,6 +656,9 @@ def main() -> int:
     executor = TFExecutor()
     driver = RecoveringExecutorDriver(executor)
     driver.start()
+    # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
+    # subprocess): made while the agent answers the SUBSCRIBE and sends the task, not after it.
+    threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
     try:
         executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
     finally:
