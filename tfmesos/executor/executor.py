@@ -374,6 +374,10 @@ class TFExecutor:
     # -- the driver's callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
         self.driver = driver
+        # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
+        # subprocess): made while a busy agent sends the task (a second and more in a big gang's
+        # launch), not after it arrives. After SUBSCRIBE, so the subscription waits for none of it.
+        threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
 
     def reregistered(self, driver: Any, agent_info: Any) -> None:
         self._agent_away = False
@@ -656,9 +660,6 @@ def main() -> int:
     executor = TFExecutor()
     driver = RecoveringExecutorDriver(executor)
     driver.start()
-    # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
-    # subprocess): made while the agent answers the SUBSCRIBE and sends the task, not after it.
-    threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
     try:
         executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
     finally:
