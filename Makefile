@@ -53,11 +53,13 @@ chaos: $(STAMP)
 	$(BIN)/python -m tests.chaos.harness --seeds $(SEEDS) --summary chaos-summary.json
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.run --out benchmarks/results.json
+	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
+		$(BIN)/python -m benchmarks.run --out benchmarks/results.json
 
 # Every benchmark once at small sizes (a smoke run; single samples): /tmp/tfmesos-bench-quick.json.
 bench-quick: $(STAMP)
-	$(BIN)/python -m benchmarks.run --quick --out /tmp/tfmesos-bench-quick/results.json
+	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
+		$(BIN)/python -m benchmarks.run --quick --out /tmp/tfmesos-bench-quick/results.json
 
 # The documentation site (mkdocs.yml, docs/) built strictly into site/ (not committed): open site/index.html.
 # make test builds it too (tests/docs/test_site.py), into a temporary folder.

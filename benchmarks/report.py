@@ -64,6 +64,44 @@ def _busy(busy: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
+REAL_GANG_MAX_S, REAL_GANG_MAX_FLOOR_RATIO = 5.0, 1.2  # issue 30: <= 5 s, or within 1.2x of the agents' floor
+
+
+def _real_gang(rg: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
+    """The 100-task gang on three real Mesos agents (benchmarks/real_gang.py): the arms, the bar, the profile."""
+    if not rg:
+        return []
+    title = "## The 100-task gang on three real Mesos agents (seconds from SUBSCRIBED to the 100th TASK_RUNNING)"
+    if rg.get("skipped"):
+        return [title, "", f"Skipped: {rg['skipped']}.", ""]
+    med, ratios = rg["median_s"], rg.get("median_ratio_to_floor", {})
+    t, ratio = med.get("tfmesos"), ratios.get("tfmesos")
+    ok = None if t is None else (t <= REAL_GANG_MAX_S or (ratio is not None and ratio <= REAL_GANG_MAX_FLOOR_RATIO))
+    v = _verdict(verdicts, "real_gang_100", t, ok, f"<= {REAL_GANG_MAX_S:g} s or <= {REAL_GANG_MAX_FLOOR_RATIO:g}x the floor")
+    loads = [s.get("load_average") for rows in rg["samples"].values() for s in rows if s.get("load_average") is not None]
+    out = [title, "", "| arm | median s | median ratio to the floor (per round) | CPU s to all RUNNING: master / agents / "
+           "executors and tasks | verdict |", "|---|---|---|---|---|"]
+    for arm, seconds in med.items():
+        cpu = (rg.get("median_cpu_to_all_running_s") or {}).get(arm) or {}
+        cpu_text = " / ".join(_f(cpu.get(k), 1) for k in ("master", "agents", "executors_and_tasks"))
+        out.append(f"| {arm} | {_f(seconds)} | {_f(ratios.get(arm)) if arm != 'floor' else '1'} | {cpu_text} | "
+                   f"{v if arm == 'tfmesos' else ''} |")
+    out += ["", f"{len(next(iter(rg['samples'].values())))} rounds, a fresh cluster each, arms interleaved; "
+            f"load average {min(loads, default=0):.1f}-{max(loads, default=0):.1f} at the arms' starts.", "",
+            "Profile (medians over the rounds): when the last task passed each phase, seconds after the master's "
+            "SUBSCRIBE, and the median and largest per-task step from the phase before.", "",
+            "| phase | " + " | ".join(rg["profile"]) + " |", "|---|" + "---|" * len(rg["profile"])]
+    phases = list(dict.fromkeys(row["phase"] for rows in rg["profile"].values() for row in rows))
+    for phase in phases:
+        cells = []
+        for rows in rg["profile"].values():
+            row = next((r for r in rows if r["phase"] == phase), None)
+            cells.append("" if row is None else _f(row.get("last_s")) + (
+                f" (step {_f(row['median_step_s'])}, max {_f(row.get('max_step_s'))})" if "median_step_s" in row else ""))
+        out.append(f"| {phase} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
 def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     env = results["environment"]
     verdicts: dict[str, Any] = {}
@@ -256,6 +294,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             out.append(f"| scheduler alone (`--master`), {c['tasks']} tasks on {c['agents']} agents, peak | {_f(_med(c['scheduler_peak_rss_mib']), 1)} | |")
     out.append("")
     out += _busy(results.get("busy"), verdicts)
+    out += _real_gang(results.get("realgang"), verdicts)
     poor = [k for k, v in verdicts.items() if not v.get("ok")]
     out += [f"Verdicts: {len(verdicts) - len(poor)} ok, {len(poor)} poor" + (f" ({', '.join(poor)})" if poor else "") +
             ". Analysis of poor figures: `benchmarks/README.md`.", ""]
