@@ -43,8 +43,8 @@ def test_pieces_keep_their_revocable_marker_and_disk_source_and_whole_disks_are_
                                                                               "volume": {"container_path": "d", "mode": "RW"}}},
         {"name": "disk", "type": "SCALAR", "scalar": {"value": 300}, "disk": path},
         {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 9000, "end": 9010}]}}]}
-    assert parse_offer(offer, revocable=True).disk == 300, "only the PATH disk can be cut"
-    assert parse_offer(offer).cpus == 0, "revocable cpus only for a job that asks for them"
+    assert parse_offer(offer, revocable=True).scalars.disk == 300, "only the PATH disk can be cut"
+    assert parse_offer(offer).scalars.cpus == 0, "revocable cpus only for a job that asks for them"
     ledger = OfferLedger(offer, revocable=True)
     cpus, disk = ledger.scalar("cpus", 0.5), ledger.scalar("disk", 100)
     assert cpus == [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.5}, "revocable": {}}]

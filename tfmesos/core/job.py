@@ -33,6 +33,7 @@ from .actions import (
 )
 from .hints import no_offer_hint
 from .offers import Offer
+from .fit import add, amounts, names_of
 from .placement import Demand, Placement, place
 from .queue import BEHIND_REFUSE_SECONDS, hold_limit, queue_timed_out
 from .series import ProgressSeries
@@ -232,8 +233,8 @@ class Job:
     def _offers(self, offers: Iterable[Offer], now: float) -> list[Action]:
         offers = list(offers)
         for o in offers:
-            if self.largest_seen is None or (o.cpus, o.mem, o.gpus) > (
-                self.largest_seen.cpus, self.largest_seen.mem, self.largest_seen.gpus
+            if self.largest_seen is None or (o.scalars.cpus, o.scalars.mem, o.scalars.gpus) > (
+                self.largest_seen.scalars.cpus, self.largest_seen.scalars.mem, self.largest_seen.scalars.gpus
             ):
                 self.largest_seen = o
         if self.phase == FINISHING or self.phase in ENDED_PHASES:
@@ -752,19 +753,20 @@ class Job:
 
     # ------------------------------------------------------------------ held back by quota
     def pending_demand(self) -> dict[str, float]:
-        """cpus/mem/disk/gpus of the tasks waiting for a placement (executors included)."""
-        total = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+        """Every resource of the tasks waiting for a placement, by name (executors included)."""
+        total: dict[str, float] = {}
         for rec in self.tasks.values():
             if rec.state == PENDING:
                 role = self.spec.role(rec.key.role)
                 assert role is not None
-                d = role.demand
-                for name, amount in (("cpus", d.cpus), ("mem", d.mem), ("disk", d.disk), ("gpus", d.gpus)):
-                    total[name] += amount
+                add(total, role.demand)
         return total
 
     def held_totals(self) -> dict[str, float]:
-        return {name: sum(getattr(o, name) for o in self.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
+        total: dict[str, float] = {}
+        for o in self.held.values():
+            add(total, o.scalars)
+        return total
 
     def queue(self, reason: str, now: float) -> None:
         """The placing job fits the cluster but waits for room (core/queue.py): say so when it starts
@@ -803,15 +805,16 @@ class Job:
                 d = role.demand
                 lines.append(
                     f"{role_name}: {per_role[role_name]} of {role.count} task(s) unplaced, each needs "
-                    f"cpus {d.cpus:g}, mem {d.mem:g} MB, disk {d.disk:g} MB, gpus {d.gpus}, 1 port (executor included)"
+                    f"{amounts(d)}, 1 port (executor included)"
                 )
         o = self.largest_seen
         if o is None:
             lines.append(no_offer_hint(self.spec.gpus_needed))
         else:
             lines.append(
-                f"largest offer seen: agent {o.agent_id} ({o.hostname}) cpus {o.cpus:g}, mem {o.mem:g} MB, "
-                f"disk {o.disk:g} MB, gpus {o.gpus}, {o.port_count} ports"
+                f"largest offer seen: agent {o.agent_id} ({o.hostname}) "
+                f"{amounts(o.scalars, names_of(o.scalars, *(r.demand for r in self.spec.roles)), zeros=True)}, "
+                f"{o.port_count} ports"
             )
         return "; ".join(lines)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 if TYPE_CHECKING:
     from .profile import Profile
@@ -15,15 +15,111 @@ EXECUTOR_CPUS = 0.1
 EXECUTOR_MEM = 64.0
 
 
-@dataclass(frozen=True)
-class Resources:
+_EPS = 1e-6
+_LEADING = ("cpus", "mem")  # every task has them (its executor too): kept first, the rest by name
+
+
+class Resources(Mapping[str, float]):
+    """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
+    out. Immutable and hashable: placement groups the tasks of one demand by it.
+
+    Generic code iterates the names; cpus/mem/disk/gpus are accessors for the places Mesos (or
+    the executor's overhead) treats them specially, and for the positional constructor of old.
+    """
+
+    __slots__ = ("_items", "_map", "cpus", "mem", "disk", "gpus")
     cpus: float
     mem: float
-    disk: float = 0.0
-    gpus: int = 0
+    disk: float
+    gpus: int
 
-    def __add__(self, other: "Resources") -> "Resources":
-        return Resources(self.cpus + other.cpus, self.mem + other.mem, self.disk + other.disk, self.gpus + other.gpus)
+    def __init__(self, cpus: float = 0.0, mem: float = 0.0, disk: float = 0.0, gpus: float = 0.0,
+                 scalars: Mapping[str, float] | None = None):
+        given = dict(scalars or {})
+        for name, value in (("cpus", cpus), ("mem", mem), ("disk", disk), ("gpus", gpus)):
+            if value:
+                given[name] = given.get(name, 0.0) + value
+        self._fill(given)
+
+    @classmethod
+    def of(cls, scalars: Mapping[str, float]) -> "Resources":
+        made = cls.__new__(cls)  # every offer comes through here: no keyword merging
+        made._fill(scalars)
+        return made
+
+    def _fill(self, scalars: Mapping[str, float]) -> None:
+        ordered: dict[str, float] = {}
+        for name in _LEADING:
+            value = scalars.get(name)
+            if value:
+                ordered[name] = float(value)
+        for name in sorted(scalars):
+            if name not in ordered:
+                value = scalars[name]
+                if value:
+                    ordered[name] = float(value)
+        self._map = ordered
+        self._items = tuple(ordered.items())
+        # Plain attributes, not properties: placement reads them for every offer.
+        self.cpus = ordered.get("cpus", 0.0)
+        self.mem = ordered.get("mem", 0.0)
+        self.disk = ordered.get("disk", 0.0)
+        self.gpus = int(ordered.get("gpus", 0.0))  # Mesos hands out GPUs whole
+
+    def items(self):  # type: ignore[override]  # the dict's own views: placement iterates them per offer
+        return self._map.items()
+
+    def keys(self):  # type: ignore[override]
+        return self._map.keys()
+
+    def values(self):  # type: ignore[override]
+        return self._map.values()
+
+    def __getitem__(self, name: str) -> float:
+        return self._map[name]
+
+    def get(self, name: str, default: float = 0.0) -> float:  # type: ignore[override]
+        return self._map.get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Resources):
+            return self._items == other._items
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Resources({dict(self._items)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Resources, (0.0, 0.0, 0.0, 0.0, self._map))
+
+    def __add__(self, other: Mapping[str, float]) -> "Resources":
+        total = dict(self._map)
+        for name, value in other.items():
+            total[name] = total.get(name, 0.0) + value
+        return Resources(scalars=total)
+
+    def __sub__(self, other: Mapping[str, float]) -> "Resources":
+        return self + {name: -value for name, value in other.items()}
+
+    def times(self, count: float) -> "Resources":
+        return Resources(scalars={name: value * count for name, value in self._items})
+
+    def shortfall(self, have: Mapping[str, float]) -> "Resources":
+        """What of this is missing from ``have`` (nothing: it fits)."""
+        return Resources(scalars={name: want - have.get(name, 0.0) for name, want in self._items
+                                  if want > have.get(name, 0.0) + _EPS})
+
+    def fits_in(self, have: Mapping[str, float]) -> bool:
+        return all(want <= have.get(name, 0.0) + _EPS for name, want in self._items)
 
 
 @dataclass(frozen=True, order=True)
