@@ -28,7 +28,6 @@ def test_add_subtract_and_fit_treat_every_name_alike():
     assert a.fits_in({"cpus": 2, "mem": 1024, "fpgas": 1})
     assert not a.fits_in({"cpus": 2, "mem": 1024})
     assert a.shortfall({"cpus": 2, "mem": 100}) == Resources.of({"mem": 412, "fpgas": 1})
-    assert a.times(3) == Resources(3, 1536, scalars={"fpgas": 3})
 
 
 def test_a_role_s_resources_list_joins_its_fields_and_the_demand_adds_the_executor():

@@ -23,8 +23,9 @@ class Resources(Mapping[str, float]):
     """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
     out. Immutable and hashable: placement groups the tasks of one demand by it.
 
-    Generic code iterates the names; cpus/mem/disk/gpus are accessors for the places Mesos (or
-    the executor's overhead) treats them specially, and for the positional constructor of old.
+    Generic code iterates the names. cpus/mem/disk/gpus are read-only by convention attributes
+    for the places Mesos (or the executor's overhead) treats them specially, and the positional
+    constructor keeps the old calls (``Resources(1, 1024, gpus=1)``); ``Resources.of`` takes any map.
     """
 
     __slots__ = ("_items", "_map", "cpus", "mem", "disk", "gpus")
@@ -79,6 +80,7 @@ class Resources(Mapping[str, float]):
         return self._map[name]
 
     def get(self, name: str, default: float = 0.0) -> float:  # type: ignore[override]
+        """The amount of ``name``; 0 when absent (nothing of it), not None."""
         return self._map.get(name, default)
 
     def __iter__(self) -> Iterator[str]:
@@ -109,9 +111,6 @@ class Resources(Mapping[str, float]):
 
     def __sub__(self, other: Mapping[str, float]) -> "Resources":
         return self + {name: -value for name, value in other.items()}
-
-    def times(self, count: float) -> "Resources":
-        return Resources(scalars={name: value * count for name, value in self._items})
 
     def shortfall(self, have: Mapping[str, float]) -> "Resources":
         """What of this is missing from ``have`` (nothing: it fits)."""
