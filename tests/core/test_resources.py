@@ -7,9 +7,9 @@ from tfmesos.core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, Resources
 from tests.core.helpers import spec_of
 
 
-def test_names_are_kept_in_one_order_and_zeros_left_out():
+def test_zeros_are_left_out_and_the_usual_names_read_as_attributes():
     r = Resources(1, 1024, scalars={"licences": 0.5, "fpgas": 2, "nics": 0})
-    assert list(r) == ["cpus", "mem", "fpgas", "licences"]  # cpus, mem, then by name
+    assert list(r) == ["cpus", "mem", "licences", "fpgas"]  # the usual four first, then as given
     assert (r.cpus, r.mem, r.disk, r.gpus, r.get("fpgas"), r.get("absent")) == (1.0, 1024.0, 0.0, 0, 2.0, 0.0)
 
 

@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from ..core.actions import Launch
+from ..core.fit import names_of
 from ..core.job import Job
 from ..core.secrets import SecretValues, read_by_scheduler
 from ..core.spec import JobSpec, Resources
@@ -106,7 +107,7 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
 def plan_lines(spec: JobSpec) -> list[str]:
     """The text form: one row per task, what it takes and what it runs."""
     # A column per resource: the usual four, then any other the roles ask for (fpgas, ...).
-    names = list(Resources(1, 1, 1, 1, scalars={n: 1 for r in spec.roles for n in r.resources}))
+    names = names_of(Resources(1, 1, 1, 1), *(r.resources for r in spec.roles))
     width = {n: max(7, len(n) + 1) for n in names}
     lines = [f"{'task':<14} " + " ".join(f"{n:>{width[n]}}" for n in names) + "  runs"]
     for role in spec.roles:

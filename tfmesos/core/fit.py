@@ -19,9 +19,13 @@ _EPS = 1e-9
 Amounts = Mapping[str, float]
 
 
+_SHOWN_FIRST = ("cpus", "mem")  # every task has them (its executor too)
+
+
 def names_of(*maps: Amounts) -> list[str]:
-    """Every resource named with an amount in ``maps``, in the order Resources keeps (cpus, mem, then by name)."""
-    return list(Resources.of({name: 1.0 for m in maps for name, value in m.items() if value}))
+    """Every resource named with an amount in ``maps``, as a person reads them: cpus, mem, then by name."""
+    names = sorted({name for m in maps for name, value in m.items() if value})
+    return [n for n in _SHOWN_FIRST if n in names] + [n for n in names if n not in _SHOWN_FIRST]
 
 
 def add(into: dict[str, float], more: Amounts, times: float = 1.0) -> dict[str, float]:

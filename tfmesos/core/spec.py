@@ -16,19 +16,19 @@ EXECUTOR_MEM = 64.0
 
 
 _EPS = 1e-6
-_LEADING = ("cpus", "mem")  # every task has them (its executor too): kept first, the rest by name
 
 
 class Resources(Mapping[str, float]):
     """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
-    out. Immutable and hashable: placement groups the tasks of one demand by it.
+    out. Immutable and hashable, equal whatever the order they were given in: placement groups the
+    tasks of one demand by it. What a person reads orders the names itself (core/fit.py's names_of).
 
     Generic code iterates the names. cpus/mem/disk/gpus are read-only by convention attributes
     for the places Mesos (or the executor's overhead) treats them specially, and the positional
     constructor keeps the old calls (``Resources(1, 1024, gpus=1)``); ``Resources.of`` takes any map.
     """
 
-    __slots__ = ("_items", "_map", "cpus", "mem", "disk", "gpus")
+    __slots__ = ("_map", "cpus", "mem", "disk", "gpus")
     cpus: float
     mem: float
     disk: float
@@ -36,10 +36,9 @@ class Resources(Mapping[str, float]):
 
     def __init__(self, cpus: float = 0.0, mem: float = 0.0, disk: float = 0.0, gpus: float = 0.0,
                  scalars: Mapping[str, float] | None = None):
-        given = dict(scalars or {})
-        for name, value in (("cpus", cpus), ("mem", mem), ("disk", disk), ("gpus", gpus)):
-            if value:
-                given[name] = given.get(name, 0.0) + value
+        given = {"cpus": cpus, "mem": mem, "disk": disk, "gpus": gpus}  # the usual four first
+        for name, value in (scalars or {}).items():
+            given[name] = given.get(name, 0.0) + value
         self._fill(given)
 
     @classmethod
@@ -49,18 +48,9 @@ class Resources(Mapping[str, float]):
         return made
 
     def _fill(self, scalars: Mapping[str, float]) -> None:
-        ordered: dict[str, float] = {}
-        for name in _LEADING:
-            value = scalars.get(name)
-            if value:
-                ordered[name] = float(value)
-        for name in sorted(scalars):
-            if name not in ordered:
-                value = scalars[name]
-                if value:
-                    ordered[name] = float(value)
+        # In the order given, numbers as given: every offer comes through here, so nothing more.
+        ordered = {name: value for name, value in scalars.items() if value}
         self._map = ordered
-        self._items = tuple(ordered.items())
         # Plain attributes, not properties: placement reads them for every offer.
         self.cpus = ordered.get("cpus", 0.0)
         self.mem = ordered.get("mem", 0.0)
@@ -90,15 +80,15 @@ class Resources(Mapping[str, float]):
         return len(self._map)
 
     def __hash__(self) -> int:
-        return hash(self._items)
+        return hash(frozenset(self._map.items()))  # equal in any order; few are hashed (a demand per role)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Resources):
-            return self._items == other._items
+            return self._map == other._map
         return NotImplemented
 
     def __repr__(self) -> str:
-        return f"Resources({dict(self._items)!r})"
+        return f"Resources({self._map!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Resources, (0.0, 0.0, 0.0, 0.0, self._map))
@@ -114,11 +104,11 @@ class Resources(Mapping[str, float]):
 
     def shortfall(self, have: Mapping[str, float]) -> "Resources":
         """What of this is missing from ``have`` (nothing: it fits)."""
-        return Resources(scalars={name: want - have.get(name, 0.0) for name, want in self._items
+        return Resources(scalars={name: want - have.get(name, 0.0) for name, want in self._map.items()
                                   if want > have.get(name, 0.0) + _EPS})
 
     def fits_in(self, have: Mapping[str, float]) -> bool:
-        return all(want <= have.get(name, 0.0) + _EPS for name, want in self._items)
+        return all(want <= have.get(name, 0.0) + _EPS for name, want in self._map.items())
 
 
 @dataclass(frozen=True, order=True)
