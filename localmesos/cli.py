@@ -155,9 +155,16 @@ def _chosen_first_port(work_dir: Path | None, size: int) -> int:
     return first
 
 
+_STATE_SCALARS = (("cpus", ""), ("mem", " MB"), ("disk", " MB"), ("gpus", ""))  # /state always shows these
+
+
 def _amounts(resources: dict[str, Any], nonzero: bool = False) -> str:
-    parts = [f"{name} {resources.get(name, 0):g}{unit}" for name, unit in
-             (("cpus", ""), ("mem", " MB"), ("disk", " MB"), ("gpus", "")) if resources.get(name, 0) or not nonzero]
+    parts = [f"{name} {resources.get(name, 0):g}{unit}" for name, unit in _STATE_SCALARS
+             if resources.get(name, 0) or not nonzero]
+    # Then any other scalar the agent was given (--agent-resources '0=fpgas:2').
+    usual = {name for name, _ in _STATE_SCALARS}
+    parts += [f"{name} {value:g}" for name, value in sorted(resources.items())
+              if name not in usual and isinstance(value, (int, float)) and (value or not nonzero)]
     return ", ".join(parts)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from tfmesos.core.job_state import JobState, TaskRecord, Transient
 from tfmesos.core.offers import Offer
 from tfmesos.options.load import resolve_options
-from tfmesos.core.spec import JobSpec
+from tfmesos.core.spec import JobSpec, Resources
 from tfmesos.options.jobspec import job_spec_from_options
 
 
@@ -13,8 +13,11 @@ def spec_of(**roles: dict) -> JobSpec:
     return job_spec_from_options(resolve_options(options))
 
 
-def offer(i: int, cpus: float = 4, mem: float = 8192, gpus: int = 0, ports: tuple = ((31000, 31099),), disk: float = 0) -> Offer:
-    return Offer(id=f"O{i}", agent_id=f"S{i}", hostname=f"h{i}", cpus=cpus, mem=mem, disk=disk, gpus=gpus, ports=ports)
+def offer(i: int, cpus: float = 4, mem: float = 8192, gpus: int = 0, ports: tuple = ((31000, 31099),), disk: float = 0,
+          **others: float) -> Offer:
+    """Offer i of agent S<i>; ``others``: any other scalar by name (fpgas=2)."""
+    return Offer(id=f"O{i}", agent_id=f"S{i}", hostname=f"h{i}", scalars=Resources(cpus, mem, disk, gpus, others),
+                 ports=ports)
 
 
 def state_of(spec: JobSpec, now: float = 0.0) -> tuple[JobState, Transient]:

@@ -39,7 +39,7 @@ def test_a_gang_that_fits_in_sum_but_does_not_pack_fails_too():
 
 def test_gpus_on_a_cluster_without_any_fail_and_gpu_agents_serve_no_cpu_only_job():
     why = never_fits([need(count=1, gpus=1)], TWO, ["*"])
-    assert why is not None and "worker ask(s) for gpus" in why and "none of its 2 agent(s) has any GPU" in why
+    assert why is not None and "worker ask(s) for gpus" in why and "none of its 2 agent(s) has any gpus" in why
     assert never_fits([need(count=1, gpus=1)], [agent(0, gpus=1)], ["*"]) is None
     # Mesos offers an agent with GPUs only to GPU frameworks: a cpu-only job counts on the others.
     why = never_fits([need(count=2, cpus=0.8)], [agent(0), agent(1, cpus=8, gpus=2)], ["*"])
@@ -72,3 +72,31 @@ def test_what_the_job_holds_itself_counts_as_free_for_it():
     offered = [agent(0, offered={"cpus": 1.0, "mem": 1024})]
     figures = holders(offered, ["*"], {"cpus": 1.0, "mem": 1024}, [])
     assert figures["free"]["cpus"] == 1.0 and figures["others"]["cpus"] == 0.0
+
+
+def fpga_need(count=1, fpgas=1.0):
+    return Need("worker", count, {"cpus": 0.5, "mem": 128.0, "fpgas": fpgas})
+
+
+def test_a_custom_scalar_no_agent_has_never_fits_naming_it():
+    why = never_fits([fpga_need()], TWO, ["*"])
+    assert why == ("the job can never fit this cluster: worker ask(s) for fpgas, and none of its 2 agent(s) "
+                   "has any fpgas")
+
+
+def test_a_custom_scalar_is_checked_like_cpus_per_task_and_in_sum():
+    with_fpgas = [Agent("S0", "h0", {"cpus": 4.0, "mem": 4096.0, "fpgas": 2.0}), agent(1)]
+    assert never_fits([fpga_need(count=2)], with_fpgas, ["*"]) is None
+    why = never_fits([fpga_need(fpgas=3)], with_fpgas, ["*"])
+    assert why is not None and "one worker task needs fpgas 3" in why and "has fpgas 2" in why
+    why = never_fits([fpga_need(count=3)], with_fpgas, ["*"])
+    assert why is not None and "3 tasks need fpgas 3 together" in why and "together have fpgas 2" in why
+
+
+def test_a_custom_scalar_taken_by_others_queues_naming_it():
+    busy = [Agent("S0", "h0", {"cpus": 4.0, "mem": 4096.0, "fpgas": 2.0}, used={"cpus": 1.0, "fpgas": 2.0})]
+    assert never_fits([fpga_need()], busy, ["*"]) is None  # fits the cluster as built
+    figures = holders(busy, ["*"], {}, [Framework("F1", "job-a", "*", {"cpus": 1.0, "fpgas": 2.0})])
+    text = queued_reason({"cpus": 0.6, "mem": 192.0, "fpgas": 1.0}, figures)
+    assert "needs cpus 0.6, mem 192 MB, fpgas 1" in text and "free cpus 3, mem 4096 MB, fpgas 0 of" in text
+    assert "job-a (*) cpus 1, fpgas 2" in text

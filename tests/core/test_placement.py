@@ -70,5 +70,28 @@ def test_parse_offer_sums_roles_and_skips_revocable():
         ],
     }
     o = parse_offer(raw)
-    assert (o.cpus, o.mem, o.gpus, o.mesos_role) == (3.5, 512.0, 2, "ml")
+    assert (o.scalars.cpus, o.scalars.mem, o.gpus, o.mesos_role) == (3.5, 512.0, 2, "ml")
     assert o.ports == ((1, 2), (5, 9)) and o.port_count == 7
+
+
+FPGA = Resources(1, 1024, scalars={"fpgas": 1})
+
+
+def test_a_custom_scalar_goes_only_where_it_is_offered_and_counts_down():
+    p = place(demands("worker", 3, FPGA), [offer(0), offer(1, fpgas=2)])
+    assert [a.agent_id for a in p.assignments] == ["S1", "S1"]  # 2 fpgas: two tasks, not three
+    assert p.unplaced == (TaskKey("worker", 2),)
+    assert p.assignments[0].resources.get("fpgas") == 1
+    # A task without fpgas still goes anywhere.
+    assert place(demands("ps", 1), [offer(1, fpgas=2)]).complete
+
+
+def test_parse_offer_keeps_every_scalar_by_name():
+    raw = {"id": {"value": "O1"}, "agent_id": {"value": "S1"}, "hostname": "h", "resources": [
+        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 2.0}},
+        {"name": "fpgas", "type": "SCALAR", "scalar": {"value": 1.0}, "role": "*"},
+        {"name": "fpgas", "type": "SCALAR", "scalar": {"value": 2.0}, "role": "ml"},
+        {"name": "zones", "type": "SET", "set": {"item": ["a"]}},
+    ]}
+    o = parse_offer(raw)
+    assert dict(o.scalars) == {"cpus": 2.0, "fpgas": 3.0}

@@ -36,8 +36,8 @@ MIXED = raw_offer([
 
 def test_offer_sums_reserved_and_shared_but_not_revocable_unless_asked():
     parsed = parse_offer(MIXED)
-    assert (parsed.cpus, parsed.mem, parsed.reserved, parsed.mesos_role) == (4.0, 2048.0, 2.0, "team-a")
-    assert parse_offer(MIXED, revocable=True).cpus == 12.0
+    assert (parsed.scalars.cpus, parsed.scalars.mem, parsed.reserved, parsed.mesos_role) == (4.0, 2048.0, 2.0, "team-a")
+    assert parse_offer(MIXED, revocable=True).scalars.cpus == 12.0
 
 
 def test_tasks_use_the_reserved_resources_first_and_keep_reservation_and_role():

@@ -38,7 +38,7 @@ def test_gpu_job_does_not_fit_cpu_only_agents_and_says_so(tmp_path):
         run = run_scheduler(opts, "--master", master.address)
         assert run.wait(60) == 1, run.output  # at once, not at the placement timeout (issue 31)
         assert ("the job can never fit this cluster: worker ask(s) for gpus, and none of its 1 agent(s) "
-                "has any GPU") in run.output, run.output
+                "has any gpus") in run.output, run.output
     finally:
         master.stop()
 

@@ -47,3 +47,11 @@ def test_a_cpu_job_on_embedded_gpu_agents_is_refused_naming_the_flag():
     assert [p for p in problems if p.startswith("--gpus-per-agent: 1 ") and "GPU_RESOURCES" in p], problems
     assert local_fit_problems(spec(1), RunSettings(gpus_per_agent=1)) == []
     assert local_fit_problems(spec(0), RunSettings(gpus_per_agent=0)) == []
+
+
+def test_any_other_scalar_an_agent_was_given_is_shown_too():
+    fpga = _agent(0, "[31000-31999]", {"team-a": {"cpus": 0.0, "fpgas": 1.0}})
+    fpga["resources"]["fpgas"] = 2.0
+    lines = describe([fpga, _agent(0, "[32000-32999]")], "/w", "127.0.0.1:1")
+    assert lines[:2] == ["  agent 0: cpus 4, mem 8192 MB, disk 20000 MB, gpus 0, fpgas 2; reserved: team-a fpgas 1",
+                         "  agent 1: cpus 4, mem 8192 MB, disk 20000 MB, gpus 0"]

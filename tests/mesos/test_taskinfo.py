@@ -43,9 +43,27 @@ def test_pieces_keep_their_revocable_marker_and_disk_source_and_whole_disks_are_
                                                                               "volume": {"container_path": "d", "mode": "RW"}}},
         {"name": "disk", "type": "SCALAR", "scalar": {"value": 300}, "disk": path},
         {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 9000, "end": 9010}]}}]}
-    assert parse_offer(offer, revocable=True).disk == 300, "only the PATH disk can be cut"
-    assert parse_offer(offer).cpus == 0, "revocable cpus only for a job that asks for them"
+    assert parse_offer(offer, revocable=True).scalars.disk == 300, "only the PATH disk can be cut"
+    assert parse_offer(offer).scalars.cpus == 0, "revocable cpus only for a job that asks for them"
     ledger = OfferLedger(offer, revocable=True)
     cpus, disk = ledger.scalar("cpus", 0.5), ledger.scalar("disk", 100)
     assert cpus == [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.5}, "revocable": {}}]
     assert disk == [{"name": "disk", "type": "SCALAR", "scalar": {"value": 100}, "disk": path}]
+
+
+def test_every_scalar_the_role_asks_for_is_taken_from_the_offer_by_name_reservation_kept():
+    spec = job_spec_from_options(resolve_options({
+        "service": {"name": "fpga", "role": "team-a"},
+        "roles": {"worker": {"count": 1, "cpus": 1, "mem": 512, "resources": ["fpgas:2"]}},
+        "job": {"command": "python train.py"},
+    }))
+    reserved = {"role": "team-a", "reservations": [{"type": "STATIC", "role": "team-a"}]}
+    offer = {"resources": OFFER["resources"] + [
+        {"name": "fpgas", "type": "SCALAR", "scalar": {"value": 1}, **reserved},
+        {"name": "fpgas", "type": "SCALAR", "scalar": {"value": 4}}]}
+    info = build_task_info(spec, TaskLaunch(TaskKey("worker", 0), "fpga.worker.0.1", 9000, spec.roles[0].demand, 0),
+                           "agent-1", OfferLedger(offer), ExecutorSettings(python="python3"))
+    fpgas = [r for r in info["resources"] if r["name"] == "fpgas"]
+    # The reserved piece first (the role's own), then the shared pool; each as it was offered.
+    assert [(r["scalar"]["value"], r.get("role", "*")) for r in fpgas] == [(1, "team-a"), (1, "*")]
+    assert [r["name"] for r in info["resources"]] == ["cpus", "mem", "fpgas", "fpgas", "ports"]

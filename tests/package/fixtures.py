@@ -37,19 +37,19 @@ FULL_OPTIONS = {
     "roles": {
         "ps": {
             "count": 2, "cpus": 0.75, "mem": 2048, "disk": 100, "gpus": 1, "command": "serve {job_name}",
-            "server": False, "env": ["PS=1"], "restart_policy": "Always", "max_restarts": 5,
+            "server": False, "env": ["PS=1"], "resources": ["fpgas:1"], "restart_policy": "Always", "max_restarts": 5,
         },
         "worker": {
             "count": 4, "cpus": 2, "mem": 4096.5, "disk": 10, "gpus": 2, "command": "work {task_index}",
-            "server": True, "env": ["W=2", "W2=two words"], "restart_policy": "OnFailure", "max_restarts": 0,
+            "server": True, "env": ["W=2", "W2=two words"], "resources": ["fpgas:2", "licences:0.5"], "restart_policy": "OnFailure", "max_restarts": 0,
         },
         "chief": {
             "count": 1, "cpus": 0.25, "mem": 512, "disk": 1, "gpus": 3, "command": "lead {worker_hosts}",
-            "server": True, "env": ["C=3"], "restart_policy": "ExitCode", "max_restarts": 7,
+            "server": True, "env": ["C=3"], "resources": ["licences:1"], "restart_policy": "ExitCode", "max_restarts": 7,
         },
         "evaluator": {
             "count": 1, "cpus": 0.3, "mem": 700, "disk": 2, "gpus": 4, "command": "eval",
-            "server": True, "env": ["E=4"], "restart_policy": "OnFailure", "max_restarts": 1,
+            "server": True, "env": ["E=4"], "resources": ["nics:0"], "restart_policy": "OnFailure", "max_restarts": 1,
         },
     },
     "policies": {

@@ -21,9 +21,10 @@ import sys
 from typing import Any
 
 from ..core.actions import Launch
+from ..core.fit import names_of
 from ..core.job import Job
 from ..core.secrets import SecretValues, read_by_scheduler
-from ..core.spec import JobSpec
+from ..core.spec import JobSpec, Resources
 from ..masking import HIDDEN, mask_entry, mask_options
 from ..mesos.driver import framework_info
 from ..mesos.messages import TaskPayload, decode, encode, to_wire
@@ -60,8 +61,7 @@ def synthetic_offer(spec: JobSpec) -> dict[str, Any]:
 
     resources = [entry("ports", type="RANGES", ranges={"range": [{"begin": FIRST_PORT,
                                                                   "end": FIRST_PORT + max(len(keys), 1) - 1}]})]
-    for name in ("cpus", "mem", "disk", "gpus"):
-        total = sum(getattr(d, name) for d in demands)
+    for name, total in sum(demands, Resources()).items():  # every scalar the gang asks for, by name
         if total > 0:
             resources.append(entry(name, type="SCALAR", scalar={"value": _up(total)}))
     return {"id": {"value": DRY_RUN_OFFER_ID}, "agent_id": {"value": DRY_RUN_AGENT_ID},
@@ -106,12 +106,16 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
 
 def plan_lines(spec: JobSpec) -> list[str]:
     """The text form: one row per task, what it takes and what it runs."""
-    lines = [f"{'task':<14} {'cpus':>5} {'mem':>7} {'disk':>6} {'gpus':>4}  runs"]
+    # A column per resource: the usual four, then any other the roles ask for (fpgas, ...).
+    names = names_of(Resources(1, 1, 1, 1), *(r.resources for r in spec.roles))
+    width = {n: max(7, len(n) + 1) for n in names}
+    lines = [f"{'task':<14} " + " ".join(f"{n:>{width[n]}}" for n in names) + "  runs"]
     for role in spec.roles:
         r = role.resources
         what = "built-in TensorFlow server" if role.command is None else role.command
         for i in range(role.count):
-            lines.append(f"{role.name + ':' + str(i):<14} {r.cpus:>5g} {r.mem:>7g} {r.disk:>6g} {r.gpus:>4}  {what}")
+            lines.append(f"{role.name + ':' + str(i):<14} " + " ".join(f"{r.get(n):>{width[n]}g}" for n in names)
+                         + f"  {what}")
     lines.append(f"success when: {', '.join(str(k) for k in spec.success_keys)} finished with exit 0")
     return lines
 

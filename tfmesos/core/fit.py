@@ -13,11 +13,25 @@ from .offers import Offer
 from .placement import Demand, place
 from .spec import Resources, TaskKey
 
-NAMES = ("cpus", "mem", "disk", "gpus")
-_UNITS = {"mem": " MB", "disk": " MB"}
+_UNITS = {"mem": " MB", "disk": " MB"}  # how Mesos counts them; every other scalar is a plain count
 _EPS = 1e-9
 
 Amounts = Mapping[str, float]
+
+
+_SHOWN_FIRST = ("cpus", "mem")  # every task has them (its executor too)
+
+
+def names_of(*maps: Amounts) -> list[str]:
+    """Every resource named with an amount in ``maps``, as a person reads them: cpus, mem, then by name."""
+    names = sorted({name for m in maps for name, value in m.items() if value})
+    return [n for n in _SHOWN_FIRST if n in names] + [n for n in names if n not in _SHOWN_FIRST]
+
+
+def add(into: dict[str, float], more: Amounts, times: float = 1.0) -> dict[str, float]:
+    for name, value in more.items():
+        into[name] = into.get(name, 0.0) + times * value
+    return into
 
 
 @dataclass(frozen=True)
@@ -33,11 +47,10 @@ class Agent:
     def usable(self, roles: Iterable[str]) -> dict[str, float]:
         """What a framework of ``roles`` may ever get here: all but the reservations for other roles."""
         ours = set(roles)
-        out = {name: self.total.get(name, 0.0) for name in NAMES}
+        out = dict(self.total)
         for role, amounts in self.reserved.items():
             if role not in ours:
-                for name in NAMES:
-                    out[name] -= amounts.get(name, 0.0)
+                add(out, amounts, -1.0)
         return out
 
 
@@ -60,26 +73,27 @@ class Need:
     each: Amounts
 
 
-def amounts(values: Amounts, names: Iterable[str] = NAMES, zeros: bool = False) -> str:
-    """'cpus 0.8, mem 256 MB': the names given, zeros left out unless ``zeros``."""
+def amounts(values: Amounts, names: Iterable[str] | None = None, zeros: bool = False) -> str:
+    """'cpus 0.8, mem 256 MB': the names given (default: all of ``values``), zeros left out unless ``zeros``."""
+    names = names_of(values) if names is None else names
     shown = [f"{n} {values.get(n, 0.0):g}{_UNITS.get(n, '')}" for n in names if zeros or values.get(n, 0.0) > _EPS]
     return ", ".join(shown) or "nothing"
 
 
 def total_need(needs: Iterable[Need]) -> dict[str, float]:
-    out = {name: 0.0 for name in NAMES}
+    out: dict[str, float] = {}
     for need in needs:
-        for name in NAMES:
-            out[name] += need.count * need.each.get(name, 0.0)
+        add(out, need.each, need.count)
     return out
 
 
 def never_fits(needs: list[Need], agents: list[Agent], roles: Iterable[str]) -> str | None:
     """Why the job cannot fit these agents even when they are idle, or None when it may.
 
-    Checked: GPUs asked for where no agent has any; a task larger than every agent (each resource,
-    then all of them on one agent); the whole gang larger than all the agents together. No agent at
-    all says nothing (agents may still register): the placement timeout covers that case.
+    Checked, for every resource alike: one asked for where no agent has any (gpus, fpgas, ...); a
+    task larger than every agent (each resource, then all of them on one agent); the whole gang
+    larger than all the agents together. No agent at all says nothing (agents may still register):
+    the placement timeout covers that case.
     """
     if not agents:
         return None
@@ -89,39 +103,48 @@ def never_fits(needs: list[Need], agents: list[Agent], roles: Iterable[str]) -> 
         # Mesos offers agents with GPUs only to frameworks that can use them (GPU_RESOURCES).
         agents = [a for a in agents if a.total.get("gpus", 0.0) <= 0] or agents
     usable = [(agent, agent.usable(roles)) for agent in agents]
-    if any(n.each.get("gpus", 0.0) > 0 for n in wanted) and not any(u["gpus"] > 0 for _, u in usable):
-        gpu_roles = ", ".join(n.role for n in wanted if n.each.get("gpus", 0.0) > 0)
-        return (f"the job can never fit this cluster: {gpu_roles} ask(s) for gpus, and none of its "
-                f"{len(agents)} agent(s) has any GPU")
+    names = names_of(*(n.each for n in wanted))
+
+    def largest(name: str) -> float:
+        return max(u.get(name, 0.0) for _, u in usable)
+
+    for name in names:
+        if largest(name) <= _EPS:
+            askers = ", ".join(n.role for n in wanted if n.each.get(name, 0.0) > 0)
+            return (f"the job can never fit this cluster: {askers} ask(s) for {name}, and none of its "
+                    f"{len(agents)} agent(s) has any {name}")
     for need in wanted:
-        short = [name for name in NAMES if need.each.get(name, 0.0) > max(u[name] for _, u in usable) + _EPS]
+        short = [name for name in names if need.each.get(name, 0.0) > largest(name) + _EPS]
         if short:
-            largest = {name: max(u[name] for _, u in usable) for name in short}
+            most = {name: largest(name) for name in short}
             return (f"the job can never fit this cluster: one {need.role} task needs "
                     f"{amounts(need.each, short)} (executor included), and the largest of its {len(agents)} "
-                    f"agent(s) has {amounts(largest, short) if any(largest.values()) else ', '.join(f'{n} 0' for n in short)}")
-        if not any(all(need.each.get(n, 0.0) <= u[n] + _EPS for n in NAMES) for _, u in usable):
+                    f"agent(s) has {amounts(most, short, zeros=True)}")
+        each = Resources.of(need.each)
+        if not any(each.fits_in(u) for _, u in usable):
             return (f"the job can never fit this cluster: one {need.role} task needs {amounts(need.each)} "
                     f"(executor included) on one agent, and no agent has all of that together")
     whole = total_need(wanted)
-    capacity = {name: sum(u[name] for _, u in usable) for name in NAMES}
-    short = [name for name in NAMES if whole[name] > capacity[name] + _EPS]
+    capacity = {name: sum(u.get(name, 0.0) for _, u in usable) for name in names}
+    short = [name for name in names if whole.get(name, 0.0) > capacity[name] + _EPS]
     if short:
         return (f"the job can never fit this cluster: its {sum(n.count for n in wanted)} tasks need "
                 f"{amounts(whole, short)} together, and all {len(agents)} agent(s) together have "
                 f"{amounts(capacity, short)}")
     # Each resource fits in sum: would the placer itself pack the whole gang onto the idle agents?
-    demands = [Demand(TaskKey(n.role, i), Resources(n.each.get("cpus", 0.0), n.each.get("mem", 0.0),
-                                                     n.each.get("disk", 0.0), int(n.each.get("gpus", 0))))
-               for n in wanted for i in range(n.count)]
-    idle = [Offer(f"idle-{a.id}", a.id, a.hostname, u["cpus"], u["mem"], u["disk"], int(u["gpus"]),
-                  ((1, 65535),)) for a, u in usable]
-    unplaced = place(demands, idle).unplaced
+    unplaced = left_over_when_idle(wanted, [(a.id, a.hostname, u) for a, u in usable])
     if unplaced:
-        return (f"the job can never fit this cluster: its {len(demands)} tasks ({amounts(whole)} together) "
-                f"do not pack onto its {len(agents)} agent(s) even when they are idle: "
-                f"{len(unplaced)} task(s) left over, first {unplaced[0]}")
+        return (f"the job can never fit this cluster: its {sum(n.count for n in wanted)} tasks "
+                f"({amounts(whole)} together) do not pack onto its {len(agents)} agent(s) even when they are "
+                f"idle: {len(unplaced)} task(s) left over, first {unplaced[0]}")
     return None
+
+
+def left_over_when_idle(needs: Iterable[Need], agents: Iterable[tuple[str, str, Amounts]]) -> tuple[TaskKey, ...]:
+    """The tasks the placer leaves over when every agent (id, hostname, what it has) is idle."""
+    demands = [Demand(TaskKey(n.role, i), Resources.of(n.each)) for n in needs for i in range(n.count)]
+    idle = [Offer(f"idle-{id_}", id_, hostname, Resources.of(has), ((1, 65535),)) for id_, hostname, has in agents]
+    return place(demands, idle).unplaced
 
 
 def holders(agents: list[Agent], roles: Iterable[str], held: Amounts,
@@ -129,23 +152,23 @@ def holders(agents: list[Agent], roles: Iterable[str], held: Amounts,
     """The cluster's figures for a waiting job: usable total, free now, and what holds the rest.
 
     ``held`` is what the job itself holds in offers (counted as free for it); ``frameworks`` are the
-    other frameworks, the largest named first.
+    other frameworks, the largest named first. Every resource any agent has, by name.
     """
     roles = tuple(roles)
-    usable = {name: 0.0 for name in NAMES}
-    taken = {name: 0.0 for name in NAMES}
-    other_reserved = {name: 0.0 for name in NAMES}
+    usable: dict[str, float] = {}
+    taken: dict[str, float] = {}
+    other_reserved: dict[str, float] = {}
     for agent in agents:
-        for name, value in agent.usable(roles).items():
-            usable[name] += value
+        add(usable, agent.usable(roles))
         for role, reserved in agent.reserved.items():
             if role not in roles:
-                for name in NAMES:
-                    other_reserved[name] += reserved.get(name, 0.0)
-        for name in NAMES:
-            taken[name] += agent.used.get(name, 0.0) + agent.offered.get(name, 0.0)
-    others = {name: max(0.0, taken[name] - held.get(name, 0.0)) for name in NAMES}
-    free = {name: max(0.0, usable[name] - others[name]) for name in NAMES}
+                add(other_reserved, reserved)
+        add(taken, agent.used)
+        add(taken, agent.offered)
+    names = names_of(usable, taken, other_reserved)
+    others = {name: max(0.0, taken.get(name, 0.0) - held.get(name, 0.0)) for name in names}
+    free = {name: max(0.0, usable.get(name, 0.0) - others[name]) for name in names}
     top = sorted(frameworks, key=lambda f: (-f.holds.get("cpus", 0.0), f.name))
-    return {"usable": usable, "free": free, "others": others, "reserved_for_others": other_reserved,
+    return {"usable": {n: usable.get(n, 0.0) for n in names}, "free": free, "others": others,
+            "reserved_for_others": {n: other_reserved.get(n, 0.0) for n in names},
             "frameworks": [(f.name, f.role, dict(f.holds)) for f in top if any(v > _EPS for v in f.holds.values())]}

@@ -7,6 +7,7 @@ import random
 from typing import Iterable
 
 from .actions import Action, Decline, Launch, Revive, TaskLaunch
+from .fit import add, amounts, names_of
 from .hints import no_offer_hint
 from .job_state import ENDED_PHASES, FINISHING, HOLD_SECONDS, PENDING, PLACING, RUNNING
 from .job_state import JobState, TaskRecord, Transient
@@ -31,8 +32,8 @@ def hold_for(tr: Transient, now: float) -> float:
 def offers(job: JobState, tr: Transient, offers: Iterable[Offer], now: float) -> list[Action]:
     offers = list(offers)
     for o in offers:
-        if tr.largest_seen is None or (o.cpus, o.mem, o.gpus) > (
-            tr.largest_seen.cpus, tr.largest_seen.mem, tr.largest_seen.gpus
+        if tr.largest_seen is None or (o.scalars.cpus, o.scalars.mem, o.scalars.gpus) > (
+            tr.largest_seen.scalars.cpus, tr.largest_seen.scalars.mem, tr.largest_seen.scalars.gpus
         ):
             tr.largest_seen = o
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
@@ -155,20 +156,21 @@ def _launch(job: JobState, tr: Transient, placement: Placement, now: float) -> l
 
 # ------------------------------------------------------------------ held back by quota
 def pending_demand(job: JobState) -> dict[str, float]:
-    """cpus/mem/disk/gpus of the tasks waiting for a placement (executors included)."""
-    total = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+    """Every resource of the tasks waiting for a placement, by name (executors included)."""
+    total: dict[str, float] = {}
     for rec in job.tasks.values():
         if rec.state == PENDING:
             role = job.spec.role(rec.key.role)
             assert role is not None
-            d = role.demand
-            for name, amount in (("cpus", d.cpus), ("mem", d.mem), ("disk", d.disk), ("gpus", d.gpus)):
-                total[name] += amount
+            add(total, role.demand)
     return total
 
 
 def held_totals(tr: Transient) -> dict[str, float]:
-    return {name: sum(getattr(o, name) for o in tr.held.values()) for name in ("cpus", "mem", "disk", "gpus")}
+    total: dict[str, float] = {}
+    for o in tr.held.values():
+        add(total, o.scalars)
+    return total
 
 
 def queue(job: JobState, tr: Transient, reason: str, now: float) -> None:
@@ -206,15 +208,16 @@ def explain_unplaced(job: JobState, tr: Transient) -> str:
             d = role.demand
             lines.append(
                 f"{role_name}: {per_role[role_name]} of {role.count} task(s) unplaced, each needs "
-                f"cpus {d.cpus:g}, mem {d.mem:g} MB, disk {d.disk:g} MB, gpus {d.gpus}, 1 port (executor included)"
+                f"{amounts(d)}, 1 port (executor included)"
             )
     o = tr.largest_seen
     if o is None:
         lines.append(no_offer_hint(job.spec.gpus_needed))
     else:
         lines.append(
-            f"largest offer seen: agent {o.agent_id} ({o.hostname}) cpus {o.cpus:g}, mem {o.mem:g} MB, "
-            f"disk {o.disk:g} MB, gpus {o.gpus}, {o.port_count} ports"
+            f"largest offer seen: agent {o.agent_id} ({o.hostname}) "
+            f"{amounts(o.scalars, names_of(o.scalars, *(r.demand for r in job.spec.roles)), zeros=True)}, "
+            f"{o.port_count} ports"
         )
     return "; ".join(lines)
 

@@ -16,6 +16,7 @@ from .spec import Resources, TaskKey
 from .offers import Offer
 
 _EPS = 1e-6
+_FIRST = ("gpus", "cpus", "mem")  # the sort's leading keys (see larger_first)
 
 
 @dataclass(frozen=True)
@@ -53,32 +54,30 @@ class Placement:
 class _Room:
     """What is left of one offer while we fill it."""
 
-    __slots__ = ("offer", "cpus", "mem", "disk", "gpus", "_ranges", "_taken")
+    __slots__ = ("offer", "left", "_ranges", "_taken")
 
     def __init__(self, offer: Offer):
         self.offer = offer
-        self.cpus, self.mem, self.disk, self.gpus = offer.cpus, offer.mem, offer.disk, offer.gpus
+        self.left = dict(offer.scalars.items())  # every scalar alike, by name
         self._ranges = [list(r) for r in offer.ports]  # [next_free, end], consumed from the front
         self._taken: set[int] = set()
 
     def fits(self, need: Resources) -> int:
         """How many tasks of this demand still fit (ports included)."""
-        counts = [self.port_count()]
-        for have, want in ((self.cpus, need.cpus), (self.mem, need.mem), (self.disk, need.disk)):
+        count = self.port_count()
+        left = self.left
+        for name, want in need.items():
             if want > 0:
-                counts.append(int((have + _EPS) // want))
-        if need.gpus > 0:
-            counts.append(self.gpus // need.gpus)
-        return max(0, min(counts))
+                count = min(count, int((left.get(name, 0.0) + _EPS) // want))
+        return max(0, count)
 
     def port_count(self) -> int:
         return sum(end - nxt + 1 for nxt, end in self._ranges) - len(self._taken)
 
     def take(self, need: Resources, port: int | None = None) -> int:
-        self.cpus -= need.cpus
-        self.mem -= need.mem
-        self.disk -= need.disk
-        self.gpus -= need.gpus
+        left = self.left
+        for name, want in need.items():
+            left[name] = left.get(name, 0.0) - want
         if port is not None:
             self._taken.add(port)
             return port
@@ -93,6 +92,12 @@ class _Room:
 
     def has_port(self, port: int) -> bool:
         return port not in self._taken and any(nxt <= port <= end for nxt, end in self._ranges)
+
+
+def larger_first(need: Resources) -> tuple[float, ...]:
+    """GPU demands first (they have the fewest places), then by cpus, mem, then the rest by name."""
+    rest = tuple(-value for name, value in need.items() if name not in _FIRST)
+    return (-need.gpus, -need.cpus, -need.mem, *rest)
 
 
 def _assign(room: _Room, demand: Demand, port: int | None = None) -> Assignment:
@@ -142,11 +147,11 @@ def place(demands: Sequence[Demand], offers: Iterable[Offer]) -> Placement:
     groups: dict[Resources, list[Demand]] = {}
     for d in rest:
         groups.setdefault(d.resources, []).append(d)
-    order = sorted(groups, key=lambda r: (-r.gpus, -r.cpus, -r.mem, -r.disk))
+    order = sorted(groups, key=larger_first)
     # The Mesos role's reserved resources first (they are ours alone), then the shared pool.
     by_reserved = sorted(offers, key=lambda o: -o.reserved) if any(o.reserved for o in offers) else offers
-    gpu_offers = [o for o in by_reserved if o.gpus > 0]
-    cpu_first = [o for o in by_reserved if o.gpus == 0] + gpu_offers if groups else []
+    gpu_offers = [o for o in by_reserved if o.scalars.gpus > 0]
+    cpu_first = [o for o in by_reserved if o.scalars.gpus == 0] + gpu_offers if groups else []
 
     unplaced: list[TaskKey] = []
     for need in order:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .fit import NAMES, Framework, amounts
+from .fit import Framework, amounts, names_of
 
 # A queued gang's hold grows by its wait (one second more per AGING_FACTOR seconds queued), up to this.
 HOLD_MAX_SECONDS = 60.0
@@ -29,7 +29,7 @@ BEHIND_REFUSE_SECONDS = 10.0
 
 def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any]) -> str:
     """'queued: needs ...; free ... of ...; held by ...' from core/fit.py's ``holders`` figures."""
-    names = [n for n in NAMES if need.get(n, 0.0) > 0] or ["cpus"]
+    names = [n for n in names_of(need) if need.get(n, 0.0) > 0] or ["cpus"]
     parts = [f"queued (the cluster fits the job, but not now): needs {amounts(need, names)}",
              f"free {amounts(figures['free'], names, zeros=True)} of {amounts(figures['usable'], names)}"]
     if any(figures["others"].get(n, 0.0) > 0 for n in names):

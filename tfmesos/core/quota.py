@@ -1,8 +1,6 @@
 """Is a job held back by its Mesos role's quota? (Mesos does not say so to the framework.)"""
 from __future__ import annotations
 
-_NAMES = ("cpus", "mem", "disk", "gpus")
-
 # A placing job is held back once this long has passed without a placement: two of the master's
 # allocation intervals (1 s by default) bring every agent's offer, so waiting longer says nothing.
 HELD_BACK_AFTER_SECONDS = 2.0
@@ -23,8 +21,8 @@ def quota_shortfall(mesos_role: str, limits: dict[str, float], allocated: dict[s
     job holds: ``held``). The job fits once ``limit - (allocated - held)`` covers ``pending``.
     """
     short = []
-    for name in _NAMES:
-        if name not in limits or pending.get(name, 0.0) <= 0:
+    for name in limits:  # every resource the quota limits, by name
+        if pending.get(name, 0.0) <= 0:
             continue
         others = max(0.0, allocated.get(name, 0.0) - held.get(name, 0.0))
         room = limits[name] - others

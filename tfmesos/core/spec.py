@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 if TYPE_CHECKING:
     from .profile import Profile
@@ -15,15 +15,100 @@ EXECUTOR_CPUS = 0.1
 EXECUTOR_MEM = 64.0
 
 
-@dataclass(frozen=True)
-class Resources:
+_EPS = 1e-6
+
+
+class Resources(Mapping[str, float]):
+    """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
+    out. Immutable and hashable, equal whatever the order they were given in: placement groups the
+    tasks of one demand by it. What a person reads orders the names itself (core/fit.py's names_of).
+
+    Generic code iterates the names. cpus/mem/disk/gpus are read-only by convention attributes
+    for the places Mesos (or the executor's overhead) treats them specially, and the positional
+    constructor keeps the old calls (``Resources(1, 1024, gpus=1)``); ``Resources.of`` takes any map.
+    """
+
+    __slots__ = ("_map", "cpus", "mem", "disk", "gpus")
     cpus: float
     mem: float
-    disk: float = 0.0
-    gpus: int = 0
+    disk: float
+    gpus: int
 
-    def __add__(self, other: "Resources") -> "Resources":
-        return Resources(self.cpus + other.cpus, self.mem + other.mem, self.disk + other.disk, self.gpus + other.gpus)
+    def __init__(self, cpus: float = 0.0, mem: float = 0.0, disk: float = 0.0, gpus: float = 0.0,
+                 scalars: Mapping[str, float] | None = None):
+        given = {"cpus": cpus, "mem": mem, "disk": disk, "gpus": gpus}  # the usual four first
+        for name, value in (scalars or {}).items():
+            given[name] = given.get(name, 0.0) + value
+        self._fill(given)
+
+    @classmethod
+    def of(cls, scalars: Mapping[str, float]) -> "Resources":
+        made = cls.__new__(cls)  # every offer comes through here: no keyword merging
+        made._fill(scalars)
+        return made
+
+    def _fill(self, scalars: Mapping[str, float]) -> None:
+        # In the order given, numbers as given: every offer comes through here, so nothing more.
+        ordered = {name: value for name, value in scalars.items() if value}
+        self._map = ordered
+        # Plain attributes, not properties: placement reads them for every offer.
+        self.cpus = ordered.get("cpus", 0.0)
+        self.mem = ordered.get("mem", 0.0)
+        self.disk = ordered.get("disk", 0.0)
+        self.gpus = int(ordered.get("gpus", 0.0))  # Mesos hands out GPUs whole
+
+    def items(self):  # type: ignore[override]  # the dict's own views: placement iterates them per offer
+        return self._map.items()
+
+    def keys(self):  # type: ignore[override]
+        return self._map.keys()
+
+    def values(self):  # type: ignore[override]
+        return self._map.values()
+
+    def __getitem__(self, name: str) -> float:
+        return self._map[name]
+
+    def get(self, name: str, default: float = 0.0) -> float:  # type: ignore[override]
+        """The amount of ``name``; 0 when absent (nothing of it), not None."""
+        return self._map.get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._map.items()))  # equal in any order; few are hashed (a demand per role)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Resources):
+            return self._map == other._map
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Resources({self._map!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Resources, (0.0, 0.0, 0.0, 0.0, self._map))
+
+    def __add__(self, other: Mapping[str, float]) -> "Resources":
+        total = dict(self._map)
+        for name, value in other.items():
+            total[name] = total.get(name, 0.0) + value
+        return Resources(scalars=total)
+
+    def __sub__(self, other: Mapping[str, float]) -> "Resources":
+        return self + {name: -value for name, value in other.items()}
+
+    def shortfall(self, have: Mapping[str, float]) -> "Resources":
+        """What of this is missing from ``have`` (nothing: it fits)."""
+        return Resources(scalars={name: want - have.get(name, 0.0) for name, want in self._map.items()
+                                  if want > have.get(name, 0.0) + _EPS})
+
+    def fits_in(self, have: Mapping[str, float]) -> bool:
+        return all(want <= have.get(name, 0.0) + _EPS for name, want in self._map.items())
 
 
 @dataclass(frozen=True, order=True)

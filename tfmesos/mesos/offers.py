@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.offers import Offer, PortRange
+from ..core.spec import Resources
 
 
 def is_reserved(res: dict[str, Any]) -> bool:
@@ -29,17 +30,18 @@ def usable(res: dict[str, Any], revocable: bool = False) -> bool:
 
 
 def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:
-    """Sum the offer's resources by name, reserved and unreserved alike (a task may mix both)."""
-    totals = {"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+    """Sum the offer's scalars by name (every one: cpus, fpgas, ...), reserved and unreserved alike
+    (a task may mix both); ports are ranges."""
+    totals: dict[str, float] = {}
     ports: list[PortRange] = []
     reserved = 0.0
     for res in raw.get("resources", ()):
         if not usable(res, revocable):
             continue
         name = res.get("name")
-        if name in totals and res.get("type", "SCALAR") == "SCALAR":
+        if name and res.get("type", "SCALAR") == "SCALAR":
             amount = float(res.get("scalar", {}).get("value", 0.0))
-            totals[name] += amount
+            totals[name] = totals.get(name, 0.0) + amount
             if name == "cpus" and is_reserved(res):
                 reserved += amount
         elif name == "ports" and res.get("type") == "RANGES":
@@ -48,10 +50,7 @@ def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:
         id=raw["id"]["value"],
         agent_id=raw["agent_id"]["value"],
         hostname=raw.get("hostname", ""),
-        cpus=totals["cpus"],
-        mem=totals["mem"],
-        disk=totals["disk"],
-        gpus=int(totals["gpus"]),
+        scalars=Resources.of(totals),
         ports=tuple(sorted(ports)),
         mesos_role=raw.get("allocation_info", {}).get("role", "*"),
         reserved=reserved,

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from ..core.fit import NAMES, Agent, Framework
+from ..core.fit import Agent, Framework, add
 
 log = logging.getLogger("tfmesos.mesos.operator")
 
@@ -69,7 +69,7 @@ def _amounts(summary: Any) -> dict[str, float]:
     """The scalars of a ``/state`` resources summary ({"cpus": 2.0, "ports": "[...]", ...})."""
     if not isinstance(summary, dict):
         return {}
-    return {name: float(v) for name, v in summary.items() if name in NAMES and isinstance(v, (int, float))}
+    return {name: float(v) for name, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def cluster_state(master: str, principal: str = "", secret: str = "",
@@ -90,7 +90,7 @@ def cluster_state(master: str, principal: str = "", secret: str = "",
         role = f.get("role") or ",".join(f.get("roles") or ()) or "*"
         labels = {label.get("key") for label in f.get("labels") or () if isinstance(label, dict)}
         frameworks.append(Framework(str(f.get("id", "")), str(f.get("name", "")), role,
-                                    {n: used.get(n, 0.0) + offered.get(n, 0.0) for n in NAMES},
+                                    add(dict(used), offered),
                                     float(f.get("registered_time") or 0.0),
                                     QUEUE_LABEL in labels and bool(f.get("active", True)) and not f.get("tasks")))
     return agents, frameworks

@@ -121,11 +121,11 @@ def build_task_info(
     role = spec.role(launch.key.role)
     assert role is not None
     res = role.resources
+    # Every scalar the role asks for, by name; cpus and mem always (Mesos wants them on a task).
     resources = ledger.scalar("cpus", res.cpus) + ledger.scalar("mem", res.mem)
-    if res.disk > 0:
-        resources += ledger.scalar("disk", res.disk)
-    if res.gpus > 0:
-        resources += ledger.scalar("gpus", float(res.gpus))
+    for name, amount in res.items():
+        if name not in ("cpus", "mem"):
+            resources += ledger.scalar(name, amount)
     resources.append(ledger.port(launch.port))
 
     # In an image the scheduler's own interpreter path means nothing: without job.python, the

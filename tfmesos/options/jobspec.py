@@ -45,6 +45,26 @@ def secret_uses(job: dict[str, Any]) -> tuple[SecretUse, ...]:
                  for target, source in (item.split("=", 1) for item in job.get(field, ())))
 
 
+def role_resources(role: str, raw: dict[str, Any], problems: list[str]) -> Resources:
+    """The role's fields (cpus, mem, disk, gpus) and its ``resources`` list ("NAME:AMOUNT", any
+    scalar the agents offer) as one map; the schema checked each entry's shape."""
+    named: dict[str, float] = {}
+    for i, entry in enumerate(raw.get("resources", ())):
+        name, amount = entry.split(":", 1)
+        where = f"$.roles.{role}.resources[{i}]"
+        if name in raw:  # cpus, mem, disk, gpus: a field of their own, which always has a value
+            problems.append(f"{where}: {entry!r} names {name}, which is $.roles.{role}.{name}: "
+                            f"expected {name} there only")
+        elif name == "ports":
+            problems.append(f"{where}: {entry!r}: ports are ranges, and tfmesos gives each task one: "
+                            "expected a scalar resource")
+        elif name in named:
+            problems.append(f"{where}: {entry!r} names {name} a second time: expected each resource once")
+        else:
+            named[name] = float(amount)
+    return Resources(float(raw["cpus"]), float(raw["mem"]), float(raw["disk"]), int(raw["gpus"]), scalars=named)
+
+
 def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
     """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``."""
     job, svc, pol = options["job"], options["service"], options["policies"]
@@ -72,7 +92,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
             RoleSpec(
                 name=name,
                 count=raw["count"],
-                resources=Resources(float(raw["cpus"]), float(raw["mem"]), float(raw["disk"]), int(raw["gpus"])),
+                resources=role_resources(name, raw, problems),
                 command=command,
                 env=_env_pairs(raw["env"]),
                 restart_policy=raw["restart_policy"],

@@ -122,6 +122,9 @@ PATTERN_WORDS = {
         "NAME=SOURCE, SOURCE being env:VAR, file:PATH or a secret store's name (e.g. AWS_KEY=team-a/aws-key)",
     "^[A-Za-z0-9_.-][^=\\s]*=(env:[A-Za-z_][A-Za-z0-9_]*|file:[^\\s].*|[A-Za-z0-9_.-][A-Za-z0-9_./-]*)$":
         "PATH=SOURCE, PATH relative to the sandbox, SOURCE being env:VAR, file:PATH or a secret store's name",
+    "^[A-Za-z][A-Za-z0-9_.-]*:[0-9]+(\\.[0-9]+)?$":
+        "NAME:AMOUNT, a Mesos scalar resource (NAME of letters, digits, '_', '.', '-', a letter first) and a "
+        "number >= 0: e.g. fpgas:1",
 }
 
 

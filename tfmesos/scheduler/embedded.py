@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from localmesos.config import MasterConfig
 from ..options.load import OptionsError
-from ..core.spec import JobSpec
+from ..core.fit import Need, left_over_when_idle
+from ..core.spec import JobSpec, Resources
 
 if TYPE_CHECKING:
     from .console import Console
@@ -37,44 +38,39 @@ def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
         problems.append(f"--gpus-per-agent: {s.gpus_per_agent} gives every embedded agent GPUs, and Mesos offers an "
                         "agent with GPUs only to a job that asks for GPUs (GPU_RESOURCES); no role of this job does: "
                         "expected --gpus-per-agent 0, or \"gpus\" on the roles that use them")
+    agent = Resources(s.agent_cpus, s.agent_mem, s.agent_disk, s.gpus_per_agent)  # every embedded agent alike
     for role in spec.roles:
-        d = role.demand
-        for field, need, have, flag in (
-            ("cpus", d.cpus, s.agent_cpus, "--agent-cpus"),
-            ("mem", d.mem, s.agent_mem, "--agent-mem"),
-            ("disk", d.disk, s.agent_disk, "--agent-disk"),
-            ("gpus", d.gpus, s.gpus_per_agent, "--gpus-per-agent"),
-        ):
-            if need > have + 1e-9:
+        for name, need in role.demand.shortfall(agent).items():
+            flag = _FLAGS.get(name)
+            if flag is None:
+                problems.append(f"$.roles.{role.name}.resources: {name} {role.resources.get(name):g}: the embedded "
+                                f"agents offer no {name}: expected --master with agents that offer it (e.g. tfmesos "
+                                f"local-master --agent-resources '0={name}:N')")
+            else:
                 problems.append(
-                    f"$.roles.{role.name}.{field}: {getattr(role.resources, field):g} (plus the executor's share) "
-                    f"does not fit an embedded agent, which has {have:g} {field}: expected at most that, or raise {flag}"
-                )
+                    f"$.roles.{role.name}.{name}: {role.resources.get(name):g} (plus the executor's share) does not "
+                    f"fit an embedded agent, which has {agent.get(name):g} {name}: expected at most that, or raise {flag}")
     if not problems and s.agents >= 1:
-        problems += _capacity_problems(spec, s)
+        problems += _capacity_problems(spec, s, agent)
     return problems
 
 
-def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
+# The embedded agents' resources and the flags that size them.
+_FLAGS = {"cpus": "--agent-cpus", "mem": "--agent-mem", "disk": "--agent-disk", "gpus": "--gpus-per-agent"}
+
+
+def _capacity_problems(spec: JobSpec, s: RunSettings, agent: Resources) -> list[str]:
     """The whole job against the whole embedded cluster: each task fits an agent, do all of them?
 
-    First-fit decreasing over the agents; a job it cannot place would wait out the placement
-    timeout and fail, so it is refused now, naming the flag that would make room.
+    Packed by the placer itself onto idle agents; a job it cannot place would wait out the
+    placement timeout and fail, so it is refused now, naming the flag that would make room.
     """
-    free = [[s.agent_cpus, s.agent_mem, s.agent_disk, float(s.gpus_per_agent)] for _ in range(s.agents)]
-    demands = sorted(
-        ([r.demand.cpus, r.demand.mem, r.demand.disk, float(r.demand.gpus)] for r in spec.roles for _ in range(r.count)),
-        reverse=True,
-    )
-    for need in demands:
-        agent = next((a for a in free if all(n <= h + 1e-9 for n, h in zip(need, a))), None)
-        if agent is None:
-            total = sum(r.count for r in spec.roles)
-            return [f"$.roles: {total} tasks do not fit {s.agents} embedded agent(s) of {s.agent_cpus:g} cpus, "
-                    f"{s.agent_mem:g} MB mem, {s.agent_disk:g} MB disk, {s.gpus_per_agent} gpus (plus "
-                    "each executor's share): expected fewer or smaller tasks, or raise --agents"]
-        for i, n in enumerate(need):
-            agent[i] -= n
+    needs = [Need(r.name, r.count, r.demand) for r in spec.roles]
+    if left_over_when_idle(needs, [(f"S{i}", "localhost", agent) for i in range(s.agents)]):
+        total = sum(r.count for r in spec.roles)
+        return [f"$.roles: {total} tasks do not fit {s.agents} embedded agent(s) of {s.agent_cpus:g} cpus, "
+                f"{s.agent_mem:g} MB mem, {s.agent_disk:g} MB disk, {s.gpus_per_agent} gpus (plus "
+                "each executor's share): expected fewer or smaller tasks, or raise --agents"]
     return []
 
 

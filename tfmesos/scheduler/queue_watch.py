@@ -36,8 +36,7 @@ def job_needs(job: Job) -> list[Need]:
     for role_name, count in counts.items():
         role = job.spec.role(role_name)
         assert role is not None
-        d = role.demand
-        needs.append(Need(role_name, count, {"cpus": d.cpus, "mem": d.mem, "disk": d.disk, "gpus": float(d.gpus)}))
+        needs.append(Need(role_name, count, role.demand))
     return needs
 
 
