@@ -1,8 +1,8 @@
 """The ``tfmesos`` command line."""
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
-    from .entry import quiet_imports
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see quiet_start.py)
+    from .quiet_start import quiet_imports
 
     quiet_imports()
 
@@ -75,7 +75,7 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
 
 def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
     """Flags given that this run would not use, each with why."""
-    from ..scheduler.embedded import EMBEDDED as defaults
+    from ..scheduler.run_settings import EMBEDDED as defaults
 
     ignored = []
     if master is not None:
@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         keep_serving=args.keep_serving,
     )
     if master is None:  # the embedded agents against this machine: a word before it matters
-        from ..scheduler.embedded import oversold_warnings
+        from ..scheduler.preflight import oversold_warnings
 
         # sysconf, not psutil: psutil costs every run's start a few ms of imports (test_start_imports)
         memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
@@ -127,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .dry_run import print_dry_run
 
         if master is None:  # what the embedded master would refuse, a dry run refuses too
-            from ..scheduler.embedded import local_fit_problems
+            from ..scheduler.preflight import local_fit_problems
 
             if problems := local_fit_problems(spec, settings):
                 raise OptionsError(problems)
@@ -413,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .entry import imported
+    from .quiet_start import imported
 
     imported()
     sys.exit(main())

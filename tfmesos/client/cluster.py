@@ -218,7 +218,8 @@ class Cluster(Mapping[str, str]):
         with nothing left running. The session is ``tfmesos run``'s, but: no state kept while it
         runs, the embedded master a child process that dies with this one (from the main thread),
         no restart through the API, the framework torn down whenever this process leaves."""
-        from ..scheduler.session import Profile, RunSettings, Session
+        from ..scheduler.run_settings import RunSettings, SessionKind
+        from ..scheduler.session import Session
 
         s = self.settings
         run = RunSettings(master=s.master or os.environ.get("MESOS_MASTER") or None, api_port=0, api_host="127.0.0.1",
@@ -226,10 +227,10 @@ class Cluster(Mapping[str, str]):
                           gpus_per_agent=s.gpus_per_agent, quiet=s.quiet, connect_timeout=s.connect_timeout)
         # Off the main thread a child would get SIGTERM when this thread ends: keep it in-process.
         child = threading.current_thread() is threading.main_thread()
-        profile = Profile(persist=False, child_master=child, restart=False, failover=False, remote_checks=False,
-                          progress=False)
+        kind = SessionKind(persist=False, child_master=child, restart=False, failover=False, remote_checks=False,
+                           progress=False)
         try:
-            session = self._session = Session(self.spec, self.options, run, self._console, profile=profile,
+            session = self._session = Session(self.spec, self.options, run, self._console, kind=kind,
                                               on_event=self._event)
             session.open()
             self.spec = session.spec  # with the embedded master's checkpoint directory

@@ -11,8 +11,8 @@ worker 0 is a Mesos task too and the job succeeds when it exits 0).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
-    from .entry import quiet_imports
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see quiet_start.py)
+    from .quiet_start import quiet_imports
 
     quiet_imports()
 
@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .entry import imported
+    from .quiet_start import imported
 
     imported()
     sys.exit(main())

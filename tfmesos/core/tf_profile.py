@@ -27,11 +27,14 @@
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .clusterspec import TF_ROLES, cluster_spec
-from .profile import PeerRestart, Profile
-from .spec import TENSORBOARD, JobSpec, RoleSpec, TaskKey
+from .profile import FrameworkProfile, PeerRestart
+from .task_key import TENSORBOARD, TaskKey
+
+if TYPE_CHECKING:  # the spec answers this profile (JobSpec.profile): the hooks see the spec only as a type
+    from .spec import JobSpec, RoleSpec
 
 PARAMETER_SERVER, COLLECTIVE = "parameter_server", "collective"
 SERVER_ROLES = ("ps",)  # roles whose tasks serve variables (without a command: the built-in server)
@@ -101,7 +104,7 @@ def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-TENSORFLOW = Profile(
+TENSORFLOW = FrameworkProfile(
     mode=mode,
     success_keys=success_keys,
     restarts_whole_job=restarts_whole_job,

@@ -1,12 +1,17 @@
-"""Checks made before anything starts, for what would otherwise fail late or silently.
+"""Checks against the place a job will run, made before anything starts, for what would
+otherwise fail late or silently: the third home of option checks (the document's are the
+schema's, the job's as TensorFlow sees it the profile's: docs/developers/architecture.md).
 
 ``option_problems`` is pure (the spec only): what Mesos would refuse later (a task id longer than
 it allows, a failover_timeout it cannot hold) and options that would be silently overridden or
 ignored. ``environment_problems`` looks at this process' environment and the file system.
-Each problem names the option and what was expected, like the schema's own messages.
+``local_fit_problems`` and ``oversold_warnings``: the job against the embedded cluster and the
+machine under it. Each problem names the option and what was expected, like the schema's own
+messages.
 """
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import sys
@@ -19,6 +24,7 @@ from ..store.state_store import STORE_NODES, file_name, zk_auth
 from ..core.secrets import references, secret_problems
 from ..core.spec import JobSpec
 from ..core.tf_profile import TF_ROLES
+from .run_settings import EMBEDDED, RunSettings
 
 DEFAULT_STATE_DIR = "~/.tfmesos/state"
 # Kernel file systems: nothing a task writes there is kept, wherever it runs.
@@ -214,3 +220,84 @@ def check_state_dir(directory: str, flag: str) -> None:
         raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
     if not os.access(directory, os.W_OK | os.X_OK):
         raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")
+
+
+def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
+    """Tasks that no embedded agent could ever hold: rejected before anything starts."""
+    problems = []
+    if s.agents < 1:
+        problems.append(f"--agents: {s.agents} is invalid: expected at least 1 embedded agent to run the tasks on")
+    if spec.image:
+        # Running them through podman would be a second containerizer to keep true to Mesos' sandbox,
+        # volume, network and environment rules: a real agent is the place for images (docs/running-on-mesos.md).
+        problems.append(f"$.job.image: {spec.image!r}: the embedded master runs tasks as plain processes, not in "
+                        "images: expected \"\" locally, or --master with a Mesos agent that runs Docker images "
+                        "(docs/running-on-mesos.md: The tfmesos image)")
+    if spec.service.user and spec.service.user != getpass.getuser():
+        problems.append(f"$.service.user: {spec.service.user!r}: the embedded master runs every task as "
+                        f"{getpass.getuser()!r}: expected \"\" or that user locally, or --master with a real Mesos")
+    if s.gpus_per_agent > 0 and not spec.gpus_needed:
+        problems.append(f"--gpus-per-agent: {s.gpus_per_agent} gives every embedded agent GPUs, and Mesos offers an "
+                        "agent with GPUs only to a job that asks for GPUs (GPU_RESOURCES); no role of this job does: "
+                        "expected --gpus-per-agent 0, or \"gpus\" on the roles that use them")
+    for role in spec.roles:
+        d = role.demand
+        for field, need, have, flag in (
+            ("cpus", d.cpus, s.agent_cpus, "--agent-cpus"),
+            ("mem", d.mem, s.agent_mem, "--agent-mem"),
+            ("disk", d.disk, s.agent_disk, "--agent-disk"),
+            ("gpus", d.gpus, s.gpus_per_agent, "--gpus-per-agent"),
+        ):
+            if need > have + 1e-9:
+                problems.append(
+                    f"$.roles.{role.name}.{field}: {getattr(role.resources, field):g} (plus the executor's share) "
+                    f"does not fit an embedded agent, which has {have:g} {field}: expected at most that, or raise {flag}"
+                )
+    if not problems and s.agents >= 1:
+        problems += _capacity_problems(spec, s)
+    return problems
+
+
+def _capacity_problems(spec: JobSpec, s: RunSettings) -> list[str]:
+    """The whole job against the whole embedded cluster: each task fits an agent, do all of them?
+
+    First-fit decreasing over the agents; a job it cannot place would wait out the placement
+    timeout and fail, so it is refused now, naming the flag that would make room.
+    """
+    free = [[s.agent_cpus, s.agent_mem, s.agent_disk, float(s.gpus_per_agent)] for _ in range(s.agents)]
+    demands = sorted(
+        ([r.demand.cpus, r.demand.mem, r.demand.disk, float(r.demand.gpus)] for r in spec.roles for _ in range(r.count)),
+        reverse=True,
+    )
+    for need in demands:
+        agent = next((a for a in free if all(n <= h + 1e-9 for n, h in zip(need, a))), None)
+        if agent is None:
+            total = sum(r.count for r in spec.roles)
+            return [f"$.roles: {total} tasks do not fit {s.agents} embedded agent(s) of {s.agent_cpus:g} cpus, "
+                    f"{s.agent_mem:g} MB mem, {s.agent_disk:g} MB disk, {s.gpus_per_agent} gpus (plus "
+                    "each executor's share): expected fewer or smaller tasks, or raise --agents"]
+        for i, n in enumerate(need):
+            agent[i] -= n
+    return []
+
+
+def oversold_warnings(spec: JobSpec, s: RunSettings, machine_mem: float, machine_cpus: int) -> list[str]:
+    """What the embedded agents promise beyond this machine (``machine_mem`` MB, ``machine_cpus``):
+    for --agent-mem/--agent-cpus given larger than the machine, and for a job whose own tasks ask
+    for more than it has. Warnings, not refusals: Mesos cannot see the machine behind the agents,
+    so the tasks would start and then meet the kernel (memory) or share the cores (cpus)."""
+    warnings = []
+    for flag, per_agent, default, machine, unit in (
+            ("--agent-mem", s.agent_mem, EMBEDDED.agent_mem, machine_mem, "MB memory"),
+            ("--agent-cpus", s.agent_cpus, EMBEDDED.agent_cpus, float(machine_cpus), "cpus")):
+        promised = s.agents * per_agent
+        if per_agent != default and promised > machine:
+            warnings.append(f"{flag}: {s.agents} embedded agent(s) x {per_agent:.10g} promise {promised:.10g} {unit}, and "
+                            f"this machine has {machine:.0f}: " + (
+                                "tasks that use it are killed by the kernel, not refused by Mesos"
+                                if unit.endswith("memory") else "the tasks share its cores (slower, not refused)"))
+    asked_mem = sum(r.demand.mem * r.count for r in spec.roles)
+    if asked_mem > machine_mem and not any(w.startswith("--agent-mem") for w in warnings):
+        warnings.append(f"$.roles: the job's tasks ask for {asked_mem:g} MB memory in all (with their executors), "
+                        f"and this machine has {machine_mem:.0f} MB: tasks that use it are killed by the kernel")
+    return warnings
