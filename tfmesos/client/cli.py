@@ -183,12 +183,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def _live_status(api: str, timeout: float) -> StatusSnapshot:
     """/v1/status, waiting up to ``timeout`` for a scheduler that may be starting."""
+    from ..api import routes
     from ..api.token import token_header
     from ..scheduler.reach import parse_host_port, probe_http
 
     where = parse_host_port(api, "--api")
     check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
-    status, body = probe_http(where, "/v1/status", timeout, "the scheduler API", check, token_header())
+    status, body = probe_http(where, routes.STATUS, timeout, "the scheduler API", check, token_header())
     try:
         if status != 200:
             raise ValueError(f"HTTP {status}")
@@ -197,7 +198,7 @@ def _live_status(api: str, timeout: float) -> StatusSnapshot:
         raise UsageError(f"the status of the job at {where}", str(exc)) from None
     except ValueError:
         raise UsageError(f"{where} is not a tfmesos scheduler API",
-                         f"GET /v1/status answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
+                         f"GET {routes.STATUS} answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
 
 
 def _print_live(snap: StatusSnapshot, as_json: bool) -> int:

@@ -25,6 +25,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..api import routes
 from ..core.job import ENDED_PHASES, KILLED, Job, job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
@@ -218,7 +219,7 @@ class Session:
 
             api_host = os.environ.get("HOST") or socket.gethostname()  # HOST: the agent's name under Marathon
         shown = f"{api_host}:{api_port}"  # a shell's own HOST does not rename an API bound to 127.0.0.1
-        self.on_event(f"scheduler API on http://{shown}/v1/status")
+        self.on_event(f"scheduler API on http://{shown}{routes.STATUS}")
         self.on_event(f"status page on http://{shown}/")
 
         from pymesos import MesosSchedulerDriver
