@@ -21,7 +21,7 @@ from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
 from localmesos.cli import add_agent_flags, tcp_port
 from ..options.load import OptionsError, load_options_file, resolve_options
-from ..scheduler.preflight import environment_problems, option_problems
+from ..scheduler.preflight import place_problems
 from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
 from ..core.spec import JobSpec
 from ..options.jobspec import job_spec_from_options
@@ -66,11 +66,7 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         options = load_options_file(args.options)
         base = Path(args.options).resolve().parent
     _absolute_paths(options, base)
-    spec = job_spec_from_options(options)
-    problems = option_problems(spec, options)
-    if problems:
-        raise OptionsError(problems)
-    return options, spec
+    return options, job_spec_from_options(options)  # the document (the schema), the job (the profile)
 
 
 def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
@@ -93,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     options, spec = load_job(args)
     master = None if args.master in (None, "", "local") else args.master
-    problems, warnings = environment_problems(spec, os.environ, embedded=master is None, create=not args.dry_run)
+    problems, warnings = place_problems(spec, options, os.environ, embedded=master is None, create=not args.dry_run)
     for warning in spec.profile.warnings(spec) + warnings:
         print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if problems:

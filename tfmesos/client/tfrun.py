@@ -124,6 +124,8 @@ def run(args: argparse.Namespace, command: str) -> int:
     host = cluster_api.reachable_host(master)
     local = TaskKey("worker", 0)
     spec, resolved = cluster_api.cluster_job_spec(doc, {local: f"{host}:{cluster_api.free_port(host)}"})
+    for warning in cluster_api.refuse_or_warn(spec, resolved, master):
+        print(f"{PROG}: warning: {tfrun_words(warning)}", file=sys.stderr)
     shown = [TaskKey("worker", i) for i in streamed_workers(args.worker_logs, args.nworker) if i]
     spec = dataclasses.replace(spec, streamed=tuple(shown))
     settings = cluster_api.ClusterSettings(master=master, host=host, wait_serving=False, quiet=not args.verbose)
