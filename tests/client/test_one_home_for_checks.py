@@ -18,8 +18,8 @@ SIZE = {"agents": 1, "agent_cpus": 2.0}  # the embedded cluster both are given
 CASES = {
     # the document: the schema
     "document": ({"worker": {"count": 1, "cpus": -1}}, {}),
-    # the job as TensorFlow sees it: the profile
-    "tensorflow": ({"worker": {"count": 1, "command": "true", "restart_policy": "Always"}}, {}),
+    # what would never end on Mesos (preflight's option_problems)
+    "restart policy": ({"worker": {"count": 1, "command": "true", "restart_policy": "Always"}}, {}),
     # the place: this process' environment, and the embedded agents' size
     "environment": ({"worker": {"count": 1}}, {"MESOS_SECRET": "s3cret"}),
     "embedded agents": ({"worker": {"count": 1, "cpus": 3}}, {}),
@@ -56,7 +56,7 @@ def test_cluster_and_a_dry_run_refuse_the_same_input_with_the_same_message(
     from_cli = _cli_problems(tmp_path, roles, capsys)
     from_cluster = _cluster_problems(roles)
     assert from_cli and from_cli == from_cluster, (from_cli, from_cluster)
-    expected = {"document": "$.roles.worker.cpus: -1 is invalid", "tensorflow": "$.roles.worker.restart_policy:",
+    expected = {"document": "$.roles.worker.cpus: -1 is invalid", "restart policy": "$.roles.worker.restart_policy:",
                 "environment": "MESOS_SECRET is set but $.service.principal is empty",
                 "embedded agents": "$.roles.worker.cpus: 3 (plus the executor's share) does not fit"}[kind]
     assert from_cli[0].startswith(expected), from_cli

@@ -16,8 +16,7 @@
 - What TensorFlow cannot run (``problems``, the one home of such checks): a job with no chief and
   no worker to train (unless it is a cluster of servers: success "never", the caller trains), a
   chief given where the caller is the chief (``tfmesos.cluster()``'s coordinator), a job with no
-  task to launch, a success policy that waits on workers the job does not have or on a built-in
-  server (it never exits), and "Always" restarts on a task that is not a server (it never ends).
+  task to launch, a success policy that waits on workers the job does not have.
 - What is often a slip (a warning, the job runs): parameter servers, a chief and workers all
   running the job's one command. ParameterServerStrategy's tutorial runs its script on the chief
   (the coordinator) and servers on the workers; its workers running the coordinator script too
@@ -89,15 +88,6 @@ def problems(spec: JobSpec) -> list[str]:
         found.append("$.roles: no task to launch: expected a count >= 1 for some role")
     if success in ("worker0", "all_workers") and not spec.count("worker"):
         found.append(f"$.policies.success: \"{success}\" needs workers: expected $.roles.worker.count >= 1")
-    for key in success_keys(spec):
-        role = spec.role(key.role)
-        if role is not None and role.count and is_server(role) and role.command is None:
-            found.append(f"$.roles.{key.role}.server: {key} decides the job's success ($.policies.success) but "
-                         "runs the built-in server, which never exits: expected a command for it (\"server\": false)")
-    for role in spec.roles:
-        if role.restart_policy == "Always" and not is_server(role):
-            found.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
-                         "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
     return found
 
 

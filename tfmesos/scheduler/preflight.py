@@ -92,6 +92,11 @@ def option_problems(spec: JobSpec, options: dict[str, Any] | None = None) -> lis
     tasks = sum(r.count for r in spec.roles)
     if tasks > MAX_TASKS:
         problems.append(f"$.roles: {tasks} tasks: expected at most {MAX_TASKS} in one job")
+    for key in spec.success_keys:
+        role = spec.role(key.role)
+        if role is not None and role.count and spec.profile.is_server(role) and role.command is None:
+            problems.append(f"$.roles.{key.role}.server: {key} decides the job's success ($.policies.success) but "
+                            "runs the built-in server, which never exits: expected a command for it (\"server\": false)")
     said: set[tuple[str, str]] = set()
     for role in spec.roles:
         if role.command:
@@ -103,6 +108,9 @@ def option_problems(spec: JobSpec, options: dict[str, Any] | None = None) -> lis
                     said.add((where, unknown))
                     problems.append(f"{where}: placeholder {{{unknown}}} does not exist: expected one of "
                                     + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
+        if role.restart_policy == "Always" and not spec.profile.is_server(role):
+            problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
+                            "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
     return problems
 
 
