@@ -105,8 +105,8 @@ def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]
     """A job of servers that runs until stopped (success "never": the caller trains), checked as
     ``tfmesos run`` checks a file: the document by the schema, the job by the framework's profile
     (``external`` in its cluster). The place is ``preflight``'s (``place_problems``)."""
-    resolved = resolve_options(deep_merge(dict(options), {"policies": {"success": "never"}}))
-    spec = job_spec_from_options(resolved, tuple(external.items()))
+    resolved = resolve_options(dict(options))
+    spec = job_spec_from_options(resolved, tuple(external.items()), success="never")
     return dataclasses.replace(spec, streamed=()), resolved
 
 

@@ -46,9 +46,11 @@ def secret_uses(job: dict[str, Any]) -> tuple[SecretUse, ...]:
                  for target, source in (item.split("=", 1) for item in job.get(field, ())))
 
 
-def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey, str], ...] = ()) -> JobSpec:
+def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey, str], ...] = (),
+                          success: str | None = None) -> JobSpec:
     """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``
-    (``external``: members of its cluster that are not Mesos tasks, ``JobSpec.external``)."""
+    (``external``: members of its cluster that are not Mesos tasks, ``JobSpec.external``;
+    ``success``: a policy the front-end sets, "never" for a cluster of servers)."""
     job, svc, pol = options["job"], options["service"], options["policies"]
     problems: list[str] = []
     roles: list[RoleSpec] = []
@@ -100,7 +102,7 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
         ),
         roles=tuple(roles),
         policies=Policies(
-            success=pol["success"],
+            success=success or pol["success"],  # "never": cluster()'s, not an option
             max_job_restarts=pol["max_job_restarts"],
             backoff_seconds=float(pol["backoff_seconds"]),
             backoff_max_seconds=float(pol["backoff_max_seconds"]),
