@@ -21,8 +21,8 @@ CASES = {
     # what would never end on Mesos (preflight's option_problems)
     "restart policy": ({"worker": {"count": 1, "command": "true", "restart_policy": "Always"}}, {}),
     # the place: this process' environment, and the embedded agents' size
-    "environment": ({"worker": {"count": 1}}, {"MESOS_SECRET": "s3cret"}),
-    "embedded agents": ({"worker": {"count": 1, "cpus": 3}}, {}),
+    "environment": ({"worker": {"count": 1, "command": "true"}}, {"MESOS_SECRET": "s3cret"}),
+    "embedded agents": ({"worker": {"count": 1, "cpus": 3, "command": "true"}}, {}),
 }
 
 
