@@ -8,6 +8,12 @@ function (a lazy import runs when that code does), except under ``if TYPE_CHECKI
 ``a.b.c`` also runs the packages ``a`` and ``a.b``: a package's top-level imports count, not the
 lazy ones in its functions (``tfmesos/__init__``'s ``__getattr__`` loads ``cluster`` only when a
 script asks for ``tfmesos.cluster``, not when the executor imports ``tfmesos.executor``).
+
+Circles: no two modules may import each other, directly or around a loop (a strongly connected
+component of more than one module). The same imports count, lazy ones included, with one edge
+left out: ``a.b`` running its package ``a`` first is no dependency of ``a.b`` on ``a``, so a
+package that re-exports its modules makes no circle with them (``a.b`` importing a name that
+``a/__init__`` defines is an import like any other, and counts).
 """
 from __future__ import annotations
 
@@ -109,8 +115,9 @@ def _resolve(graph: Graph, dotted: str) -> str | None:
     return None
 
 
-def _edges(graph: Graph, name: str) -> set[str]:
-    """Own modules that importing ``name`` and running its code imports directly."""
+def _edges(graph: Graph, name: str, packages: bool = True) -> set[str]:
+    """Own modules that importing ``name`` and running its code imports directly (``packages``:
+    with the packages above it, which Python runs first)."""
     out: set[str] = set()
     module = graph[name]
     for dotted in module.top_imports if module.is_package else module.imports:
@@ -118,6 +125,8 @@ def _edges(graph: Graph, name: str) -> set[str]:
         if target is None or target == name:
             continue
         out.add(target)
+    if not packages:
+        return out
     # Importing a.b.c runs the packages a and a.b first: each is a module of the graph, whose
     # edges are its top-level imports (above).
     parts = name.split(".")
@@ -147,6 +156,56 @@ def chain(came_from: dict[str, str | None], end: str) -> str:
     while (prev := came_from[names[-1]]) is not None:
         names.append(prev)
     return " -> ".join(reversed(names))
+
+
+def cycles(graph: Graph) -> list[list[str]]:
+    """The circles of the graph: each strongly connected component of more than one module, its
+    modules sorted (Tarjan's algorithm, iterative: no recursion limit on a long chain)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(_edges(graph, root, packages=False))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            name, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(_edges(graph, target, packages=False)))))
+                elif target in on_stack:
+                    low[name] = min(low[name], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[name])
+            if low[name] == index[name]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == name:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def cycle_lines(graph: Graph, component: list[str]) -> str:
+    """A circle as its modules and the imports between them that close it."""
+    inside = set(component)
+    edges = [f"{a} -> {b}" for a in component for b in sorted(_edges(graph, a, packages=False)) if b in inside]
+    return ", ".join(component) + ":\n      " + "\n      ".join(edges)
 
 
 def external(graph: Graph, module: str) -> set[str]:
@@ -248,6 +307,12 @@ def test_every_known_break_is_still_there() -> None:
     assert not fixed, f"fixed (well done): remove from KNOWN_BREAKS: {fixed}"
 
 
+def test_no_import_circles() -> None:
+    found = cycles(GRAPH)
+    assert not found, (f"{len(found)} import circle(s) (lazy imports count): move what both sides need into a "
+                       "module of its own below them, or pass it in:\n  " + "\n  ".join(cycle_lines(GRAPH, c) for c in found))
+
+
 def test_no_core_module_reads_mesos_json_ids() -> None:
     wire = [n for n in GRAPH if under("tfmesos.core")(n) and GRAPH[n].wire_text]
     assert not wire, f"{wire} read Mesos JSON ids: parse in tfmesos/mesos"
@@ -307,3 +372,37 @@ def test_a_package_init_runs_for_its_modules_and_an_internal_edge_is_named(tmp_p
     # A known edge left out hides only its own path: the same place reached another way still fails.
     assert "localmesos.agent.sandbox -> tfmesos.client.x" in broken(
         graph, "localmesos", under("tfmesos"), skip=frozenset({("localmesos.ports", "localmesos")}))
+
+
+def test_a_circle_through_a_lazy_import_is_found_and_a_package_s_re_export_is_none(tmp_path: Path) -> None:
+    graph = _synthetic(tmp_path, {
+        # A lazy re-export (__getattr__) and an eager one: neither makes a circle with the package's modules.
+        "tfmesos/__init__.py": "def __getattr__(name):\n    from .client import cluster\n",
+        "tfmesos/client/__init__.py": "from .cluster import cluster\n",
+        "tfmesos/client/cluster.py": "import tfmesos.core.job\n",
+        "tfmesos/core/__init__.py": "",
+        "tfmesos/core/job.py": "from .spec import JobSpec\n",
+        "tfmesos/core/spec.py": "def profile():\n    from .tf_profile import TENSORFLOW\n",  # lazy: it counts
+        "tfmesos/core/tf_profile.py": "from . import spec\n",
+        # A TYPE_CHECKING import is no circle.
+        "tfmesos/core/status.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .job import Job\n",
+        "tfmesos/core/queue.py": "from .status import Snapshot\n",
+        "localmesos/__init__.py": "",
+    })
+    assert cycles(graph) == [["tfmesos.core.spec", "tfmesos.core.tf_profile"]]
+    assert cycle_lines(graph, cycles(graph)[0]).splitlines()[1:] == [
+        "      tfmesos.core.spec -> tfmesos.core.tf_profile", "      tfmesos.core.tf_profile -> tfmesos.core.spec"]
+
+
+def test_a_longer_circle_is_one_component_with_every_edge_named(tmp_path: Path) -> None:
+    graph = _synthetic(tmp_path, {
+        "tfmesos/__init__.py": "", "tfmesos/scheduler/__init__.py": "",
+        "tfmesos/scheduler/session.py": "from .embedded import start\n",
+        "tfmesos/scheduler/embedded.py": "def start():\n    from .child_master import ChildMaster\n",
+        "tfmesos/scheduler/child_master.py": "from .session import RunSettings\nfrom . import embedded\n",
+        "tfmesos/scheduler/runner.py": "from .session import Session\n",  # reaches the circle, is not in it
+        "localmesos/__init__.py": "",
+    })
+    (component,) = cycles(graph)
+    assert component == ["tfmesos.scheduler.child_master", "tfmesos.scheduler.embedded", "tfmesos.scheduler.session"]
+    assert "tfmesos.scheduler.child_master -> tfmesos.scheduler.embedded" in cycle_lines(graph, component)

@@ -50,11 +50,16 @@ def test_bad_roles_name_the_field():
         _spec({"roles": cluster_api.roles_options({"parameter_server": 1})})
     with pytest.raises(OptionsError, match=r"\$\.roles\.chief\.count: the calling process is the chief"):
         _spec({"roles": cluster_api.roles_options({"chief": 1, "worker": 1})}, {TaskKey("chief", 0): "h:1"})
-    # cluster() makes the checks `tfmesos run` makes of a file too.
+    # cluster() makes the checks `tfmesos run` makes of a file too (preflight's, before it starts).
     with pytest.raises(OptionsError, match=r"\$\.roles\.ps\.command: placeholder \{ps_host\} does not exist"):
-        _spec({"roles": {"ps": {"count": 1, "server": False, "command": "serve {ps_host}"}}})
+        _checked({"roles": {"ps": {"count": 1, "server": False, "command": "serve {ps_host}"}}})
     with pytest.raises(OptionsError, match=r"TF_CONFIG is set by tfmesos"):
-        _spec({"job": {"env": ["TF_CONFIG={}"]}, "roles": cluster_api.roles_options({"ps": 1})})
+        _checked({"job": {"env": ["TF_CONFIG={}"]}, "roles": cluster_api.roles_options({"ps": 1})})
+
+
+def _checked(doc):
+    spec, resolved = cluster_api.cluster_job_spec(doc, {})
+    return cluster_api.refuse_or_warn(spec, resolved, "127.0.0.1:5050")
 
 
 def test_douban_jobs_def_maps_onto_roles_with_douban_defaults():

@@ -67,7 +67,7 @@ def test_the_executor_python_in_an_image_is_the_images_python3_unless_job_python
 
 
 def test_the_embedded_master_refuses_an_image_before_anything_starts():
-    from tfmesos.scheduler.embedded import local_fit_problems
+    from tfmesos.scheduler.preflight import local_fit_problems
     from tfmesos.scheduler.runner import RunSettings
 
     spec = spec_of(worker={"count": 1})

@@ -34,7 +34,7 @@ def test_no_gpu_note_without_gpus():
 
 
 def test_a_cpu_job_on_embedded_gpu_agents_is_refused_naming_the_flag():
-    from tfmesos.scheduler.embedded import local_fit_problems
+    from tfmesos.scheduler.preflight import local_fit_problems
     from tfmesos.options.load import resolve_options
     from tfmesos.scheduler.runner import RunSettings
     from tfmesos.options.jobspec import job_spec_from_options

@@ -196,8 +196,8 @@ def test_embedded_agents_promising_more_than_the_machine_has_are_warned_about(tm
     """--agent-mem/--agent-cpus beyond this machine (issue 32): a warning naming the flag, at once."""
     from tfmesos.options.jobspec import job_spec_from_options
     from tfmesos.options.load import resolve_options
-    from tfmesos.scheduler.embedded import oversold_warnings
-    from tfmesos.scheduler.session import RunSettings
+    from tfmesos.scheduler.preflight import oversold_warnings
+    from tfmesos.scheduler.run_settings import RunSettings
 
     spec = job_spec_from_options(resolve_options({"service": {"name": "big"}, "job": {"command": "true"},
                                                   "roles": {"worker": {"count": 2, "mem": 3000}}}))

@@ -14,6 +14,7 @@ from tfmesos.client import cluster as cluster_api, tfrun
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import resolve_options
 from tfmesos.scheduler import runner, session
+from tfmesos.scheduler.run_settings import SessionKind
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONT_ENDS = ("tfmesos/scheduler/runner.py", "tfmesos/client/cluster.py", "tfmesos/client/tfrun.py")
@@ -74,19 +75,19 @@ def test_tfmesos_run_goes_through_the_session(opened: list[session.Session]) -> 
     options, spec = _tiny()
     with pytest.raises(Opened):
         runner.run_job(spec, options, runner.RunSettings(), out=io.StringIO())
-    assert len(opened) == 1 and opened[0].profile == session.Profile()
+    assert len(opened) == 1 and opened[0].kind == SessionKind()
 
 
-def test_cluster_goes_through_the_session_with_its_own_profile(opened: list[session.Session]) -> None:
+def test_cluster_goes_through_the_session_with_its_own_kind(opened: list[session.Session]) -> None:
     with pytest.raises(Opened):
         with cluster_api.cluster({"ps": 1}, coordinator=True):
             pass
     assert len(opened) == 1
-    profile = opened[0].profile
-    assert (profile.persist, profile.restart, profile.failover) == (False, False, False)
+    kind = opened[0].kind
+    assert (kind.persist, kind.restart, kind.failover) == (False, False, False)
 
 
 def test_tfrun_goes_through_the_session(opened: list[session.Session]) -> None:
     with pytest.raises(Opened):
         tfrun.main(["-w", "1", "-s", "1", "--", "true"])
-    assert len(opened) == 1 and opened[0].profile.persist is False
+    assert len(opened) == 1 and opened[0].kind.persist is False

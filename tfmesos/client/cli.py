@@ -1,8 +1,8 @@
 """The ``tfmesos`` command line."""
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
-    from .entry import quiet_imports
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see quiet_start.py)
+    from .quiet_start import quiet_imports
 
     quiet_imports()
 
@@ -21,7 +21,7 @@ from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
 from localmesos.cli import add_agent_flags, tcp_port
 from ..options.load import OptionsError, load_options_file, resolve_options
-from ..scheduler.preflight import environment_problems, option_problems
+from ..scheduler.preflight import place_problems
 from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
 from ..core.spec import JobSpec
 from ..options.jobspec import job_spec_from_options
@@ -66,16 +66,12 @@ def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
         options = load_options_file(args.options)
         base = Path(args.options).resolve().parent
     _absolute_paths(options, base)
-    spec = job_spec_from_options(options)
-    problems = option_problems(spec, options)
-    if problems:
-        raise OptionsError(problems)
-    return options, spec
+    return options, job_spec_from_options(options)  # the document (the schema), the job (the profile)
 
 
 def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
     """Flags given that this run would not use, each with why."""
-    from ..scheduler.embedded import EMBEDDED as defaults
+    from ..scheduler.run_settings import EMBEDDED as defaults
 
     ignored = []
     if master is not None:
@@ -93,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     options, spec = load_job(args)
     master = None if args.master in (None, "", "local") else args.master
-    problems, warnings = environment_problems(spec, os.environ, embedded=master is None, create=not args.dry_run)
+    problems, warnings = place_problems(spec, options, os.environ, embedded=master is None, create=not args.dry_run)
     for warning in spec.profile.warnings(spec) + warnings:
         print(f"tfmesos: warning: {warning}", file=sys.stderr)
     if problems:
@@ -117,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         keep_serving=args.keep_serving,
     )
     if master is None:  # the embedded agents against this machine: a word before it matters
-        from ..scheduler.embedded import oversold_warnings
+        from ..scheduler.preflight import oversold_warnings
 
         # sysconf, not psutil: psutil costs every run's start a few ms of imports (test_start_imports)
         memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
@@ -127,7 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .dry_run import print_dry_run
 
         if master is None:  # what the embedded master would refuse, a dry run refuses too
-            from ..scheduler.embedded import local_fit_problems
+            from ..scheduler.preflight import local_fit_problems
 
             if problems := local_fit_problems(spec, settings):
                 raise OptionsError(problems)
@@ -183,12 +179,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def _live_status(api: str, timeout: float) -> StatusSnapshot:
     """/v1/status, waiting up to ``timeout`` for a scheduler that may be starting."""
+    from ..api import routes
     from ..api.token import token_header
     from ..scheduler.reach import parse_host_port, probe_http
 
     where = parse_host_port(api, "--api")
     check = "check --api (the address 'tfmesos run' printed) and that the scheduler still runs"
-    status, body = probe_http(where, "/v1/status", timeout, "the scheduler API", check, token_header())
+    status, body = probe_http(where, routes.STATUS, timeout, "the scheduler API", check, token_header())
     try:
         if status != 200:
             raise ValueError(f"HTTP {status}")
@@ -197,7 +194,7 @@ def _live_status(api: str, timeout: float) -> StatusSnapshot:
         raise UsageError(f"the status of the job at {where}", str(exc)) from None
     except ValueError:
         raise UsageError(f"{where} is not a tfmesos scheduler API",
-                         f"GET /v1/status answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
+                         f"GET {routes.STATUS} answered HTTP {status} {cut(body[:80].decode('latin-1'))!r}", check) from None
 
 
 def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
@@ -413,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .entry import imported
+    from .quiet_start import imported
 
     imported()
     sys.exit(main())

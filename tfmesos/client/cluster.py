@@ -102,31 +102,23 @@ def roles_options(roles: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]) -> tuple[JobSpec, dict[str, Any]]:
-    """Validate the options like an options file and build a job that runs until stopped."""
+    """A job of servers that runs until stopped (success "never": the caller trains), checked as
+    ``tfmesos run`` checks a file: the document by the schema, the job by the framework's profile
+    (``external`` in its cluster). The place is ``preflight``'s (``place_problems``)."""
     resolved = resolve_options(dict(options))
-    for key in external:
-        if key.role == "chief" and resolved["roles"]["chief"]["count"]:
-            raise OptionsError(["$.roles.chief.count: the calling process is the chief (coordinator): expected 0"])
-    # job_spec_from_options insists on a chief or worker to run the training; here the caller
-    # trains, so parameter servers alone are fine: stand a worker in for the check only.
-    stand_in = not (resolved["roles"]["worker"]["count"] or resolved["roles"]["chief"]["count"])
-    checked = deep_merge(resolved, {"roles": {"worker": {"count": 1, "server": True}}}) if stand_in else resolved
-    spec = job_spec_from_options(checked)
-    spec = dataclasses.replace(
-        spec,
-        roles=tuple(r for r in spec.roles if r.count and not (stand_in and r.name == "worker")),
-        external=tuple(external.items()),
-        policies=dataclasses.replace(spec.policies, success="never"),
-        streamed=(),
-    )
-    if not spec.task_keys():
-        raise OptionsError(["$.roles: no task to launch: expected a count >= 1 for some role"])
-    from ..scheduler.preflight import option_problems  # the checks `tfmesos run` makes of a file
+    spec = job_spec_from_options(resolved, tuple(external.items()), success="never")
+    return dataclasses.replace(spec, streamed=()), resolved
 
-    problems = option_problems(spec, resolved)
+
+def refuse_or_warn(spec: JobSpec, options: dict[str, Any], master: str | None) -> list[str]:
+    """The checks against the place (``preflight.place_problems``) for a front-end of servers
+    (``cluster()``, ``tfrun``): raises ``OptionsError``, else the warnings (the profile's first)."""
+    from ..scheduler.preflight import place_problems
+
+    problems, warnings = place_problems(spec, options, os.environ, embedded=master is None)
     if problems:
         raise OptionsError(problems)
-    return spec, resolved
+    return spec.profile.warnings(spec) + warnings
 
 
 class Cluster(Mapping[str, str]):
@@ -218,7 +210,8 @@ class Cluster(Mapping[str, str]):
         with nothing left running. The session is ``tfmesos run``'s, but: no state kept while it
         runs, the embedded master a child process that dies with this one (from the main thread),
         no restart through the API, the framework torn down whenever this process leaves."""
-        from ..scheduler.session import Profile, RunSettings, Session
+        from ..scheduler.run_settings import RunSettings, SessionKind
+        from ..scheduler.session import Session
 
         s = self.settings
         run = RunSettings(master=s.master or os.environ.get("MESOS_MASTER") or None, api_port=0, api_host="127.0.0.1",
@@ -226,10 +219,10 @@ class Cluster(Mapping[str, str]):
                           gpus_per_agent=s.gpus_per_agent, quiet=s.quiet, connect_timeout=s.connect_timeout)
         # Off the main thread a child would get SIGTERM when this thread ends: keep it in-process.
         child = threading.current_thread() is threading.main_thread()
-        profile = Profile(persist=False, child_master=child, restart=False, failover=False, remote_checks=False,
-                          progress=False)
+        kind = SessionKind(persist=False, child_master=child, restart=False, failover=False, remote_checks=False,
+                           progress=False)
         try:
-            session = self._session = Session(self.spec, self.options, run, self._console, profile=profile,
+            session = self._session = Session(self.spec, self.options, run, self._console, kind=kind,
                                               on_event=self._event)
             session.open()
             self.spec = session.spec  # with the embedded master's checkpoint directory
@@ -447,7 +440,7 @@ def cluster(
     if coordinator:
         external = {**external, TaskKey("chief", 0): f"{host}:{free_port(host)}"}
     spec, resolved = cluster_job_spec(doc, external)
-    for warning in spec.profile.warnings(spec):  # what `tfmesos run` prints as "tfmesos: warning:"
+    for warning in refuse_or_warn(spec, resolved, master):  # what `tfmesos run` prints as "tfmesos: warning:"
         warnings.warn(f"tfmesos.cluster(): {warning}", UserWarning, stacklevel=2)
     settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, connect_timeout=connect_timeout,
                                quiet=quiet, agents=agents,

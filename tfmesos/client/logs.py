@@ -15,6 +15,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from ..api import routes
 from ..api.follow import FOLLOW_POLL_SECONDS
 from ..api.token import token_header
 from ..core.job_state import ENDED_PHASES
@@ -25,7 +26,7 @@ from ..mesos.agent_files import CHUNK, AgentFiles, LogError, get_json, sandbox_d
 
 
 def fetch_chunk(api: str, task: str, query: dict[str, Any]) -> dict[str, Any]:
-    url = f"http://{api}/v1/logs/{urllib.parse.quote(task)}?{urllib.parse.urlencode(query)}"
+    url = f"http://{api}{routes.task_route(routes.LOGS, task)}?{urllib.parse.urlencode(query)}"
     try:
         return get_json(url, timeout=30, headers=token_header())
     except urllib.error.HTTPError as exc:
@@ -40,7 +41,7 @@ def _status(api: str) -> StatusSnapshot | None:
     """The job's /v1/status, or None when the scheduler does not answer; a status of a newer
     version than this tfmesos reads is a ``UsageError`` saying to upgrade."""
     try:
-        return StatusSnapshot.from_json(get_json(f"http://{api}/v1/status", headers=token_header()))
+        return StatusSnapshot.from_json(get_json(f"http://{api}{routes.STATUS}", headers=token_header()))
     except NewerStatusError as exc:  # says to upgrade: not a scheduler that is gone
         raise UsageError(f"the scheduler API at {api}", str(exc)) from None
     except (urllib.error.URLError, OSError, ValueError):

@@ -11,10 +11,10 @@ import argparse
 import json
 import sys
 import urllib.error
-import urllib.parse
 import urllib.request
 from typing import Any
 
+from ..api import routes
 from ..api.token import token_header
 from ..core.job_state import ENDED_PHASES
 from ..errors import UnreachableError
@@ -60,11 +60,11 @@ def _act(args: argparse.Namespace, name: str | None, path: str, what: str) -> in
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
-    return _act(args, args.name, "/v1/shutdown", "the job is being stopped: its tasks are killed and the framework torn down")
+    return _act(args, args.name, routes.SHUTDOWN, "the job is being stopped: its tasks are killed and the framework torn down")
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
-    return _act(args, args.name, f"/v1/restart/{urllib.parse.quote(args.task)}", "")
+    return _act(args, args.name, routes.task_route(routes.RESTART, args.task), "")
 
 
 def add_subcommands(sub: Any) -> None:

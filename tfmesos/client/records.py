@@ -92,12 +92,13 @@ def end_served_at(args: argparse.Namespace, api: str) -> dict[str, Any] | None:
 def probe_status(api: str, timeout: float) -> StatusSnapshot | None:
     """/v1/status of a scheduler that answers within ``timeout`` (one try), else None; raises
     UsageError when that scheduler serves a newer status than this tfmesos reads."""
+    from ..api import routes
     from ..api.token import token_header
     from ..errors import UnreachableError
     from ..scheduler.reach import parse_host_port, probe_http
 
     try:
-        status, body = probe_http(parse_host_port(api, "--api"), "/v1/status", timeout, "the scheduler API", "",
+        status, body = probe_http(parse_host_port(api, "--api"), routes.STATUS, timeout, "the scheduler API", "",
                                   token_header())
         if status != 200:
             return None

@@ -11,8 +11,8 @@ worker 0 is a Mesos task too and the job succeeds when it exits 0).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see entry.py)
-    from .entry import quiet_imports
+if __name__ == "__main__":  # python -m: a Ctrl-C during the imports below is no traceback (see quiet_start.py)
+    from .quiet_start import quiet_imports
 
     quiet_imports()
 
@@ -124,6 +124,8 @@ def run(args: argparse.Namespace, command: str) -> int:
     host = cluster_api.reachable_host(master)
     local = TaskKey("worker", 0)
     spec, resolved = cluster_api.cluster_job_spec(doc, {local: f"{host}:{cluster_api.free_port(host)}"})
+    for warning in cluster_api.refuse_or_warn(spec, resolved, master):
+        print(f"{PROG}: warning: {tfrun_words(warning)}", file=sys.stderr)
     shown = [TaskKey("worker", i) for i in streamed_workers(args.worker_logs, args.nworker) if i]
     spec = dataclasses.replace(spec, streamed=tuple(shown))
     settings = cluster_api.ClusterSettings(master=master, host=host, wait_serving=False, quiet=not args.verbose)
@@ -193,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .entry import imported
+    from .quiet_start import imported
 
     imported()
     sys.exit(main())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from .spec import TaskKey
+from .task_key import TaskKey
 
 ClusterDict = dict[str, list[str]]
 TF_ROLES = ("chief", "ps", "worker", "evaluator")  # TensorFlow's roles, in the order its ClusterSpec lists them

@@ -2,9 +2,9 @@
 
 ``core/job.py`` is generic: gang placement, relaunch with backoff, the end. What depends on the
 framework the tasks run (how the tasks depend on each other, which ones end the job, which ones
-serve, the order of its roles, what it cannot run) is asked of a ``Profile``: plain functions
-over the job's plain data, so a profile is tested alone and a lifecycle test can give the job
-another one. TensorFlow's is ``tfmesos.core.tf_profile.TENSORFLOW`` (the only one so far:
+serve, the order of its roles, what it cannot run) is asked of a ``FrameworkProfile``: plain
+functions over the job's plain data, so a profile is tested alone and a lifecycle test can give
+the job another one. TensorFlow's is ``tfmesos.core.tf_profile.TENSORFLOW`` (the only one so far:
 ``JobSpec.profile``, ``spec.framework_profile()`` where there is no spec).
 """
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # the spec names its profile: the hooks see it only as a type
-    from .spec import JobSpec, RoleSpec, TaskKey
+    from .spec import JobSpec, RoleSpec
+    from .task_key import TaskKey
 
 ClusterDict = dict[str, list[str]]
 
@@ -26,7 +27,7 @@ class PeerRestart(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Profile:
+class FrameworkProfile:
     """The hooks, each a plain function over the job's plain data (no state of its own)."""
 
     # What the job is, in the framework's words (shown in the status: "parameter_server", ...).

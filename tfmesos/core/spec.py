@@ -6,8 +6,11 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from .task_key import TENSORBOARD, TaskKey  # noqa: F401 - TENSORBOARD: callers import the spec's names here
+from .tf_profile import TENSORFLOW
+
 if TYPE_CHECKING:
-    from .profile import Profile
+    from .profile import FrameworkProfile
     from .secrets import SecretUse
 
 # Overhead of the tfmesos executor that wraps every task (a small Python process).
@@ -111,19 +114,6 @@ class Resources(Mapping[str, float]):
         return all(want <= have.get(name, 0.0) + _EPS for name, want in self._map.items())
 
 
-@dataclass(frozen=True, order=True)
-class TaskKey:
-    role: str  # a TensorFlow role (RoleSpec.name); a Mesos role is ServiceSpec.mesos_role
-    index: int
-
-    @property
-    def name(self) -> str:
-        return f"/job:{self.role}/task:{self.index}"
-
-    def __str__(self) -> str:
-        return f"{self.role}:{self.index}"
-
-
 @dataclass(frozen=True)
 class RoleSpec:
     name: str
@@ -211,7 +201,7 @@ class JobSpec:
         return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
 
     @property
-    def profile(self) -> "Profile":
+    def profile(self) -> "FrameworkProfile":
         """The rules of the framework the tasks run, which the lifecycle asks (TensorFlow's)."""
         return framework_profile()
 
@@ -236,12 +226,7 @@ class JobSpec:
         return any(r.resources.gpus for r in self.roles if r.count)
 
 
-TENSORBOARD = "tensorboard"  # one more task of the job, outside the ClusterSpec (not a TensorFlow role)
-
-
-def framework_profile() -> "Profile":
+def framework_profile() -> "FrameworkProfile":
     """The rules of the framework jobs run: TensorFlow's, the only profile so far. What
     ``JobSpec.profile`` answers, and what a reader of a job's record (which has no spec) asks."""
-    from .tf_profile import TENSORFLOW  # here: that module imports this one
-
     return TENSORFLOW

@@ -13,8 +13,10 @@
 - Servers: a ps, and a role without a command (the built-in TensorFlow server), serve until stopped.
 - The cluster: TensorFlow's ClusterSpec (``core/clusterspec.py``), and the roles in its order
   (chief, ps, worker, evaluator), the order a job's tasks are listed in.
-- What TensorFlow cannot train: a job with no chief and no worker, or a success policy that
-  waits on workers the job does not have.
+- What TensorFlow cannot run (``problems``, the one home of such checks): a job with no chief and
+  no worker to train (unless it is a cluster of servers: success "never", the caller trains), a
+  chief given where the caller is the chief (``tfmesos.cluster()``'s coordinator), a job with no
+  task to launch, a success policy that waits on workers the job does not have.
 - What is often a slip (a warning, the job runs): parameter servers, a chief and workers all
   running the job's one command. ParameterServerStrategy's tutorial runs its script on the chief
   (the coordinator) and servers on the workers; its workers running the coordinator script too
@@ -27,11 +29,14 @@
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .clusterspec import TF_ROLES, cluster_spec
-from .profile import PeerRestart, Profile
-from .spec import TENSORBOARD, JobSpec, RoleSpec, TaskKey
+from .profile import FrameworkProfile, PeerRestart
+from .task_key import TENSORBOARD, TaskKey
+
+if TYPE_CHECKING:  # the spec answers this profile (JobSpec.profile): the hooks see the spec only as a type
+    from .spec import JobSpec, RoleSpec
 
 PARAMETER_SERVER, COLLECTIVE = "parameter_server", "collective"
 SERVER_ROLES = ("ps",)  # roles whose tasks serve variables (without a command: the built-in server)
@@ -74,9 +79,13 @@ def is_server(role: RoleSpec) -> bool:
 
 def problems(spec: JobSpec) -> list[str]:
     found: list[str] = []
-    if not spec.count("chief") and not spec.count("worker"):
-        found.append("$.roles: no chief and no worker: expected at least one task to run the training")
+    if any(key.role == "chief" for key, _ in spec.external) and spec.count("chief"):
+        found.append("$.roles.chief.count: the calling process is the chief (coordinator): expected 0")
     success = spec.policies.success
+    if success != "never" and not spec.count("chief") and not spec.count("worker"):
+        found.append("$.roles: no chief and no worker: expected at least one task to run the training")
+    elif not spec.task_keys():
+        found.append("$.roles: no task to launch: expected a count >= 1 for some role")
     if success in ("worker0", "all_workers") and not spec.count("worker"):
         found.append(f"$.policies.success: \"{success}\" needs workers: expected $.roles.worker.count >= 1")
     return found
@@ -101,7 +110,7 @@ def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-TENSORFLOW = Profile(
+TENSORFLOW = FrameworkProfile(
     mode=mode,
     success_keys=success_keys,
     restarts_whole_job=restarts_whole_job,

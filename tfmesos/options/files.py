@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import cut
-from .load import OptionsError
+from .problems import OptionsError, json_path
 
 MAX_BYTES = 1 << 20  # an options file is a few KB; Cosmos refuses large ones too
 MAX_DEPTH = 32  # the schema nests 3 levels
@@ -91,8 +91,6 @@ def _refuse_constant(text: str, data: Any, path: Path) -> None:
     found = _first_constant(data)
     if found is None:
         return
-    from .load import json_path
-
     where, constant = found
     match = next(m for m in _CONSTANT.finditer(text) if m.group(1))
     line = text.count("\n", 0, match.start(1)) + 1
@@ -185,8 +183,6 @@ def parse_yaml(text: str, path: Path) -> Any:
 
 def check_plain_json(data: Any, path: Path) -> None:
     """Depth, size and types of a parsed document; walks iteratively (no recursion limit)."""
-    from .load import json_path
-
     stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     nodes = 0
     while stack:
@@ -224,8 +220,6 @@ def read_document(path: str | Path) -> Any:
 def _yaml_node_lines(text: str) -> dict[str, int]:
     """JSON path -> 1-based line of every node of a YAML document (for messages)."""
     import yaml
-
-    from .load import json_path
 
     lines: dict[str, int] = {}
     try:

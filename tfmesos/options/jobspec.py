@@ -1,8 +1,9 @@
 """Resolved options into the JobSpec the core works on.
 
 Schema validation (``tfmesos.options.load``) checks each field on its own; this module adds the
-checks that span fields: a command for every non-server role, and what the framework's profile
-cannot run (TensorFlow's: a task to train, a task to decide success; ``core/tf_profile.py``).
+checks that span fields of the document (a command for every non-server role), then asks the
+framework's profile what it cannot run (TensorFlow's: a task to train, a task to decide success;
+``core/tf_profile.py``, the one home of such checks).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import dataclasses
 import shlex
 from typing import Any
 
-from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, Volume
+from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, TaskKey, Volume
 from ..core.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
 from ..core.tf_profile import TF_ROLES
@@ -65,8 +66,11 @@ def role_resources(role: str, raw: dict[str, Any], problems: list[str]) -> Resou
     return Resources(float(raw["cpus"]), float(raw["mem"]), float(raw["disk"]), int(raw["gpus"]), scalars=named)
 
 
-def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
-    """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``."""
+def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey, str], ...] = (),
+                          success: str | None = None) -> JobSpec:
+    """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``
+    (``external``: members of its cluster that are not Mesos tasks, ``JobSpec.external``;
+    ``success``: a policy the front-end sets, "never" for a cluster of servers)."""
     job, svc, pol = options["job"], options["service"], options["policies"]
     problems: list[str] = []
     roles: list[RoleSpec] = []
@@ -118,7 +122,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         ),
         roles=tuple(roles),
         policies=Policies(
-            success=pol["success"],
+            success=success or pol["success"],  # "never": cluster()'s, not an option
             max_job_restarts=pol["max_job_restarts"],
             backoff_seconds=float(pol["backoff_seconds"]),
             backoff_max_seconds=float(pol["backoff_max_seconds"]),
@@ -134,6 +138,7 @@ def job_spec_from_options(options: dict[str, Any]) -> JobSpec:
         python=job["python"],
         checkpoint_dir=job["checkpoint_dir"],
         secrets=secret_uses(job),
+        external=external,
     )
     problems += spec.profile.problems(spec)
     if problems:

@@ -10,25 +10,13 @@ import copy
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
+
+from .problems import OptionsError, json_path
 
 _HERE = Path(__file__).resolve().parent
 # In a checkout the schema lives at the top level; an installed package carries a copy.
 _SCHEMA_CANDIDATES = (_HERE.parent / "config-schema.json", _HERE / "config-schema.json")
-
-
-MAX_PROBLEMS_SHOWN = 20
-
-
-class OptionsError(ValueError):
-    """Invalid options; ``problems`` holds one human-readable line per violation."""
-
-    def __init__(self, problems: Iterable[str]):
-        self.problems = list(problems)
-        shown = self.problems[:MAX_PROBLEMS_SHOWN]
-        more = len(self.problems) - len(shown)
-        super().__init__("invalid options:\n" + "\n".join(f"  - {p}" for p in shown)
-                         + (f"\n  ... and {more} more" if more > 0 else ""))
 
 
 @lru_cache(maxsize=1)
@@ -80,13 +68,6 @@ def deep_merge(base: Any, override: Any) -> Any:
             merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
         return merged
     return copy.deepcopy(override)
-
-
-def json_path(parts: Iterable[Any]) -> str:
-    out = "$"
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
 
 
 def _expected(error: Any) -> str:

@@ -20,6 +20,7 @@ from marathon.exceptions import ConflictError, MarathonError, MarathonHttpError,
 
 from ..core.job_state import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
+from ..api import routes
 from ..api.token import TOKEN_ENV, token_header
 from ..errors import redact_url
 
@@ -107,7 +108,7 @@ class Undeploy:
 
     def _scheduler_done(self, endpoint: str) -> bool:
         try:
-            reply = self.session.get(f"http://{endpoint}/v1/status", timeout=10, headers=token_header())
+            reply = self.session.get(f"http://{endpoint}{routes.STATUS}", timeout=10, headers=token_header())
         except requests.RequestException:
             return True  # the scheduler has exited
         try:
@@ -121,7 +122,7 @@ class Undeploy:
     def _shut_down(self, endpoint: str) -> None:
         try:
             # With service.api_token_secret the API wants the token, which tfmesos kill sends too.
-            reply = self.session.post(f"http://{endpoint}/v1/shutdown", timeout=10, headers=token_header())
+            reply = self.session.post(f"http://{endpoint}{routes.SHUTDOWN}", timeout=10, headers=token_header())
         except requests.RequestException as exc:
             self._fail_or_warn(f"cannot reach the scheduler at {endpoint} to shut the job down: {exc}")
             return

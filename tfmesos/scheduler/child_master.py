@@ -16,8 +16,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .embedded import EMBEDDED_PORTS_PER_AGENT
-
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 60.0
 
@@ -30,7 +28,8 @@ def _term_with_parent() -> None:
 class ChildMaster:
     """``tfmesos local-master`` in a child process; ``address``, ``work_dir`` and ``stop()``."""
 
-    def __init__(self, agents: int, agent_cpus: float, agent_mem: float, agent_disk: float, gpus_per_agent: int):
+    def __init__(self, agents: int, agent_cpus: float, agent_mem: float, agent_disk: float, gpus_per_agent: int,
+                 ports_per_agent: int):
         self.work_dir = Path(tempfile.mkdtemp(prefix="tfmesos-cluster-"))
         self.address = ""
         self._lines: list[str] = []
@@ -38,7 +37,7 @@ class ChildMaster:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tfmesos.client.cli", "local-master", "--port", "0", "--agents", str(agents),
              "--agent-cpus", str(agent_cpus), "--agent-mem", str(agent_mem), "--agent-disk", str(agent_disk), "--gpus-per-agent", str(gpus_per_agent),
-             "--first-port", "0", "--ports-per-agent", str(EMBEDDED_PORTS_PER_AGENT),
+             "--first-port", "0", "--ports-per-agent", str(ports_per_agent),
              "--work-dir", str(self.work_dir / "master")],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,  # Ctrl-C in a terminal reaches the caller, which closes the cluster

@@ -1,4 +1,5 @@
 """The scheduler's HTTP API: health for Marathon, status, logs and metrics for people and tools.
+Its routes are named in ``tfmesos/api/routes.py``, which its clients use too:
 
 GET  /                      the status page (tfmesos/scheduler/web/, polling /v1/status)
 GET  /v1/health             200 {"healthy": true} while the scheduler's loop turns, 503 with the reason once it
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any, Callable
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
+from ..api import routes
 from ..api.token import TOKEN_ENV
 from ..mesos.agent_files import LogError
 from ..core.status import StatusSnapshot
@@ -104,32 +106,33 @@ class ApiServer:
                 url = urlsplit(self.path)
                 path = url.path.rstrip("/") or "/"
                 query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-                page_file = path in ("/", "/index.html") or path.startswith("/web/")
-                if ops.token_reads and not page_file and path != "/v1/health" and not self._authorized():
+                page_file = routes.is_page_file(path)
+                if ops.token_reads and not page_file and path != routes.HEALTH and not self._authorized():
                     self._reply(401, {"error": f"reading this job's API needs its token: send 'Authorization: "
                                                f"Bearer <token>' ({TOKEN_ENV}; else 'tfmesos status|logs NAME' read "
                                                "the one kept for the job's owner, with the state directory or --zk "
                                                "it ran with)"})
-                elif path == "/v1/health":
+                elif path == routes.HEALTH:
                     healthy, why = ops.health() if ops.health is not None else (True, "")
                     self._reply(200, {"healthy": True}) if healthy else self._reply(503, {"healthy": False, "reason": why})
-                elif path == "/v1/status":
+                elif path == routes.STATUS:
                     self._reply(200, snapshot().to_json())
-                elif path == "/v1/clusterspec":
+                elif path == routes.CLUSTERSPEC:
                     spec = cluster()
                     self._reply(200, spec) if spec else self._reply(404, {"error": "not every task is placed yet"})
-                elif path == "/v1/endpoints":
+                elif path == routes.ENDPOINTS:
                     spec = cluster()
                     self._reply(200, spec["cluster"] if spec else {})
-                elif path.startswith("/v1/logs/") and ops.logs is not None:
+                elif (task := routes.task_of(routes.LOGS, path)) is not None and ops.logs is not None:
                     try:
-                        self._reply(200, ops.logs(unquote(path[len("/v1/logs/"):]), query))
+                        self._reply(200, ops.logs(task, query))
                     except LogError as exc:
                         self._reply(exc.status, {"error": str(exc)})
-                elif path == "/metrics" and ops.metrics is not None:
+                elif path == routes.METRICS and ops.metrics is not None:
                     self._send(200, *ops.metrics())
-                elif path in ("/", "/index.html") or path.startswith("/web/"):
-                    asset = web_asset("index.html" if path in ("/", "/index.html") else path[len("/web/"):])
+                elif page_file:
+                    name = path[len(routes.PAGE_FILES):] if path.startswith(routes.PAGE_FILES) else "index.html"
+                    asset = web_asset(name)
                     self._send(200, *asset) if asset else self._reply(404, {"error": f"no such file: {path}"})
                 else:
                     self._reply(404, {"error": f"no such endpoint: {path}"})
@@ -147,24 +150,25 @@ class ApiServer:
                 if length:
                     self.rfile.read(length)
                 path = urlsplit(self.path).path.rstrip("/")
-                if path != "/v1/shutdown" and not path.startswith("/v1/restart/"):
+                task = routes.task_of(routes.RESTART, path)
+                if path != routes.SHUTDOWN and task is None:
                     self._reply(404, {"error": f"no such endpoint: {path}"})
-                elif path.startswith("/v1/restart/") and not ops.restart:
+                elif task is not None and not ops.restart:
                     self._reply(409, {"error": "this job takes no restart requests: it has ended, or it runs under "
                                                "tfmesos.cluster() or tfrun, whose tasks relaunch by their restart_policy"})
                 elif not self._authorized():
                     self._reply(401, {"error": f"this job's API needs its token: send 'Authorization: Bearer <token>' "
                                                f"({TOKEN_ENV}; else 'tfmesos kill|restart NAME' reads the one kept "
                                                "for the job's owner, with the state directory or --zk it ran with)"})
-                elif path == "/v1/shutdown":
+                elif path == routes.SHUTDOWN:
                     # The phase before it: an ended job's API (--keep-serving) only stops serving.
                     phase = api._serving[0]().phase
                     shutdown()  # only asks the scheduler's thread to stop: quick
                     self._reply(202, {"shutting_down": True, "phase": phase})
                 else:
-                    assert ops.restart is not None
+                    assert ops.restart is not None and task is not None
                     try:
-                        self._reply(202, {"restarting": ops.restart(unquote(path[len("/v1/restart/"):]))})
+                        self._reply(202, {"restarting": ops.restart(task)})
                     except Refused as exc:
                         self._reply(exc.status, {"error": str(exc)})
 

@@ -15,7 +15,7 @@ from .http_api import ApiServer, Operations
 from .console import Console
 from ..mesos.agent_files import FILES, AgentFiles, agent_address_from_master, read_tail, sandbox_directories
 from ..store.format import end_of
-from ..core.profile import Profile
+from ..core.profile import FrameworkProfile
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore
@@ -99,7 +99,7 @@ def _agent_address(master: str, agent_id: str, deadline: float) -> str | None:
         return None
 
 
-def _task_order(profile: Profile, task: str) -> tuple[int, int]:
+def _task_order(profile: FrameworkProfile, task: str) -> tuple[int, int]:
     """ROLE:INDEX in the order the job lists its tasks (the profile's role order)."""
     role, _, index = task.partition(":")
     return (profile.rank(role), int(index or 0))

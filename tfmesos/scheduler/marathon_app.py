@@ -21,6 +21,7 @@ import os
 import signal
 from typing import Any, Callable
 
+from ..api import routes
 from .http_api import ApiServer, Operations
 from .console import Console
 from .signals import SignalWakeup
@@ -82,7 +83,7 @@ def serve_until_removed(start_api: StartApi, snapshot: Snapshot, console: Consol
     try:
         api = start_api(snapshot, stop.set, ops)
         try:
-            console.line(f"job over; status stays on http://{api.address}/v1/status until the app is removed")
+            console.line(f"job over; status stays on http://{api.address}{routes.STATUS} until the app is removed")
             stop.wait()
         finally:
             api.stop()

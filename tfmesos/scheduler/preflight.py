@@ -1,12 +1,17 @@
-"""Checks made before anything starts, for what would otherwise fail late or silently.
+"""Checks against the place a job will run, made before anything starts, for what would
+otherwise fail late or silently: the third home of option checks (the document's are the
+schema's, the job's as TensorFlow sees it the profile's: docs/developers/architecture.md).
 
 ``option_problems`` is pure (the spec only): what Mesos would refuse later (a task id longer than
 it allows, a failover_timeout it cannot hold) and options that would be silently overridden or
 ignored. ``environment_problems`` looks at this process' environment and the file system.
-Each problem names the option and what was expected, like the schema's own messages.
+``local_fit_problems`` and ``oversold_warnings``: the job against the embedded cluster and the
+machine under it. Each problem names the option and what was expected, like the schema's own
+messages.
 """
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import sys
@@ -17,8 +22,10 @@ from ..api.token import api_token
 from ..errors import UsageError, cut
 from ..store.state_store import STORE_NODES, file_name, zk_auth
 from ..core.secrets import references, secret_problems
-from ..core.spec import JobSpec
+from ..core.fit import Need, left_over_when_idle
+from ..core.spec import JobSpec, Resources
 from ..core.tf_profile import TF_ROLES
+from .run_settings import EMBEDDED, RunSettings
 
 DEFAULT_STATE_DIR = "~/.tfmesos/state"
 # Kernel file systems: nothing a task writes there is kept, wherever it runs.
@@ -106,6 +113,17 @@ def option_problems(spec: JobSpec, options: dict[str, Any] | None = None) -> lis
             problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
                             "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
     return problems
+
+
+def place_problems(spec: JobSpec, options: dict[str, Any] | None, environ: Mapping[str, str], embedded: bool,
+                   create: bool = True) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of every check against the place before a front-end starts anything
+    (``tfmesos run``, ``tfmesos.cluster()``, ``tfrun``): what Mesos and the state store would
+    refuse, then this process' environment. What the embedded cluster could never hold is asked
+    by the session (``local_fit_problems``), and by a dry run, once the cluster's size is known."""
+    problems = option_problems(spec, options)
+    more, warnings = environment_problems(spec, environ, embedded, create)
+    return problems + more, warnings
 
 
 def environment_problems(spec: JobSpec, environ: Mapping[str, str], embedded: bool,
@@ -214,3 +232,79 @@ def check_state_dir(directory: str, flag: str) -> None:
         raise UsageError(flag, f"cannot create {directory!r}: {exc.strerror}", "expected a writable directory") from None
     if not os.access(directory, os.W_OK | os.X_OK):
         raise UsageError(flag, f"{directory!r} is not writable", "expected a directory this user can write to")
+
+
+def local_fit_problems(spec: JobSpec, s: RunSettings) -> list[str]:
+    """Tasks that no embedded agent could ever hold: rejected before anything starts."""
+    problems = []
+    if s.agents < 1:
+        problems.append(f"--agents: {s.agents} is invalid: expected at least 1 embedded agent to run the tasks on")
+    if spec.image:
+        # Running them through podman would be a second containerizer to keep true to Mesos' sandbox,
+        # volume, network and environment rules: a real agent is the place for images (docs/running-on-mesos.md).
+        problems.append(f"$.job.image: {spec.image!r}: the embedded master runs tasks as plain processes, not in "
+                        "images: expected \"\" locally, or --master with a Mesos agent that runs Docker images "
+                        "(docs/running-on-mesos.md: The tfmesos image)")
+    if spec.service.user and spec.service.user != getpass.getuser():
+        problems.append(f"$.service.user: {spec.service.user!r}: the embedded master runs every task as "
+                        f"{getpass.getuser()!r}: expected \"\" or that user locally, or --master with a real Mesos")
+    if s.gpus_per_agent > 0 and not spec.gpus_needed:
+        problems.append(f"--gpus-per-agent: {s.gpus_per_agent} gives every embedded agent GPUs, and Mesos offers an "
+                        "agent with GPUs only to a job that asks for GPUs (GPU_RESOURCES); no role of this job does: "
+                        "expected --gpus-per-agent 0, or \"gpus\" on the roles that use them")
+    agent = Resources(s.agent_cpus, s.agent_mem, s.agent_disk, s.gpus_per_agent)  # every embedded agent alike
+    for role in spec.roles:
+        for name, need in role.demand.shortfall(agent).items():
+            flag = _FLAGS.get(name)
+            if flag is None:
+                problems.append(f"$.roles.{role.name}.resources: {name} {role.resources.get(name):g}: the embedded "
+                                f"agents offer no {name}: expected --master with agents that offer it (e.g. tfmesos "
+                                f"local-master --agent-resources '0={name}:N')")
+            else:
+                problems.append(
+                    f"$.roles.{role.name}.{name}: {role.resources.get(name):g} (plus the executor's share) does not "
+                    f"fit an embedded agent, which has {agent.get(name):g} {name}: expected at most that, or raise {flag}")
+    if not problems and s.agents >= 1:
+        problems += _capacity_problems(spec, s, agent)
+    return problems
+
+
+# The embedded agents' resources and the flags that size them.
+_FLAGS = {"cpus": "--agent-cpus", "mem": "--agent-mem", "disk": "--agent-disk", "gpus": "--gpus-per-agent"}
+
+
+def _capacity_problems(spec: JobSpec, s: RunSettings, agent: Resources) -> list[str]:
+    """The whole job against the whole embedded cluster: each task fits an agent, do all of them?
+
+    Packed by the placer itself onto idle agents; a job it cannot place would wait out the
+    placement timeout and fail, so it is refused now, naming the flag that would make room.
+    """
+    needs = [Need(r.name, r.count, r.demand) for r in spec.roles]
+    if left_over_when_idle(needs, [(f"S{i}", "localhost", agent) for i in range(s.agents)]):
+        total = sum(r.count for r in spec.roles)
+        return [f"$.roles: {total} tasks do not fit {s.agents} embedded agent(s) of {s.agent_cpus:g} cpus, "
+                f"{s.agent_mem:g} MB mem, {s.agent_disk:g} MB disk, {s.gpus_per_agent} gpus (plus "
+                "each executor's share): expected fewer or smaller tasks, or raise --agents"]
+    return []
+
+
+def oversold_warnings(spec: JobSpec, s: RunSettings, machine_mem: float, machine_cpus: int) -> list[str]:
+    """What the embedded agents promise beyond this machine (``machine_mem`` MB, ``machine_cpus``):
+    for --agent-mem/--agent-cpus given larger than the machine, and for a job whose own tasks ask
+    for more than it has. Warnings, not refusals: Mesos cannot see the machine behind the agents,
+    so the tasks would start and then meet the kernel (memory) or share the cores (cpus)."""
+    warnings = []
+    for flag, per_agent, default, machine, unit in (
+            ("--agent-mem", s.agent_mem, EMBEDDED.agent_mem, machine_mem, "MB memory"),
+            ("--agent-cpus", s.agent_cpus, EMBEDDED.agent_cpus, float(machine_cpus), "cpus")):
+        promised = s.agents * per_agent
+        if per_agent != default and promised > machine:
+            warnings.append(f"{flag}: {s.agents} embedded agent(s) x {per_agent:.10g} promise {promised:.10g} {unit}, and "
+                            f"this machine has {machine:.0f}: " + (
+                                "tasks that use it are killed by the kernel, not refused by Mesos"
+                                if unit.endswith("memory") else "the tasks share its cores (slower, not refused)"))
+    asked_mem = sum(r.demand.mem * r.count for r in spec.roles)
+    if asked_mem > machine_mem and not any(w.startswith("--agent-mem") for w in warnings):
+        warnings.append(f"$.roles: the job's tasks ask for {asked_mem:g} MB memory in all (with their executors), "
+                        f"and this machine has {machine_mem:.0f} MB: tasks that use it are killed by the kernel")
+    return warnings

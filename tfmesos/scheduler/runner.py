@@ -23,7 +23,8 @@ from ..core.spec import JobSpec
 from ..errors import MesosRefusal, TfmesosError, cut
 from . import job_end, marathon_app as marathon
 from .console import Console
-from .session import RunSettings, Session
+from .run_settings import RunSettings
+from .session import Session
 from .signals import StopSignals, StoppedBeforeStart, signal_name
 from .task_output import sandbox_stderr_tail
 

@@ -23,18 +23,19 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.job_state import ENDED_PHASES, KILLED, job_seed
-
+from ..api import routes
 from ..core.job import Job
+from ..core.job_state import ENDED_PHASES, KILLED, job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
+from ..options.load import OptionsError
 from . import job_end
 from .console import Console
-from .embedded import EMBEDDED, start_embedded_master
-from .preflight import DEFAULT_STATE_DIR, check_state_dir, state_dir_of, state_zk
+from .embedded import start_embedded_master
+from .preflight import DEFAULT_STATE_DIR, check_state_dir, local_fit_problems, state_dir_of, state_zk
+from .run_settings import RunSettings, SessionKind
 
 if TYPE_CHECKING:
     from ..store.format import JobRecord
@@ -45,46 +46,15 @@ if TYPE_CHECKING:
     from .signals import StopSignals
 
 
-@dataclass
-class RunSettings:
-    """Where a session's job runs and how it is reached: the master, the state, the API."""
-    master: str | None = None  # None: start the embedded master
-    zk: str = ""
-    state_dir: str = ""
-    api_port: int | None = None  # None: the options' service.api_port
-    api_host: str = "127.0.0.1"
-    # The embedded cluster's size: its defaults are the embedded master's own.
-    agents: int = EMBEDDED.agents
-    agent_cpus: float = EMBEDDED.agent_cpus
-    agent_mem: float = EMBEDDED.agent_mem
-    agent_disk: float = EMBEDDED.agent_disk
-    gpus_per_agent: int = EMBEDDED.gpus_per_agent
-    quiet: bool = False
-    tf_noise: bool = False  # the console shows TensorFlow's start-up messages (else folded: console.py)
-    connect_timeout: float = 30.0
-    keep_serving: float = 0.0  # seconds the API and the page stay up after the end (--keep-serving)
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What a front-end's session does differently; the defaults are ``tfmesos run``'s."""
-    persist: bool | None = None  # None: persist the state unless the embedded master (gone with us) runs it
-    child_master: bool = False  # the embedded master in a child process that dies with ours (cluster())
-    restart: bool = True  # the API offers POST /v1/restart/TASK
-    failover: bool = True  # a scheduler that dies leaves the job to the next one (not torn down)
-    remote_checks: bool = True  # refuse a duplicate framework, probe role quotas (remote); probe the agents
-    progress: bool = True  # training progress lines on the console
-
-
 class Session:
     """One running job: master, state store, scheduler, API, Mesos driver, clock (see the module)."""
 
     def __init__(self, spec: JobSpec, options: dict[str, Any], settings: RunSettings, console: Console, *,
-                 profile: Profile = Profile(), signals: StopSignals | None = None,
+                 kind: SessionKind = SessionKind(), signals: StopSignals | None = None,
                  on_event: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time,
                  on_end_note: Callable[[str, str], None] | None = None):
         self.spec, self.options, self.settings, self.console = spec, options, settings, console
-        self.profile, self.signals, self.clock = profile, signals, clock
+        self.kind, self.signals, self.clock = kind, signals, clock
         self.on_event = on_event or console.event
         self.on_end_note = on_end_note  # the event saying how the job ends (None: an event like the others)
         self.master = ""  # the master's address, once open
@@ -108,8 +78,8 @@ class Session:
 
     @property
     def persists(self) -> bool:
-        if self.profile.persist is not None:
-            return self.profile.persist
+        if self.kind.persist is not None:
+            return self.kind.persist
         # The embedded master dies with us, so a local run only persists state when asked to.
         return not self.local or bool(self.settings.state_dir or self.settings.zk)
 
@@ -123,8 +93,10 @@ class Session:
             if self.persists:
                 self._check_zk()  # before the embedded master starts: nothing to clean up
             if self.local:
+                if problems := local_fit_problems(self.spec, s):  # what the embedded agents could never hold
+                    raise OptionsError(problems)
                 self.master_proc, self.spec = start_embedded_master(self.spec, s, self.console,
-                                                                    child=self.profile.child_master)
+                                                                    child=self.kind.child_master)
                 self.master = self.master_proc.address
                 if self.signals is not None:
                     self.signals.scratch.append(str(self.master_proc.work_dir))
@@ -211,15 +183,15 @@ class Session:
         from .job_shell import Hooks, JobShell, ignore
         from .secret_values import read_values
 
-        spec, profile, secret = self.spec, self.profile, os.environ.get("MESOS_SECRET", "")
-        remote = not self.local and profile.remote_checks
+        spec, kind, secret = self.spec, self.kind, os.environ.get("MESOS_SECRET", "")
+        remote = not self.local and kind.remote_checks
         if remote:
             from .live_jobs import refuse_duplicate, running_frameworks
 
             refuse_duplicate(running_frameworks(self.master, spec.service.principal, secret),
                              spec.service.name, framework_id, self.master)
         quota_probe = cluster_probe = None
-        if profile.remote_checks:
+        if kind.remote_checks:
             import functools
 
             from ..mesos.operator import cluster_state, role_quota
@@ -235,7 +207,7 @@ class Session:
                                   secrets=read_values(spec.secrets, os.environ)),
             JobStore(self.store, self.options, keep_finished=self.keeps_finished,
                      deployment=marathon_app.deployment()), framework_id=framework_id,
-            hooks=Hooks(self.on_event, self.console.output, self.console.progress if profile.progress else ignore,
+            hooks=Hooks(self.on_event, self.console.output, self.console.progress if kind.progress else ignore,
                         self.on_end_note),
             clock=self.clock, quota_probe=quota_probe, cluster_probe=cluster_probe,
         )
@@ -248,7 +220,7 @@ class Session:
 
             api_host = os.environ.get("HOST") or socket.gethostname()  # HOST: the agent's name under Marathon
         shown = f"{api_host}:{api_port}"  # a shell's own HOST does not rename an API bound to 127.0.0.1
-        self.on_event(f"scheduler API on http://{shown}/v1/status")
+        self.on_event(f"scheduler API on http://{shown}{routes.STATUS}")
         self.on_event(f"status page on http://{shown}/")
 
         from pymesos import MesosSchedulerDriver
@@ -261,7 +233,7 @@ class Session:
             sched, framework_info(spec, framework_id, webui), self.master, use_addict=False,
             implicit_acknowledgements=True, principal=spec.service.principal or None,
             secret=(secret or None) if spec.service.principal else None,
-            failover=profile.failover,  # tfmesos run: a crash must not tear the job down (a restart takes over)
+            failover=kind.failover,  # tfmesos run: a crash must not tear the job down (a restart takes over)
         )
         sched.driver = driver
         if self.signals is not None:
@@ -289,7 +261,7 @@ class Session:
         return marathon_app.keeps_finished(self.store is not None)
 
     def operations(self, live: bool = False) -> Operations:
-        """The API's operations (logs and metrics; restart while the job runs, where the profile
+        """The API's operations (logs and metrics; restart while the job runs, where the session kind
         offers it), writes behind the job's token (job_token)."""
         from .http_api import Operations, Refused
 
@@ -299,7 +271,7 @@ class Session:
             handlers = {"logs": sched.logs.read, "metrics": sched.metrics.render}
             if live:
                 handlers["health"] = sched.loop_health
-            if live and self.profile.restart:
+            if live and self.kind.restart:
                 def restart(task: str) -> str:
                     from ..core.job_state import NoSuchTask
 
@@ -446,14 +418,14 @@ class Session:
                 self.console.line(f"could not remove the job's API token: {type(exc).__name__}")
 
     def close(self) -> None:
-        """Everything the session started, stopped: the framework torn down unless the profile
+        """Everything the session started, stopped: the framework torn down unless its kind
         leaves it to a successor (then the driver simply goes with this process, as after a crash),
         the API, the store, the master. Idempotent."""
         if self._closed:
             return
         self._closed = True
         try:
-            if not self.profile.failover:
+            if not self.kind.failover:
                 self.teardown(failover=False)
             self.ended()
             self.end_attempt()
