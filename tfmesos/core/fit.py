@@ -11,7 +11,7 @@ from typing import Iterable, Mapping
 
 from .offers import Offer
 from .placement import Demand, place
-from .spec import Resources, TaskKey
+from .spec import Resources, TaskKey, add
 
 _UNITS = {"mem": " MB", "disk": " MB"}  # how Mesos counts them; every other scalar is a plain count
 _EPS = 1e-9
@@ -26,12 +26,6 @@ def names_of(*maps: Amounts) -> list[str]:
     """Every resource named with an amount in ``maps``, as a person reads them: cpus, mem, then by name."""
     names = sorted({name for m in maps for name, value in m.items() if value})
     return [n for n in _SHOWN_FIRST if n in names] + [n for n in names if n not in _SHOWN_FIRST]
-
-
-def add(into: dict[str, float], more: Amounts, times: float = 1.0) -> dict[str, float]:
-    for name, value in more.items():
-        into[name] = into.get(name, 0.0) + times * value
-    return into
 
 
 @dataclass(frozen=True)

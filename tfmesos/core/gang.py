@@ -7,7 +7,7 @@ import random
 from typing import Iterable
 
 from .actions import Action, Decline, Launch, Revive, TaskLaunch
-from .fit import add, amounts, names_of
+from .fit import amounts, names_of
 from .hints import no_offer_hint
 from .job_state import ENDED_PHASES, FINISHING, HOLD_SECONDS, PENDING, PLACING, RUNNING
 from .job_state import JobState, TaskRecord, Transient
@@ -16,7 +16,7 @@ from .offers import Offer
 from .placement import Demand, Placement, place
 from .queue import BEHIND_REFUSE_SECONDS, hold_limit
 from .recovery import restart_for_peer
-from .spec import TaskKey
+from .spec import TaskKey, add
 from .spec_sync import spec_message, sync_specs
 
 

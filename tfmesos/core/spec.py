@@ -21,6 +21,13 @@ EXECUTOR_MEM = 64.0
 _EPS = 1e-6
 
 
+def add(into: dict[str, float], more: Mapping[str, float], times: float = 1.0) -> dict[str, float]:
+    """``into`` plus ``times`` x ``more``, name by name (in place; returned for chaining)."""
+    for name, value in more.items():
+        into[name] = into.get(name, 0.0) + times * value
+    return into
+
+
 class Resources(Mapping[str, float]):
     """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
     out. Immutable and hashable, equal whatever the order they were given in: placement groups the
@@ -97,10 +104,7 @@ class Resources(Mapping[str, float]):
         return (Resources, (0.0, 0.0, 0.0, 0.0, self._map))
 
     def __add__(self, other: Mapping[str, float]) -> "Resources":
-        total = dict(self._map)
-        for name, value in other.items():
-            total[name] = total.get(name, 0.0) + value
-        return Resources(scalars=total)
+        return Resources(scalars=add(dict(self._map), other))
 
     def __sub__(self, other: Mapping[str, float]) -> "Resources":
         return self + {name: -value for name, value in other.items()}
