@@ -200,6 +200,12 @@ class JobSpec:
         role = self.role(name)
         return role.count if role else 0
 
+    def task_count(self) -> int:
+        """``len(task_keys())`` without listing them: a count may be huge (refused by preflight
+        later), and 10^11 keys would exhaust memory first."""
+        outside = sum(1 for key, _ in self.external if key.index < self.count(key.role))
+        return sum(r.count for r in self.roles) - outside
+
     def task_keys(self) -> list[TaskKey]:
         outside = {key for key, _ in self.external}
         return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]

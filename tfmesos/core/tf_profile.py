@@ -84,18 +84,11 @@ def problems(spec: JobSpec) -> list[str]:
     success = spec.policies.success
     if success != "never" and not spec.count("chief") and not spec.count("worker"):
         found.append("$.roles: no chief and no worker: expected at least one task to run the training")
-    elif not _launched(spec):
+    elif not spec.task_count():
         found.append("$.roles: no task to launch: expected a count >= 1 for some role")
     if success in ("worker0", "all_workers") and not spec.count("worker"):
         found.append(f"$.policies.success: \"{success}\" needs workers: expected $.roles.worker.count >= 1")
     return found
-
-
-def _launched(spec: JobSpec) -> int:
-    """How many tasks Mesos would run, counted without listing them (a count may be huge: it is
-    refused later, by preflight, and listing 10^11 keys would exhaust memory first)."""
-    outside = sum(1 for key, _ in spec.external if key.index < spec.count(key.role))
-    return sum(r.count for r in spec.roles) - outside
 
 
 def warnings(spec: JobSpec) -> list[str]:
