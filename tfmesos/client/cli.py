@@ -150,6 +150,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         snap = records.probe_status(api, records.QUICK_PROBE_SECONDS)
         if snap is not None:
             return _print_live(snap, args.json)
+    # A live marker whose scheduler is gone without a word (kill -9): said at once, with its last state.
+    gone = records.gone_run(args, args.name) if args.name else records.gone_at(args, api) if api else None
+    if gone is not None and not _ended_since(records.recorded(args, gone["name"]), gone):
+        return _print_gone(gone, args.json)
     kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
     if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
         if args.json:  # the live status' shape, as the API served it at the end, with the kept "end"
@@ -175,6 +179,25 @@ def cmd_status(args: argparse.Namespace) -> int:
                          f"scheduler API at {api} runs job {snap.name!r}",
                          "check the name, --api and TFMESOS_API, and --state-dir/--zk (what 'tfmesos run' was given)")
     return _print_live(snap, args.json)
+
+
+def _ended_since(kept: dict[str, Any] | None, gone: dict[str, Any]) -> bool:
+    """Whether the job's kept end is newer than the gone run's start (it ended and kept its record,
+    and only then was its scheduler killed: the record is the better word)."""
+    return kept is not None and kept["job"].get("phase") in ENDED_PHASES and \
+        ((kept.get("end") or {}).get("at") or 0) >= (gone.get("since") or 0)
+
+
+def _print_gone(gone: dict[str, Any], as_json: bool) -> int:
+    import time
+
+    if as_json:
+        print(json.dumps({"name": gone.get("name"), "phase": "GONE", "gone": gone}, indent=2))
+    else:
+        from .history import gone_lines
+
+        print("\n".join(gone_lines(gone, time.time())))
+    return 0
 
 
 def _live_status(api: str, timeout: float) -> StatusSnapshot:
@@ -237,6 +260,15 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     live = running_lines(records.running(args, args.name))
     if live:
         print("running from this machine:\n" + "\n".join("  " + line for line in live))
+    gone = [g for g in records.gone(args) if (not args.name or g.get("name") == args.name)
+            and not _ended_since(records.recorded(args, g["name"]), g)]
+    if gone:
+        import time
+
+        from .history import gone_row
+
+        print("gone from this machine without a word (tfmesos status NAME says what was last known):\n"
+              + "\n".join("  " + gone_row(g, time.time()) for g in gone))
     if not mine:
         print(f"no ended job of yours is kept in {records.where(args)}", file=sys.stderr)
     else:

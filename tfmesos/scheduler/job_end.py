@@ -40,17 +40,6 @@ def local_store(spec: JobSpec, state_dir: str = "") -> DirStore:
     return DirStore(state_dir or spec.service.state_dir or DEFAULT_STATE_DIR, spec.service.name)
 
 
-def announce(spec: JobSpec, state_dir: str, api: str) -> DirStore:
-    """Say where the job's API is while it runs (state_store's ``live`` marker); ``withdraw()``
-    the store returned when the run ends."""
-    store = local_store(spec, state_dir)
-    try:
-        store.announce(api)
-    except OSError as exc:  # an unwritable directory: only `tfmesos status NAME` without --api misses it
-        log.info("cannot announce the API in %s: %s", store.live, exc)
-    return store
-
-
 def log_locations(sched: JobShell, task_ids: dict[str, list[Any]], master: str | None = None,
                   seconds: float = LOCATE_SECONDS) -> dict[str, list[dict[str, Any]]]:
     """ROLE:INDEX -> its newest attempts' {task_id, agent, directory}, oldest first, from the

@@ -3,14 +3,15 @@
 
 A session owns what a running job needs, and starts and stops it in this order:
 
-1. ``open()``: the local checks (state directory, ZooKeeper), the master (the embedded one, in this
-   process or as a child, or a remote one reached within the connect timeout), the state store;
+1. ``open()``: the local checks (state directory, ZooKeeper), the claim on the job's name (a second
+   run of a live name is refused: ``live_run``), the master (the embedded one, in this process or as
+   a child, or a remote one reached within the connect timeout), the state store;
 2. ``start(job, framework_id)``: the ``JobShell``, the API server (announced in the state
    directory), the Mesos driver; ``subscribe()``: SUBSCRIBED within the connect timeout;
 3. ``wait()``: until the job ends (``stop(why)`` ends it from elsewhere: a signal, ``close()``);
 4. ``teardown(failover)``: the framework torn down (Mesos kills what is left) or left to a successor;
    ``keep_end()``: the job's final record, gathered while the front-end prints its summary;
-5. ``close()``: the API, the store and the master, in that order; idempotent.
+5. ``close()``: the API, the store and the master, in that order, then the name; idempotent.
 
 The front-ends keep only what differs: the console and exit codes of ``tfmesos run`` (with its
 Marathon lifecycle, ``marathon_app``), the servers-in-a-``with``-block of ``cluster()``, worker 0
@@ -34,6 +35,7 @@ from ..options.load import OptionsError
 from . import job_end
 from .console import Console
 from .embedded import start_embedded_master
+from .live_run import LiveRun
 from .preflight import DEFAULT_STATE_DIR, check_state_dir, local_fit_problems, state_dir_of, state_zk
 from .run_settings import RunSettings, SessionKind
 
@@ -63,7 +65,7 @@ class Session:
         self.sched: JobShell | None = None
         self.api: ApiServer | None = None
         self.driver: Any = None  # while subscribed and not torn down
-        self._live: Any = None  # the API's address announced in the state directory
+        self._live: LiveRun | None = None  # the claim on the job's name and its live marker
         self._ending: threading.Thread | None = None  # keep_end's, joined by close()
         self._end_at = 0.0
         self._closed = False
@@ -90,6 +92,8 @@ class Session:
         try:
             if where := state_dir_of(self.spec, s.master, s.state_dir, s.zk):
                 check_state_dir(*where)
+            self._live = LiveRun(self.spec.service.name, job_end.local_store(self.spec, s.state_dir).path.parent,
+                                 "embedded" if self.local else str(s.master), self.on_event).claim()
             if self.persists:
                 self._check_zk()  # before the embedded master starts: nothing to clean up
             if self.local:
@@ -106,6 +110,7 @@ class Session:
                 self.master = check_master(s.master, s.connect_timeout, self.console.event)  # type: ignore[arg-type]
             if self.persists:
                 self.store = self._open_store()
+                self._live.claim_zk(self.store)
         except BaseException:
             self.close()
             raise
@@ -213,7 +218,9 @@ class Session:
         )
         self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
-        self._live = job_end.announce(spec, self.settings.state_dir, self.api.address)  # tfmesos status NAME finds it
+        if self._live is not None:  # tfmesos status NAME finds it, and the job's last state
+            self._live.announce(self.api.address)
+            self._live.watch(sched.snapshot)
         api_host, api_port = self.api.address.rsplit(":", 1)
         if api_host in ("0.0.0.0", "::"):  # listening everywhere: this machine's name (no DNS lookup)
             import socket
@@ -348,7 +355,7 @@ class Session:
         record kept as it stands, ended the way it was ending (no log locations: nothing is asked)."""
         live, self._live = self._live, None
         if live is not None:
-            live.withdraw()
+            live.release()
         self._drop_token()  # no scheduler answers with it any more: nothing left beside the marker
         sched = self.sched
         if sched is None or not sched.framework_id or self._ending is not None:
@@ -402,9 +409,9 @@ class Session:
 
     def end_attempt(self) -> None:
         """Stop serving this attempt: the API withdrawn and stopped (a session may ``start`` again)."""
-        live, self._live = self._live, None
-        if live is not None:
-            live.withdraw()
+        if self._live is not None:
+            self._live.stop_watching()
+            self._live.announce(None)
         api, self.api = self.api, None
         if api is not None:
             api.stop()
@@ -435,8 +442,13 @@ class Session:
                 if self.store is not None:
                     self.store.close()
             finally:
-                if self.master_proc is not None:
-                    if self.signals is not None:
-                        self.signals.waiting_for = lambda: "the embedded master to stop its executors"
-                    self.master_proc.stop()
+                try:
+                    if self.master_proc is not None:
+                        if self.signals is not None:
+                            self.signals.waiting_for = lambda: "the embedded master to stop its executors"
+                        self.master_proc.stop()
+                finally:
+                    live, self._live = self._live, None
+                    if live is not None:
+                        live.release()  # last: the name is free once nothing of the run is left
 
