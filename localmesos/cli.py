@@ -64,7 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ports-per-agent", type=int, default=d.ports_per_agent,
                         help=f"ports offered per agent (default {d.ports_per_agent})")
     parser.add_argument("--work-dir", type=Path, default=None,
-                        help="sandbox root (default: a temporary directory removed on exit)")
+                        help="sandbox root (default: a temporary directory removed on exit); a master started "
+                             "again on it recovers the executors left running (they wait 15 minutes for it)")
+    parser.add_argument("--no-recovery", action="store_true",
+                        help="no master will be started again on --work-dir: executors end as soon as this "
+                             "process does, however it ends (as without --work-dir)")
     parser.add_argument("--credentials", type=Path, default=None,
                         help='Mesos\' credentials file ({"credentials": [{"principal": P, "secret": S}]}): '
                              'enables HTTP Basic authentication')
@@ -236,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                              agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,
                              work_dir=args.work_dir, credentials=credentials, **teams,
+                             agents_recover=args.work_dir is not None and not args.no_recovery,
                              tuning=dataclasses.replace(Tuning(), max_completed_frameworks=args.max_completed_frameworks,
                                                         max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
                                                         gc_delay=args.gc_delay))

@@ -72,6 +72,10 @@ class MasterConfig:
     quotas: dict[str, "QuotaConfig"] = field(default_factory=dict)
     acls: dict | None = None
     tuning: Tuning = field(default_factory=Tuning)
+    # Whether a master restarted on this work dir can recover the agents' executors. Not when the
+    # work dir goes with this process (LocalMaster made it): executors then end with the process
+    # (AGENT_PROCESS_ENV) instead of waiting MESOS_RECOVERY_TIMEOUT for an agent that cannot come back.
+    agents_recover: bool = True
 
     def __post_init__(self) -> None:
         if self.agents < 0:

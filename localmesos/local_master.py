@@ -45,7 +45,8 @@ class LocalMaster:
                  allocation_interval: float = 1.0, heartbeat_interval: float = 15.0,
                  credentials: dict[str, str] | None = None, *, agent_resources: dict[int, str] | None = None,
                  weights: dict[str, float] | None = None, quotas: dict[str, QuotaConfig] | None = None,
-                 acls: dict[str, Any] | None = None, tuning: Tuning | None = None) -> None:
+                 acls: dict[str, Any] | None = None, tuning: Tuning | None = None,
+                 agents_recover: bool | None = None) -> None:
         self._owns_work_dir = work_dir is None
         self._work_dir_arg = Path(work_dir).resolve() if work_dir is not None else None
         self._settings: dict[str, Any] = dict(
@@ -54,7 +55,9 @@ class LocalMaster:
             first_port=first_port, allocation_interval=allocation_interval,
             heartbeat_interval=heartbeat_interval, credentials=dict(credentials) if credentials else None,
             agent_resources=dict(agent_resources or {}), weights=dict(weights or {}), quotas=dict(quotas or {}),
-            acls=acls, tuning=tuning or Tuning())
+            acls=acls, tuning=tuning or Tuning(),
+            # Default: recoverable where the work dir outlives this process (given, not made here).
+            agents_recover=work_dir is not None if agents_recover is None else agents_recover)
         MasterConfig(work_dir=Path("."), **self._settings)  # validate arguments early
         self._config: MasterConfig | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -40,7 +40,7 @@ from .procs import ManagedProcess, spawn, wait_status
 from .recovery import CheckpointWriter, record_container, recover_containers, reregistration_termination
 from ..http.protojson import b64decode, b64encode
 from ..resources import Resources, parse_resources_text
-from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
+from .sandbox import AGENT_PROCESS_ENV, command_argv, create_sandbox, executor_environment, own_process, sandbox_path
 from .secrets import write_secret_volumes
 from ..master.status_updates import StatusUpdate, StatusUpdateManager
 
@@ -78,6 +78,7 @@ class Agent:
         self.hostname = config.host
         self.port = 0
         self._config = config
+        self._own_process = "" if config.agents_recover else own_process()
         self.tuning = config.tuning
         self.work_dir = config.work_dir
         self._loop = loop
@@ -381,6 +382,8 @@ class Agent:
                 checkpoint=executor.checkpoint, shutdown_grace_period=executor.shutdown_grace_period,
                 gpus=executor.gpus if self.has_gpus else None, command=command,
                 extra=_allocation_role_env(task) if task is not None else None)
+            if not self._config.agents_recover:
+                env[AGENT_PROCESS_ENV] = self._own_process
             argv, executable = command_argv(command)
             process = None
             warm = self._forkserver.wants(command, env) if task is None and self._forkserver else None

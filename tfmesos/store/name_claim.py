@@ -153,30 +153,35 @@ class DirClaim:
         """The name's claim, or NameTaken naming the live run; OSError when the directory cannot
         hold a lock (the caller goes on without one)."""
         claim = cls(live_dir, file_name, holder)
+        claim.lock()
+        return claim
+
+    def lock(self) -> None:
+        """Take the lock and write the marker (NameTaken when a live run holds the name)."""
+        live_dir = self.lock_path.parent
         live_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         while True:
-            fd = os.open(claim.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
                 os.close(fd)
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                     raise
-                held = read_marker(claim.marker, holder.name) or Holder(holder.name, 0)
+                held = read_marker(self.marker, self.holder.name) or Holder(self.holder.name, 0)
                 raise NameTaken(held, f"state directory {live_dir.parent}") from None
             try:  # the file locked may have been removed by the run that let go of it meanwhile
-                same = os.fstat(fd).st_ino == os.stat(claim.lock_path).st_ino
+                same = os.fstat(fd).st_ino == os.stat(self.lock_path).st_ino
             except FileNotFoundError:
                 same = False
             if same:
                 break
             os.close(fd)
-        claim._fd = fd
-        previous = read_marker(claim.marker, holder.name)
-        if previous is not None and previous.pid != holder.pid:
-            claim.taken_over = previous  # its scheduler let go of the lock: it is gone
-        claim.write()
-        return claim
+        self._fd = fd
+        previous = read_marker(self.marker, self.holder.name)
+        if previous is not None and previous.pid != self.holder.pid:
+            self.taken_over = previous  # its scheduler let go of the lock: it is gone
+        self.write()
 
     def write(self, **changes: Any) -> None:
         """The marker rewritten whole with ``changes`` (api, last): a reader never sees half."""

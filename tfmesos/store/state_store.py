@@ -367,7 +367,7 @@ class ZkStore:
     @property
     def session_timeout(self) -> float:
         """Seconds after which ZooKeeper ends a session whose client is gone (its ephemeral nodes too)."""
-        return self._zk._session_timeout / 1000.0
+        return getattr(self._zk, "_session_timeout", 15000) / 1000.0  # kazoo's negotiated value, in ms
 
     def names(self, depth: int = 4) -> list[str]:
         """Every job name under this store's path that has a record or kept ends (a name with
