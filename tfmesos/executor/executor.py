@@ -319,6 +319,7 @@ class OutputForwarder:
                 log.warning("cannot write %s (a scheduler that misses output cannot catch up): %s", log_path, exc)
         self._cond = threading.Condition()
         self._closed = False
+        self._closing = threading.Event()  # cuts the batch's gathering short: the task has ended
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -347,7 +348,7 @@ class OutputForwarder:
                     self._cond.wait()
                 if not self._lines and self._closed:
                     return
-            time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
+            self._closing.wait(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
             with self._cond:
                 lines, self._lines = self._lines, []
                 offset = self._offset
@@ -359,6 +360,7 @@ class OutputForwarder:
         with self._cond:
             self._closed = True
             self._cond.notify()
+        self._closing.set()  # the last lines go at once (the task's end is reported after them)
         self._thread.join(timeout=5)
         if self._log is not None:
             self._log.close()
