@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.e2e.harness import ROOT, TFMESOS, LineProcess, eventually, task_processes
+from tests.e2e.harness import ROOT, TFMESOS, LineProcess, eventually, task_processes, wait_gone
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}")
 
@@ -109,6 +109,7 @@ def test_a_run_killed_minus_9_is_said_gone_at_once_with_its_last_state_and_the_n
                "the marker's last state: both tasks running")
     run.kill(signal.SIGKILL)
     run.wait(30)
+    assert not wait_gone(name, timeout=5), "the executors of its embedded master end with it (issue 39's bar)"
     for args in ([name], ["--api", api]):  # by its name, and by its API (which answered nothing for 30 s)
         status = _tfmesos("status", *args, "--state-dir", state)
         assert status.returncode == 0, status.stderr
