@@ -233,7 +233,7 @@ class LocalMaster:
             master.add_agent(agent)
             for framework_info, executor_info, tasks in agent.recover():
                 master.recover_executor(agent.id, framework_info, executor_info, tasks)
-        save_agents(config.work_dir, master.agent_entries())
+        save_agents(config.work_dir, master.agent_book.entries())
         master.start()
         self._forkserver.prestart()
         log.info("local master %s listening on %s with %d agents", ids.master_id, master.address,

@@ -13,6 +13,7 @@ from ..http.server import Request, Response
 from .master import Master
 from ..resources import ResourceError, Resources
 from ..roles import validate_role
+from .usage import cluster_totals, role_allocations
 
 # master::Call types real Mesos implements.
 _KNOWN_TYPES = {
@@ -53,7 +54,7 @@ class OperatorApi:
 
     # -- agents -------------------------------------------------------------
     def _mark_agent_gone(self, body: dict[str, Any]) -> Response:
-        status, message = self._master.mark_agent_gone(body["agent_id"]["value"])
+        status, message = self._master.agent_book.mark_gone(body["agent_id"]["value"])
         return Response.empty(status) if status == 200 else Response.text(status, message)
 
     def _reserve_resources(self, body: dict[str, Any]) -> Response:
@@ -79,12 +80,12 @@ class OperatorApi:
                 return Response.text(400, f"Invalid reservation: {error}")
         source = wanted.pop_reservation() if reserve else wanted
         target = wanted if reserve else wanted.pop_reservation()
-        status, message = self._master.convert_agent_resources(body["agent_id"]["value"], source, target)
+        status, message = self._master.agent_book.convert_resources(body["agent_id"]["value"], source, target)
         return Response.empty(202) if status == 202 else Response.text(status, message)
 
     # -- quota and weights --------------------------------------------------
     def _get_quota(self, _: dict[str, Any]) -> Response:
-        quotas = sorted(self._master.quotas.items())
+        quotas = sorted(self._master.cluster.quotas.items())
         status: dict[str, Any] = {}
         infos = [{"role": role, "guarantee": _scalar_resources(q.guarantees)} for role, q in quotas if q.guarantees]
         if infos:
@@ -111,9 +112,9 @@ class OperatorApi:
                                           f"limits for {', '.join(sorted(over))}")
             updates[role] = QuotaConfig(guarantees, limits)
         if not body.get("force"):
-            totals = self._master.cluster_totals()
+            totals = cluster_totals(self._master.cluster.agents.values())
             guaranteed: dict[str, float] = {}
-            for role, quota in {**self._master.quotas, **updates}.items():
+            for role, quota in {**self._master.cluster.quotas, **updates}.items():
                 for name, amount in quota.guarantees.items():
                     guaranteed[name] = guaranteed.get(name, 0.0) + amount
             short = [n for n, amount in guaranteed.items() if amount > totals.get(n, 0.0) + 1e-9]
@@ -122,14 +123,14 @@ class OperatorApi:
                                           f"capacity for {', '.join(sorted(short))} (use 'force' to set anyway)")
         for role, quota in updates.items():
             if quota.guarantees or quota.limits:
-                self._master.quotas[role] = quota
+                self._master.cluster.quotas[role] = quota
             else:
-                self._master.quotas.pop(role, None)
+                self._master.cluster.quotas.pop(role, None)
         self._master.allocator.trigger()
         return Response.empty(200)
 
     def _get_weights(self, _: dict[str, Any]) -> Response:
-        infos = [{"weight": w, "role": role} for role, w in sorted(self._master.weights.items())]
+        infos = [{"weight": w, "role": role} for role, w in sorted(self._master.cluster.weights.items())]
         return Response.json(200, {"type": "GET_WEIGHTS", "get_weights": {"weight_infos": infos}})
 
     def _update_weights(self, body: dict[str, Any]) -> Response:
@@ -141,22 +142,22 @@ class OperatorApi:
                 return Response.text(400, f"Invalid weight for role '{role}': "
                                           f"{error or 'weight must be greater than zero'}")
         for info in infos:
-            self._master.weights[info["role"]] = float(info["weight"])
+            self._master.cluster.weights[info["role"]] = float(info["weight"])
         self._master.allocator.trigger()
         return Response.empty(200)
 
     def _get_roles(self, _: dict[str, Any]) -> Response:
-        master = self._master
+        cluster = self._master.cluster
         frameworks: dict[str, list[str]] = {}
-        for framework in master.frameworks.values():
+        for framework in cluster.frameworks.values():
             for role in framework.roles:
                 frameworks.setdefault(role, []).append(framework.id)
-        allocated = master.role_allocations()
-        reserved = {role for record in master.agents.values() for role in record.total.reserved_roles()}
-        names = (set(frameworks) | set(master.weights) | set(master.quotas) | reserved | set(allocated)) - {"*"}
+        allocated = role_allocations(cluster.frameworks)
+        reserved = {role for record in cluster.agents.values() for role in record.total.reserved_roles()}
+        names = (set(frameworks) | set(cluster.weights) | set(cluster.quotas) | reserved | set(allocated)) - {"*"}
         roles = []
         for name in sorted(names):
-            entry: dict[str, Any] = {"name": name, "weight": master.weights.get(name, 1.0)}
+            entry: dict[str, Any] = {"name": name, "weight": cluster.weights.get(name, 1.0)}
             if frameworks.get(name):
                 entry["frameworks"] = [{"value": f} for f in frameworks[name]]
             if allocated.get(name):

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent
     from ..agent.containers import AgentFramework, AgentTask, Executor
     from .framework import Framework, Task
-    from .master import AgentRecord, Master
+    from .cluster import AgentRecord
+    from .master import Master
 
 VERSION = "1.12.0"
 BUILD = {"build_date": "", "build_time": 0.0, "build_user": "tfmesos-localmaster"}
@@ -25,6 +26,7 @@ def version_json() -> dict[str, Any]:
 
 def master_state(master: "Master") -> dict[str, Any]:
     config = master.config
+    cluster = master.cluster
     info = master.master_info()
     leader_info = {"id": info["id"], "pid": info["pid"], "port": info["port"], "hostname": info["hostname"]}
     return {
@@ -36,9 +38,9 @@ def master_state(master: "Master") -> dict[str, Any]:
         "pid": info["pid"],
         "hostname": info["hostname"],
         "capabilities": [c["type"] for c in info["capabilities"]],
-        "activated_slaves": float(len(master.agents)),
+        "activated_slaves": float(len(cluster.agents)),
         "deactivated_slaves": 0.0,
-        "unreachable_slaves": float(len(master.unreachable_agents)),
+        "unreachable_slaves": float(len(cluster.unreachable_agents)),
         "leader": info["pid"],
         "leader_info": leader_info,
         "flags": {
@@ -55,10 +57,10 @@ def master_state(master: "Master") -> dict[str, Any]:
             "registry": "in_memory",
             "work_dir": str(config.work_dir),
         },
-        "slaves": [_slave(record) for record in master.agents.values()],
+        "slaves": [_slave(record) for record in cluster.agents.values()],
         "recovered_slaves": [],
-        "frameworks": [_framework(master, f) for f in master.frameworks.values()],
-        "completed_frameworks": [_framework(master, f) for f in master.completed_frameworks],
+        "frameworks": [_framework(master, f) for f in cluster.frameworks.values()],
+        "completed_frameworks": [_framework(master, f) for f in cluster.completed_frameworks],
         "orphan_tasks": [],
         "unregistered_frameworks": [],
     }
@@ -131,7 +133,7 @@ def _framework(master: "Master", framework: "Framework") -> dict[str, Any]:
         entry = executor_info_json(executor_info)
         entry["slave_id"] = agent_id
         # Extension: where the sandbox is (real Mesos has it only in the agent's /state).
-        record = master.agents.get(agent_id)
+        record = master.cluster.agents.get(agent_id)
         run = record.agent.find_executor(framework.id, executor_id) if record else None
         if run is not None:
             entry["directory"] = str(run.directory)
