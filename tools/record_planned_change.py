@@ -92,6 +92,7 @@ class Recorder:
         self.started = time.monotonic()
         self.lines: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.calls_lock = threading.Lock()  # one call in flight at a time: each reply follows its call
         self.ids: dict[str, list[str]] = {}  # kind -> values in order of appearance
         self.literal: dict[str, str] = {}  # exact text -> placeholder (paths, chosen numbers)
 
@@ -112,6 +113,11 @@ class Recorder:
 
     def call(self, path: str, body: Any, headers: dict[str, str] | None = None, note: str | None = None,
              method: str = "POST", record_body: Callable[[Any], Any] | None = None) -> tuple[int, Any]:
+        with self.calls_lock:  # the acknowledgements run on threads of their own
+            return self._call(path, body, headers, note, method, record_body)
+
+    def _call(self, path: str, body: Any, headers: dict[str, str] | None, note: str | None, method: str,
+              record_body: Callable[[Any], Any] | None) -> tuple[int, Any]:
         headers = dict(headers if headers is not None else JSON_HEADERS)
         line: dict[str, Any] = {"dir": "call", "method": method, "path": path, "headers": headers, "body": body}
         if note:
