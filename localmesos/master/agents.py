@@ -1,11 +1,12 @@
 """The agents as the master keeps them: registration, executors re-adopted after a restart, health
-(pings, unreachable, back again), and the operator's MARK_AGENT_GONE and dynamic reservations."""
+(pings, unreachable, back again), their removal (MARK_AGENT_GONE, a machine taken DOWN) and the
+operator's dynamic reservations."""
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ..agent.agent import Agent
 from ..agent.recovery import agent_entry, save_agents
@@ -14,6 +15,7 @@ from ..resources import Resources
 from .allocator import Allocator
 from .cluster import AgentRecord, Cluster, post
 from .framework import Task
+from .inverse_offers import InverseOfferBook
 from .offers import OfferBook
 from .subscriptions import Subscriptions
 from .tasks import TaskBook, master_status, send_update
@@ -23,14 +25,17 @@ log = logging.getLogger(__name__)
 
 class AgentBook:
     def __init__(self, cluster: Cluster, config: MasterConfig, loop: asyncio.AbstractEventLoop,
-                 offers: OfferBook, tasks: TaskBook, subscriptions: Subscriptions, allocator: Allocator) -> None:
+                 offers: OfferBook, inverse_offers: InverseOfferBook, tasks: TaskBook, subscriptions: Subscriptions,
+                 allocator: Allocator, readmitted: Callable[[AgentRecord], None]) -> None:
         self._cluster = cluster
         self._config = config
         self._loop = loop
         self._offers = offers
+        self._inverse_offers = inverse_offers
         self._tasks = tasks
         self._subscriptions = subscriptions
         self._allocator = allocator
+        self._readmitted = readmitted  # its drain and its machine's unavailability, again
         self._ping_timer: asyncio.TimerHandle | None = None
         self._stops: set[asyncio.Task] = set()  # agents marked gone, stopping
 
@@ -115,7 +120,8 @@ class AgentBook:
         self._removed(record)
 
     def _removed(self, record: AgentRecord) -> None:
-        """What every removal of an agent does: its executors and offers go, frameworks hear FAILURE."""
+        """What every removal of an agent does: its executors go, its offers and inverse offers are
+        rescinded, frameworks hear FAILURE (trace 17)."""
         cluster = self._cluster
         agent_id = record.agent.id
         for framework_id, executors in list(record.executors.items()):
@@ -129,6 +135,7 @@ class AgentBook:
             framework = cluster.frameworks.get(offer.framework_id)
             if framework is not None:
                 framework.send({"type": "RESCIND", "rescind": {"offer_id": {"value": offer.id}}})
+        self._inverse_offers.set_unavailability(agent_id, None)  # rescinds its inverse offers
         for framework in cluster.connected_frameworks():
             framework.send({"type": "FAILURE", "failure": {"agent_id": {"value": agent_id}}})
 
@@ -171,6 +178,7 @@ class AgentBook:
             if framework.connected:
                 send_update(framework, status)
         log.warning("agent %s re-registered after being unreachable", agent.id)
+        self._readmitted(record)
         self._allocator.trigger()
 
     # -- operator API ---------------------------------------------------------------
@@ -182,6 +190,18 @@ class AgentBook:
         if record is None:
             return 404, f"Agent '{agent_id}' not found"
         cluster.gone_agents[agent_id] = time.time()
+        self._remove(record, "Agent has been marked gone")
+        return 200, ""
+
+    def take_down(self, record: AgentRecord, cause: str) -> None:
+        """Master::removeSlave for a machine taken DOWN: the agent is told to shut down (it exits)."""
+        self._remove(record, f"Agent {record.agent.hostname} removed: {cause}")
+
+    def _remove(self, record: AgentRecord, message: str) -> None:
+        """Its tasks end (TASK_LOST, or for a PARTITION_AWARE framework TASK_GONE_BY_OPERATOR), it is
+        removed and stopped."""
+        cluster = self._cluster
+        agent_id = record.agent.id
         del cluster.agents[agent_id]
         for task in list(record.tasks.values()):
             framework = cluster.frameworks.get(task.framework_id)
@@ -191,16 +211,16 @@ class AgentBook:
                 state, reason = "TASK_GONE_BY_OPERATOR", "REASON_AGENT_REMOVED_BY_OPERATOR"
             else:
                 state, reason = "TASK_LOST", "REASON_AGENT_REMOVED"
-            status = master_status(task.task_id, state, "Agent has been marked gone", reason, agent_id,
-                                   task.executor_id)
+            status = master_status(task.task_id, state, message, reason, agent_id, task.executor_id)
             self._tasks.end(task, status)
             if framework.connected:
                 send_update(framework, status)
         self._removed(record)
+        cluster.deactivated.discard(agent_id)
+        cluster.draining.pop(agent_id, None)
         stop = self._loop.create_task(record.agent.stop(self._config.tuning.executor_shutdown_grace_period))
         self._stops.add(stop)
         stop.add_done_callback(self._stops.discard)
-        return 200, ""
 
     def convert_resources(self, agent_id: str, source: Resources, target: Resources) -> tuple[int, str]:
         """RESERVE_RESOURCES / UNRESERVE_RESOURCES: free ``source`` on the agent becomes ``target``.

@@ -11,7 +11,8 @@ A round is one pass over the agents with O(1) work for an agent that has
 nothing to offer, so 1,000 idle agents cost well under a millisecond. An agent's
 resources reserved to a role go only to that role's frameworks; its unreserved
 resources may go to several frameworks, one offer each (``FairOrder`` decides who
-is first: quota guarantees, weighted DRF among roles, DRF within a role).
+is first: quota guarantees, weighted DRF among roles, DRF within a role). A deactivated or
+draining agent is offered nothing; after each round, ``after_round`` sends the inverse offers.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Mapping, Protocol
 
 from ..config import QuotaConfig
 from .framework import Framework, OfferFilter
@@ -54,6 +55,9 @@ class AllocatorView(Protocol):
     @property
     def quotas(self) -> Mapping[str, QuotaConfig]: ...
 
+    @property
+    def deactivated(self) -> AbstractSet[str]: ...  # agent ids offered nothing (deactivated, draining)
+
 
 @dataclass(frozen=True)
 class Grant:
@@ -83,9 +87,10 @@ def refuse_timeout(filters: dict | None, allocation_interval: float) -> float:
 
 class Allocator:
     def __init__(self, view: AllocatorView, make_offers: OfferSink, loop: asyncio.AbstractEventLoop,
-                 interval: float) -> None:
+                 interval: float, after_round: Callable[[], None] = lambda: None) -> None:
         self._view = view
         self._make_offers = make_offers
+        self._after_round = after_round  # the maintenance half: inverse offers
         self._loop = loop
         self._interval = interval
         self._tick: asyncio.TimerHandle | None = None
@@ -161,6 +166,7 @@ class Allocator:
         ]
         if candidates:
             self._allocate(view, candidates)
+        self._after_round()
         self.rounds += 1
         self.last_round_seconds = time.perf_counter() - started
         self.max_round_seconds = max(self.max_round_seconds, self.last_round_seconds)
@@ -170,9 +176,10 @@ class Allocator:
         now = time.monotonic()
         order = FairOrder(view, candidates)
         grants: list[Grant] = []
+        deactivated = view.deactivated
         for record in view.agents.values():
             available = record.available
-            if available.empty() or not _allocatable(available):
+            if available.empty() or not _allocatable(available) or (deactivated and record.agent.id in deactivated):
                 continue
             reserved = bool(available.reserved_roles())
             for framework, role in order.sorted():

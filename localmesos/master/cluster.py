@@ -1,7 +1,7 @@
-"""What the master knows: its agents, frameworks and offers, and the roles' settings.
+"""What the master knows: its agents, frameworks and offers, the roles' settings, and planned
+change (agents deactivated or draining, the machines' unavailability).
 
-One record shared by the master's parts (``agents``, ``subscriptions``, ``scheduler_calls``,
-``tasks``, ``offers``); the allocator reads it through its ``AllocatorView`` and never writes it.
+One record shared by the master's parts; the allocator reads it through its ``AllocatorView``.
 """
 from __future__ import annotations
 
@@ -54,6 +54,24 @@ class AgentRecord:
 
 
 @dataclass
+class DrainInfo:
+    """Mesos' DrainInfo of an agent: DRAINING until every task on it is gone (its terminal update
+    acknowledged), then DRAINED; the config as DRAIN_AGENT gave it."""
+
+    state: str  # DRAINING | DRAINED
+    max_grace_period_ns: int | None
+    mark_gone: bool
+    started: float  # estimated_drain_start_time (seconds since the epoch)
+
+    def config_json(self) -> dict[str, Any]:
+        config: dict[str, Any] = {}
+        if self.max_grace_period_ns is not None:
+            config["max_grace_period"] = {"nanoseconds": self.max_grace_period_ns}
+        config["mark_gone"] = self.mark_gone
+        return {"state": self.state, "config": config}
+
+
+@dataclass
 class Cluster:
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     # Marked unreachable (missed their pings), with when: their tasks wait for them here.
@@ -65,6 +83,12 @@ class Cluster:
     # Multi-team settings; the operator API changes them at run time.
     weights: dict[str, float] = field(default_factory=dict)
     quotas: dict[str, QuotaConfig] = field(default_factory=dict)
+    # Planned change, by agent id (kept while an agent is unreachable, as Mesos' registry keeps it):
+    # deactivated agents get no offers; draining ones are deactivated too; an agent of a machine in
+    # the maintenance schedule has that machine's Unavailability (JSON), which its offers carry.
+    deactivated: set[str] = field(default_factory=set)
+    draining: dict[str, DrainInfo] = field(default_factory=dict)
+    unavailable: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def for_config(cls, config: MasterConfig) -> "Cluster":

@@ -4,11 +4,13 @@ Everything here runs on the single event loop thread, so there is no locking; me
 are posted with ``call_soon`` (``cluster.post``) to keep the asynchronous ordering of real Mesos
 (master -> agent -> master).
 
-The parts, each over the shared ``Cluster`` records: ``agents`` (registration, health, the
-operator's agent calls), ``subscriptions`` (SUBSCRIBE, failover, removal), ``scheduler_calls``
+The parts, each over the shared ``Cluster`` records: ``agents`` (registration, health, removal,
+the operator's agent calls), ``subscriptions`` (SUBSCRIBE, failover, removal), ``scheduler_calls``
 (the calls of a subscribed framework), ``tasks`` (task and executor bookkeeping, status updates),
-``offers`` (made from the allocator's grants) and the ``allocator``, which reads the records
-through its ``AllocatorView`` and hands its decisions to ``OfferBook.make``.
+``offers`` (made from the allocator's grants), ``inverse_offers``, ``draining`` (drain, deactivate,
+reactivate), ``maintenance`` (the schedule, machines down and up) and the ``allocator``, which
+reads the records through its ``AllocatorView``, hands its decisions to ``OfferBook.make`` and
+has ``InverseOfferBook.send`` run after each round.
 """
 from __future__ import annotations
 
@@ -24,7 +26,10 @@ from ..http.auth import Acls
 from ..ids import IdGenerator
 from .agents import AgentBook
 from .allocator import Allocator
-from .cluster import Cluster
+from .cluster import AgentRecord, Cluster
+from .draining import Drains
+from .inverse_offers import InverseOfferBook
+from .maintenance import Maintenance
 from .offers import OfferBook
 from .scheduler_calls import SchedulerCalls
 from .status_updates import StatusUpdate
@@ -44,15 +49,19 @@ class Master:
         self.start_time = time.time()
         self.acls = Acls.from_json(config.acls) if config.acls is not None else None
         self.cluster = cluster = Cluster.for_config(config)
-        self.offer_book = OfferBook(cluster, ids)
-        self.allocator = Allocator(cluster, self.offer_book.make, loop, config.allocation_interval)
-        self.task_book = TaskBook(cluster)
-        self.subscriptions = Subscriptions(cluster, config, loop, ids, self.acls, self.offer_book, self.task_book,
+        self.offer_book = offers = OfferBook(cluster, ids)
+        self.inverse_offers = inverse = InverseOfferBook(cluster, ids)
+        self.allocator = Allocator(cluster, offers.make, loop, config.allocation_interval, after_round=inverse.send)
+        self.task_book = TaskBook(cluster, left_agent=self._left_agent)
+        self.subscriptions = Subscriptions(cluster, config, loop, ids, self.acls, offers, inverse, self.task_book,
                                            self.allocator, self.master_info)
-        self.scheduler_calls = SchedulerCalls(cluster, config, loop, self.acls, self.offer_book, self.task_book,
+        self.scheduler_calls = SchedulerCalls(cluster, config, loop, self.acls, offers, inverse, self.task_book,
                                               self.subscriptions, self.allocator)
-        self.agent_book = AgentBook(cluster, config, loop, self.offer_book, self.task_book, self.subscriptions,
-                                    self.allocator)
+        self.agent_book = AgentBook(cluster, config, loop, offers, inverse, self.task_book, self.subscriptions,
+                                    self.allocator, readmitted=self._readmitted)
+        self.maintenance = Maintenance(cluster, offers, inverse, self.allocator.trigger, self.agent_book.take_down)
+        self.drains = Drains(cluster, loop, offers, inverse, self.maintenance.scheduled_machine,
+                             self.agent_book.mark_gone)
 
     # -- lifecycle ----------------------------------------------------------
     def add_agent(self, agent: Agent) -> None:
@@ -101,3 +110,11 @@ class Master:
 
     def reregister_agent(self, agent: Agent) -> None:
         self.agent_book.reregister(agent)
+
+    # -- between the parts ----------------------------------------------------
+    def _left_agent(self, record: AgentRecord) -> None:
+        self.drains.check_drained(record)
+
+    def _readmitted(self, record: AgentRecord) -> None:
+        self.maintenance.add_agent(record)
+        self.drains.reregistered(record)

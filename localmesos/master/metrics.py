@@ -13,7 +13,7 @@ def metrics_snapshot(master: "Master") -> dict[str, float]:
     runs = allocator.rounds
     cluster = master.cluster
     return {
-        "master/slaves_active": float(len(cluster.agents)),
+        "master/slaves_active": float(sum(1 for agent_id in cluster.agents if agent_id not in cluster.deactivated)),
         "master/frameworks_active": float(sum(1 for f in cluster.frameworks.values() if f.active)),
         "master/outstanding_offers": float(len(cluster.offers)),
         "allocator/mesos/allocation_runs": float(runs),

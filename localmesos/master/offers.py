@@ -53,6 +53,9 @@ class OfferBook:
             executors = record.executors.get(framework.id)
             if executors:
                 entry["executor_ids"] = [{"value": e} for e in executors]
+            unavailability = self._cluster.unavailable.get(offer.agent_id)
+            if unavailability is not None:  # its machine is in the maintenance schedule (trace 16)
+                entry["unavailability"] = unavailability
             entry["allocation_info"] = {"role": offer.role}
             rendered.append(entry)
         framework.send({"type": "OFFERS", "offers": {"offers": rendered}})

@@ -1,7 +1,9 @@
 """``POST /api/v1`` on the master (operator API).
 
-Emulated: MARK_AGENT_GONE; RESERVE_RESOURCES / UNRESERVE_RESOURCES (dynamic reservations);
-GET_QUOTA / UPDATE_QUOTA; GET_ROLES; GET_WEIGHTS / UPDATE_WEIGHTS. Answers follow trace 11.
+Emulated: GET_AGENTS; MARK_AGENT_GONE; DRAIN_AGENT / DEACTIVATE_AGENT / REACTIVATE_AGENT; the
+maintenance calls (``maintenance_api``); RESERVE_RESOURCES / UNRESERVE_RESOURCES (dynamic
+reservations); GET_QUOTA / UPDATE_QUOTA; GET_ROLES; GET_WEIGHTS / UPDATE_WEIGHTS. Answers follow
+traces 11 and 13-17.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 from ..http.calls import decode_call, method_not_allowed
 from ..config import QuotaConfig
 from ..http.server import Request, Response
+from .agents_json import get_agents
+from .maintenance_api import MaintenanceApi
 from .master import Master
 from ..resources import ResourceError, Resources
 from ..roles import validate_role
@@ -28,12 +32,15 @@ _KNOWN_TYPES = {
 }
 _NEEDS = {"MARK_AGENT_GONE": "mark_agent_gone", "RESERVE_RESOURCES": "reserve_resources",
           "UNRESERVE_RESOURCES": "unreserve_resources", "UPDATE_QUOTA": "update_quota",
-          "UPDATE_WEIGHTS": "update_weights"}
+          "UPDATE_WEIGHTS": "update_weights", "DRAIN_AGENT": "drain_agent", "DEACTIVATE_AGENT": "deactivate_agent",
+          "REACTIVATE_AGENT": "reactivate_agent", "UPDATE_MAINTENANCE_SCHEDULE": "update_maintenance_schedule",
+          "START_MAINTENANCE": "start_maintenance", "STOP_MAINTENANCE": "stop_maintenance"}
 
 
 class OperatorApi:
     def __init__(self, master: Master) -> None:
         self._master = master
+        self._maintenance = MaintenanceApi(master.maintenance)
 
     def handle(self, request: Request) -> Response:
         if request.method != "POST":
@@ -53,9 +60,38 @@ class OperatorApi:
         return handler(call[field] if field else {})
 
     # -- agents -------------------------------------------------------------
+    def _get_agents(self, _: dict[str, Any]) -> Response:
+        return Response.json(200, get_agents(self._master))
+
     def _mark_agent_gone(self, body: dict[str, Any]) -> Response:
-        status, message = self._master.agent_book.mark_gone(body["agent_id"]["value"])
-        return Response.empty(status) if status == 200 else Response.text(status, message)
+        return _answer(self._master.agent_book.mark_gone(body["agent_id"]["value"]))
+
+    def _drain_agent(self, body: dict[str, Any]) -> Response:
+        grace = body.get("max_grace_period")
+        grace_ns = None if grace is None else grace.get("seconds", 0) * 1_000_000_000 + grace.get("nanos", 0)
+        return _answer(self._master.drains.drain(body["agent_id"]["value"], grace_ns, body.get("mark_gone", False)))
+
+    def _deactivate_agent(self, body: dict[str, Any]) -> Response:
+        return _answer(self._master.drains.deactivate(body["agent_id"]["value"]))
+
+    def _reactivate_agent(self, body: dict[str, Any]) -> Response:
+        return _answer(self._master.drains.reactivate(body["agent_id"]["value"]))
+
+    # -- maintenance ----------------------------------------------------------
+    def _get_maintenance_schedule(self, _: dict[str, Any]) -> Response:
+        return self._maintenance.get_schedule()
+
+    def _update_maintenance_schedule(self, body: dict[str, Any]) -> Response:
+        return self._maintenance.update_schedule(body)
+
+    def _get_maintenance_status(self, _: dict[str, Any]) -> Response:
+        return self._maintenance.get_status()
+
+    def _start_maintenance(self, body: dict[str, Any]) -> Response:
+        return self._maintenance.start(body)
+
+    def _stop_maintenance(self, body: dict[str, Any]) -> Response:
+        return self._maintenance.stop(body)
 
     def _reserve_resources(self, body: dict[str, Any]) -> Response:
         return self._change_reservation(body, reserve=True)
@@ -164,6 +200,12 @@ class OperatorApi:
                 entry["resources"] = _scalar_resources(allocated[name])
             roles.append(entry)
         return Response.json(200, {"type": "GET_ROLES", "get_roles": {"roles": roles}})
+
+
+def _answer(outcome: tuple[int, str]) -> Response:
+    """(200, "") is an empty 200; anything else Mesos' refusal as text."""
+    status, message = outcome
+    return Response.empty(status) if status == 200 else Response.text(status, message)
 
 
 def _scalar_resources(amounts: dict[str, float]) -> list[dict[str, Any]]:

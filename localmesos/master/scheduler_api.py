@@ -126,7 +126,9 @@ class SchedulerApi:
         elif kind == "UPDATE_FRAMEWORK":
             status, message = master.subscriptions.update(framework, call["update_framework"])
             return Response.empty(200) if status == 200 else Response.text(status, message)
+        elif kind in ("ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS"):
+            calls.answer_inverse_offers(call[kind.lower()], accepted=kind == "ACCEPT_INVERSE_OFFERS")
         elif kind == "UNKNOWN":
             return Response.text(501, "501 Not Implemented.")
-        # REQUEST, inverse offers and operation feedback have nothing to act on here.
+        # REQUEST and operation feedback have nothing to act on here.
         return Response.empty(202)

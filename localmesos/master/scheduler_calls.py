@@ -1,5 +1,6 @@
 """What a subscribed framework's calls do: ACCEPT (launches), DECLINE, REVIVE, SUPPRESS, KILL,
-SHUTDOWN, ACKNOWLEDGE, RECONCILE, MESSAGE, TEARDOWN. ``scheduler_api`` checks the HTTP side first."""
+SHUTDOWN, ACKNOWLEDGE, RECONCILE, MESSAGE, TEARDOWN, ACCEPT_INVERSE_OFFERS, DECLINE_INVERSE_OFFERS.
+``scheduler_api`` checks the HTTP side first."""
 from __future__ import annotations
 
 import asyncio
@@ -14,6 +15,7 @@ from ..roles import validate_role
 from .allocator import Allocator, refuse_timeout
 from .cluster import AgentRecord, Cluster, post
 from .framework import Framework, Task
+from .inverse_offers import InverseOfferBook
 from .offers import OfferBook
 from .subscriptions import Subscriptions
 from .tasks import TaskBook, master_status, send_update
@@ -22,12 +24,14 @@ from .validation import validate_offers, validate_task
 
 class SchedulerCalls:
     def __init__(self, cluster: Cluster, config: MasterConfig, loop: asyncio.AbstractEventLoop, acls: Acls | None,
-                 offers: OfferBook, tasks: TaskBook, subscriptions: Subscriptions, allocator: Allocator) -> None:
+                 offers: OfferBook, inverse_offers: InverseOfferBook, tasks: TaskBook, subscriptions: Subscriptions,
+                 allocator: Allocator) -> None:
         self._cluster = cluster
         self._config = config
         self._loop = loop
         self._acls = acls
         self._offers = offers
+        self._inverse_offers = inverse_offers
         self._tasks = tasks
         self._subscriptions = subscriptions
         self._allocator = allocator
@@ -132,6 +136,11 @@ class SchedulerCalls:
             if offer is None or offer.framework_id != framework.id:
                 continue
             self._offers.remove(offer, rescind=False, filter_timeout=timeout)
+
+    def answer_inverse_offers(self, call: dict[str, Any], accepted: bool) -> None:
+        """ACCEPT_INVERSE_OFFERS / DECLINE_INVERSE_OFFERS: advisory; unknown ids are ignored."""
+        ids = [o["value"] for o in call.get("inverse_offer_ids", [])]
+        self._inverse_offers.answer(ids, accepted, call.get("filters"))
 
     def revive(self, framework: Framework, revive: dict[str, Any]) -> None:
         roles = revive.get("roles") or framework.roles

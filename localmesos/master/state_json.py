@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent
     from ..agent.containers import AgentFramework, AgentTask, Executor
     from .framework import Framework, Task
-    from .cluster import AgentRecord
+    from .cluster import AgentRecord, Cluster
     from .master import Master
 
 VERSION = "1.12.0"
@@ -38,8 +38,8 @@ def master_state(master: "Master") -> dict[str, Any]:
         "pid": info["pid"],
         "hostname": info["hostname"],
         "capabilities": [c["type"] for c in info["capabilities"]],
-        "activated_slaves": float(len(cluster.agents)),
-        "deactivated_slaves": 0.0,
+        "activated_slaves": float(sum(1 for agent_id in cluster.agents if agent_id not in cluster.deactivated)),
+        "deactivated_slaves": float(sum(1 for agent_id in cluster.agents if agent_id in cluster.deactivated)),
         "unreachable_slaves": float(len(cluster.unreachable_agents)),
         "leader": info["pid"],
         "leader_info": leader_info,
@@ -57,7 +57,7 @@ def master_state(master: "Master") -> dict[str, Any]:
             "registry": "in_memory",
             "work_dir": str(config.work_dir),
         },
-        "slaves": [_slave(record) for record in cluster.agents.values()],
+        "slaves": [_slave(record, cluster) for record in cluster.agents.values()],
         "recovered_slaves": [],
         "frameworks": [_framework(master, f) for f in cluster.frameworks.values()],
         "completed_frameworks": [_framework(master, f) for f in cluster.completed_frameworks],
@@ -66,8 +66,9 @@ def master_state(master: "Master") -> dict[str, Any]:
     }
 
 
-def _slave(record: "AgentRecord") -> dict[str, Any]:
+def _slave(record: "AgentRecord", cluster: "Cluster") -> dict[str, Any]:
     agent = record.agent
+    deactivated = agent.id in cluster.deactivated
     return {
         "id": agent.id,
         "hostname": agent.hostname,
@@ -81,11 +82,23 @@ def _slave(record: "AgentRecord") -> dict[str, Any]:
         "reserved_resources": {role: record.total.filter(lambda k, role=role: k.role == role).summary()
                                for role in sorted(record.total.reserved_roles())},
         "unreserved_resources": record.total.unreserved().summary(),
-        "active": True,
-        "deactivated": False,
+        "active": not deactivated,
+        "deactivated": deactivated,
         "version": VERSION,
         "capabilities": list(AGENT_CAPABILITIES),
+        **drain_fields(agent.id, cluster, time_info=False),
     }
+
+
+def drain_fields(agent_id: str, cluster: "Cluster", time_info: bool) -> dict[str, Any]:
+    """``drain_info`` and the estimated drain start (a TimeInfo in GET_AGENTS, seconds in /state)."""
+    drain = cluster.draining.get(agent_id)
+    if drain is None:
+        return {}
+    if time_info:
+        return {"drain_info": drain.config_json(),
+                "estimated_drain_start_time": {"nanoseconds": int(drain.started * 1e9)}}
+    return {"drain_info": drain.config_json(), "estimated_drain_start_time_seconds": drain.started}
 
 
 def _framework(master: "Master", framework: "Framework") -> dict[str, Any]:

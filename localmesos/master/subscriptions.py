@@ -15,6 +15,7 @@ from ..ids import IdGenerator
 from .allocator import Allocator
 from .cluster import Cluster, post
 from .framework import Framework, ordered_info, roles_of
+from .inverse_offers import InverseOfferBook
 from .offers import OfferBook
 from .tasks import TaskBook, master_status
 from .validation import validate_framework
@@ -24,14 +25,15 @@ log = logging.getLogger(__name__)
 
 class Subscriptions:
     def __init__(self, cluster: Cluster, config: MasterConfig, loop: asyncio.AbstractEventLoop, ids: IdGenerator,
-                 acls: Acls | None, offers: OfferBook, tasks: TaskBook, allocator: Allocator,
-                 master_info: Callable[[], dict[str, Any]]) -> None:
+                 acls: Acls | None, offers: OfferBook, inverse_offers: InverseOfferBook, tasks: TaskBook,
+                 allocator: Allocator, master_info: Callable[[], dict[str, Any]]) -> None:
         self._cluster = cluster
         self._config = config
         self._loop = loop
         self._ids = ids
         self._acls = acls
         self._offers = offers
+        self._inverse_offers = inverse_offers
         self._tasks = tasks
         self._allocator = allocator
         self._master_info = master_info
@@ -99,8 +101,7 @@ class Subscriptions:
             framework.stream = None  # the old stream's close must not disconnect us
             old.send({"type": "ERROR", "error": {"message": "Framework failed over"}})  # type: ignore[union-attr]
             old.close()  # type: ignore[union-attr]
-        for offer in list(framework.offers.values()):
-            self._offers.remove(offer, rescind=False)
+        self._drop_offers(framework)
         was_active = framework.active
         self._connect(framework, stream, stream_id)
         if not was_active:
@@ -151,8 +152,7 @@ class Subscriptions:
         if framework.heartbeat_timer is not None:
             framework.heartbeat_timer.cancel()
             framework.heartbeat_timer = None
-        for offer in list(framework.offers.values()):
-            self._offers.remove(offer, rescind=False)
+        self._drop_offers(framework)
         timeout = float(framework.info.get("failover_timeout", 0.0))
         framework.failover_timer = self._loop.call_later(
             timeout, self._failover_expired, framework_id, framework.reregistered_time)
@@ -170,8 +170,7 @@ class Subscriptions:
         framework.removed = True
         framework.active = False
         self._stop_timers(framework)
-        for offer in list(framework.offers.values()):
-            self._offers.remove(offer, rescind=False)
+        self._drop_offers(framework)
         for record in cluster.agents.values():
             post(self._loop, record.agent.shutdown_framework, framework.id)
         for task in list(framework.tasks.values()):
@@ -218,6 +217,12 @@ class Subscriptions:
         self._tell_agents(framework)
         self._allocator.trigger()
         return 200, ""
+
+    def _drop_offers(self, framework: Framework) -> None:
+        """Its offers and inverse offers go without a RESCIND: its stream is gone (trace 08)."""
+        for offer in list(framework.offers.values()):
+            self._offers.remove(offer, rescind=False)
+        self._inverse_offers.drop_framework(framework.id)
 
     def _tell_agents(self, framework: Framework) -> None:
         for record in self._cluster.agents.values():

@@ -7,7 +7,7 @@ updates, executor messages and executor exits to the frameworks.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ..resources import Resources
 from .cluster import AgentRecord, Cluster
@@ -35,8 +35,9 @@ def send_update(framework: Framework, status: dict[str, Any]) -> None:
 
 
 class TaskBook:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, left_agent: Callable[[AgentRecord], None]) -> None:
         self._cluster = cluster
+        self._left_agent = left_agent  # a task left the agent's books (a draining agent may be drained)
 
     # -- the books ------------------------------------------------------------
     def add(self, framework: Framework, record: AgentRecord, task: Task) -> None:
@@ -62,12 +63,13 @@ class TaskBook:
     def remove(self, task: Task) -> None:
         framework = self._cluster.frameworks.get(task.framework_id)
         record = self._cluster.agents.get(task.agent_id)
+        if framework is not None and framework.tasks.pop(task.task_id, None) is not None:
+            framework.completed_tasks.append(task)
         if record is not None:
             record.tasks.pop((task.framework_id, task.task_id), None)
             if not task.terminal:
                 record.release(task.resources.unallocate())
-        if framework is not None and framework.tasks.pop(task.task_id, None) is not None:
-            framework.completed_tasks.append(task)
+            self._left_agent(record)
 
     def end(self, task: Task, status: dict[str, Any]) -> None:
         """The master ends the task itself (agent gone, framework removed): booked and forgotten."""
