@@ -84,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="role weights as Mesos takes them, e.g. 'team-a=2,team-b=1'")
     parser.add_argument("--acls", default=None, metavar="JSON|PATH",
                         help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
+    parser.add_argument("--machine-per-agent", action="store_true",
+                        help="each agent on its own loopback address (127.0.0.2, .3, ...), a machine of its own "
+                             "for Mesos' maintenance schedule (otherwise all share 127.0.0.1: one machine)")
     parser.add_argument("--zk", default=None,
                         help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
     t = Tuning()
@@ -243,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
                              agents_recover=args.work_dir is not None and not args.no_recovery,
                              tuning=dataclasses.replace(Tuning(), max_completed_frameworks=args.max_completed_frameworks,
                                                         max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
-                                                        gc_delay=args.gc_delay))
+                                                        gc_delay=args.gc_delay),
+                             machine_per_agent=args.machine_per_agent)
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spec(doc, external=None):
-    return cluster_api.cluster_job_spec(doc, external or {})[0]
+    return cluster_api.cluster_job(doc, external or {}, "127.0.0.1:5050").spec
 
 
 def test_roles_become_relaunching_servers_and_the_caller_is_the_chief():
@@ -58,8 +58,7 @@ def test_bad_roles_name_the_field():
 
 
 def _checked(doc):
-    spec, resolved = cluster_api.cluster_job_spec(doc, {})
-    return cluster_api.refuse_or_warn(spec, resolved, "127.0.0.1:5050")
+    return cluster_api.cluster_job(doc, {}, "127.0.0.1:5050").warnings
 
 
 def test_douban_jobs_def_maps_onto_roles_with_douban_defaults():

@@ -20,11 +20,9 @@ from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
 from localmesos.cli import add_agent_flags, tcp_port
-from ..options.load import OptionsError, load_options_file, resolve_options
-from ..scheduler.preflight import place_problems
+from ..options.load import OptionsError, read_options_file
 from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
-from ..core.spec import JobSpec
-from ..options.jobspec import job_spec_from_options
+from .job_checks import CheckedJob, check_job
 
 
 def _absolute_paths(options: dict[str, Any], base: Path | None) -> None:
@@ -54,19 +52,21 @@ def _absolute_source(item: str, base: Path) -> str:
     return f"{target}=file:{(base / path).resolve()}"
 
 
-def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
+def load_job(args: argparse.Namespace, embedded: bool = True) -> CheckedJob:
+    """The options of ``tfmesos run`` (a file, or the environment under the DC/OS package) and
+    the job they describe, every check asked in one round (``job_checks.py``). ``embedded``: the
+    job runs on the embedded master; the checkpoint directory is made only for a run that starts."""
     if getattr(args, "options_from_env", False):
         from ..options.env import options_from_env
 
-        options = resolve_options(options_from_env(os.environ))
-        base = None
+        document, base, source = options_from_env(os.environ), None, None
     else:
         if not args.options:
             raise OptionsError(["no options: expected OPTIONS.json or --options-from-env"])
-        options = load_options_file(args.options)
-        base = Path(args.options).resolve().parent
-    _absolute_paths(options, base)
-    return options, job_spec_from_options(options)  # the document (the schema), the job (the profile)
+        source = Path(args.options)
+        document, base = read_options_file(source), source.resolve().parent
+    return check_job(document, os.environ, embedded, create=not getattr(args, "dry_run", False),
+                     prepare=lambda options: _absolute_paths(options, base), source=source)
 
 
 def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
@@ -87,13 +87,11 @@ def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from ..scheduler.runner import RunSettings, run_job
 
-    options, spec = load_job(args)
     master = None if args.master in (None, "", "local") else args.master
-    problems, warnings = place_problems(spec, options, os.environ, embedded=master is None, create=not args.dry_run)
-    for warning in spec.profile.warnings(spec) + warnings:
+    job = load_job(args, embedded=master is None)
+    options, spec = job.options, job.spec
+    for warning in job.warnings:
         print(f"tfmesos: warning: {warning}", file=sys.stderr)
-    if problems:
-        raise OptionsError(problems)
     for flag in _ignored_flags(args, master):
         print(f"tfmesos: warning: {flag}", file=sys.stderr)
     settings = RunSettings(

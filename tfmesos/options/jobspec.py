@@ -70,7 +70,18 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
                           success: str | None = None) -> JobSpec:
     """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``
     (``external``: members of its cluster that are not Mesos tasks, ``JobSpec.external``;
-    ``success``: a policy the front-end sets, "never" for a cluster of servers)."""
+    ``success``: a policy the front-end sets, "never" for a cluster of servers), or refuse it
+    with every problem of the fields together and of the job as its framework sees it."""
+    spec, problems = job_spec_and_problems(options, external, success)
+    if problems:
+        raise OptionsError(problems)
+    return spec
+
+
+def job_spec_and_problems(options: dict[str, Any], external: tuple[tuple[TaskKey, str], ...] = (),
+                          success: str | None = None) -> tuple[JobSpec, list[str]]:
+    """The JobSpec, and what is wrong with it (``job_spec_from_options`` refuses it then): a
+    front-end asks the place's checks about the same spec in the same round."""
     job, svc, pol = options["job"], options["service"], options["policies"]
     problems: list[str] = []
     roles: list[RoleSpec] = []
@@ -141,7 +152,10 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
         external=external,
     )
     problems += spec.profile.problems(spec)
-    if problems:
-        raise OptionsError(problems)
-    # Volumes last: a volume that does not parse is reported once the problems above are not.
-    return dataclasses.replace(spec, volumes=tuple(parse_volume(v) for v in job.get("volumes", ())))
+    volumes = []
+    for text in job.get("volumes", ()):
+        try:
+            volumes.append(parse_volume(text))
+        except OptionsError as exc:
+            problems += exc.problems
+    return dataclasses.replace(spec, volumes=tuple(volumes)), problems
