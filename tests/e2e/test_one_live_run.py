@@ -125,3 +125,21 @@ def test_a_run_killed_minus_9_is_said_gone_at_once_with_its_last_state_and_the_n
     _running(again)
     again.kill(signal.SIGINT)
     assert again.wait(60) == 130, again.output[-3000:]
+
+
+def test_with_zookeeper_a_second_run_of_a_live_name_is_refused_from_another_state_directory(runs, tmp_path, zk):
+    """--zk: the claim is the job's ZooKeeper node, whatever state directory each run has."""
+    name, url = "one-live-zk", f"zk://{zk.hosts}/tfmesos-one-live"
+    first = runs(tmp_path, name, "--zk", url, "--state-dir", str(tmp_path / "here"))
+    api = _running(first)
+    second = _tfmesos("run", str(_options(tmp_path, name)), "--api-port", "0", "--zk", url,
+                      "--state-dir", str(tmp_path / "elsewhere"))
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert f"a run of it is live (scheduler pid {first.proc.pid} on this machine" in second.stderr, second.stderr
+    assert f"API {api}" in second.stderr and f"ZooKeeper zk://{zk.hosts}/tfmesos-one-live" in second.stderr, second.stderr
+    first.kill(signal.SIGINT)
+    assert first.wait(60) == 130, first.output[-3000:]
+    again = runs(tmp_path, name, "--zk", url, "--state-dir", str(tmp_path / "elsewhere"))
+    _running(again)  # the name is free again: its node went with the first run
+    again.kill(signal.SIGINT)
+    assert again.wait(60) == 130, again.output[-3000:]

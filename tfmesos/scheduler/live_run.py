@@ -135,17 +135,21 @@ class LiveRun:
                 log.info("cannot write the live marker %s: %s", self.dir_claim.marker, exc)
 
     # ------------------------------------------------------------------ the end
-    def release(self) -> None:
-        """Let go of the name (this run's marker, lock and ZooKeeper node only); idempotent."""
-        self.stop_watching()
-        with self._lock:
-            claim, self.dir_claim = self.dir_claim, None
+    def release_zk(self) -> None:
+        """Let go of the name in ZooKeeper (this run's node only), while its session is open."""
         zk, self._zk = self._zk, None
         if zk is not None:
             try:
                 zk.drop_claim()
             except Exception as exc:  # noqa: BLE001 - its session's end removes it anyway
                 log.info("cannot remove the claim in ZooKeeper: %s", exc)
+
+    def release(self) -> None:
+        """Let go of the name (this run's marker, lock and ZooKeeper node only); idempotent."""
+        self.stop_watching()
+        self.release_zk()
+        with self._lock:
+            claim, self.dir_claim = self.dir_claim, None
         if claim is not None:
             claim.release()
 

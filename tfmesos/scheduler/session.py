@@ -439,6 +439,8 @@ class Session:
         finally:
             try:
                 self._drop_token()  # before the store closes: it may be the token's ZooKeeper
+                if self._live is not None:
+                    self._live.release_zk()  # before the store closes too: its session holds the claim's node
                 if self.store is not None:
                     self.store.close()
             finally:

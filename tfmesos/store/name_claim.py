@@ -101,7 +101,7 @@ class Holder:
             return "a scheduler that is starting"
         where = "on this machine" if self.on_this_host else f"on {self.host}"
         since = time.strftime("%H:%M:%S", time.localtime(self.since)) if self.since else "?"
-        api = f"API {self.api}" if self.api else "its API not listening yet"
+        api = f"API {self.api}" if self.api else "no API listening (starting, or ending)"
         return f"scheduler pid {self.pid} {where} since {since}, {api}"
 
 
