@@ -136,9 +136,14 @@ class SchedulerDriver:
         """Stop without tearing the framework down (pymesos' abort tears it down: not here)."""
         self.stop(failover=True)
 
-    def join(self) -> None:
+    def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
-            self._thread.join()
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        """Its thread still reads or waits to subscribe again."""
+        return self._thread is not None and self._thread.is_alive()
 
     def run(self) -> None:
         self.start()
