@@ -69,7 +69,7 @@ def _task(offer: dict[str, Any], task_id: str, command: str) -> dict[str, Any]:
             "command": {"value": command}}
 
 
-def _framework(master: LocalMaster, framework_id: str) -> dict[str, Any] | None:
+def _framework(master: Any, framework_id: str) -> dict[str, Any] | None:
     state = master.state()
     return next((f for f in state["frameworks"] + state.get("completed_frameworks", []) if f["id"] == framework_id), None)
 
@@ -82,6 +82,11 @@ def master(tmp_path):
 
 
 def test_every_call_tfmesos_sends_reaches_the_master(master: LocalMaster) -> None:
+    every_call(master)
+
+
+def every_call(master: Any) -> None:
+    """``master``: anything with ``address`` and ``state()`` (the embedded master, a real one)."""
     sched = Recorder()
     driver = SchedulerDriver(sched, FRAMEWORK, master.address)
     driver.start()
@@ -107,8 +112,8 @@ def test_every_call_tfmesos_sends_reaches_the_master(master: LocalMaster) -> Non
         outstanding = [o["id"] for args in sched.named("resourceOffers") for o in args[0]]
         driver.declineOffer(outstanding, {"refuse_seconds": 0})  # without SUPPRESS, offered again next round
         seen = len(sched.named("resourceOffers"))
-        with pytest.raises(AssertionError):  # ten allocation rounds without an offer
-            sched.wait("resourceOffers", lambda a: len(sched.named("resourceOffers")) > seen, timeout=2.0)
+        with pytest.raises(AssertionError):  # several allocation rounds without an offer
+            sched.wait("resourceOffers", lambda a: len(sched.named("resourceOffers")) > seen, timeout=3.0)
         driver.reviveOffers()
         sched.wait("resourceOffers", lambda a: len(sched.named("resourceOffers")) > seen)
         offered = sched.named("resourceOffers")[-1][0][0]
@@ -129,6 +134,10 @@ def test_every_call_tfmesos_sends_reaches_the_master(master: LocalMaster) -> Non
 
 
 def test_a_second_driver_fails_over_to_the_framework_and_its_task(master: LocalMaster) -> None:
+    failover(master)
+
+
+def failover(master: Any) -> None:
     first = Recorder()
     driver = SchedulerDriver(first, FRAMEWORK, master.address)
     driver.start()
@@ -162,26 +171,31 @@ def test_a_second_driver_fails_over_to_the_framework_and_its_task(master: LocalM
 def test_refused_credentials_end_the_driver_with_the_reason_and_no_retry(tmp_path) -> None:
     master = LocalMaster(work_dir=tmp_path / "master", agents=1, credentials={"team-a": "right"}).start()
     try:
-        sched = Recorder()
-        driver = SchedulerDriver(sched, {**FRAMEWORK, "principal": "team-a"}, master.address,
-                                 principal="team-a", secret="wrong")
-        driver.start()
-        (message,) = sched.wait("error")
-        driver.join(10)  # the driver ends by itself: nothing to retry
-        assert not driver.running and driver.stopped
-        assert "HTTP 401" in message and "wrong" not in message
-        assert not sched.named("registered") and not master.state()["frameworks"]
-        driver.stop()
-
-        ok = Recorder()
-        good = SchedulerDriver(ok, {**FRAMEWORK, "principal": "team-a"}, master.address, principal="team-a",
-                               secret="right")
-        good.start()
-        ok.wait("registered")
-        good.stop()
-        good.join()
+        refused_credentials(master)
     finally:
         master.stop()
+
+
+def refused_credentials(master: Any) -> None:
+    """``master`` knows the principal team-a with the secret "right"."""
+    sched = Recorder()
+    driver = SchedulerDriver(sched, {**FRAMEWORK, "principal": "team-a"}, master.address,
+                             principal="team-a", secret="wrong")
+    driver.start()
+    (message,) = sched.wait("error")
+    driver.join(10)  # the driver ends by itself: nothing to retry
+    assert not driver.running and driver.stopped
+    assert "HTTP 401" in message and "wrong" not in message
+    assert not sched.named("registered") and not master.state()["frameworks"]
+    driver.stop()
+
+    ok = Recorder()
+    good = SchedulerDriver(ok, {**FRAMEWORK, "principal": "team-a"}, master.address, principal="team-a",
+                           secret="right")
+    good.start()
+    ok.wait("registered")
+    good.stop()
+    good.join()
 
 
 def test_a_master_that_stops_sending_heartbeats_is_left_and_found_again(tmp_path) -> None:
@@ -189,27 +203,35 @@ def test_a_master_that_stops_sending_heartbeats_is_left_and_found_again(tmp_path
     driver counts the stream dead and subscribes again (with the same id) once the master is back."""
     process = MasterProcess(tmp_path / "master", agents=1, extra=["--heartbeat-interval", "0.5"])
     try:
-        sched = Recorder()
-        driver = SchedulerDriver(sched, FRAMEWORK, process.address)
-        driver.start()
-        (framework_id, _) = sched.wait("registered")
-        assert driver.heartbeat_interval == 0.5
-        sched.wait("processHeartBeat")
-        process.kill(signal.SIGSTOP)
-        stopped_at = time.monotonic()
-        try:
-            sched.wait("disconnected", timeout=20)
-            silent = time.monotonic() - stopped_at
-        finally:
-            process.kill(signal.SIGCONT)
-        assert 2.0 <= silent < 10.0, f"disconnected after {silent:.1f} s of silence (5 x 0.5 s heartbeats)"
-        sched.wait("reregistered", timeout=40)
-        assert driver.framework_id == framework_id["value"] and driver.connected
-        driver.stop()
-        driver.join()
+        silent_master(process.address, lambda sig: process.kill(sig), misses=5, interval=0.5)
     finally:
         process.kill(signal.SIGCONT)
         process.stop()
+
+
+def silent_master(address: str, signal_master: Callable[[int], None], misses: int, interval: float) -> None:
+    sched = Recorder()
+    driver = SchedulerDriver(sched, FRAMEWORK, address, heartbeat_misses=misses)
+    driver.start()
+    try:
+        (framework_id, _) = sched.wait("registered")
+        assert driver.heartbeat_interval == interval
+        sched.wait("processHeartBeat", timeout=interval * 3)
+        signal_master(signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        try:
+            sched.wait("disconnected", timeout=interval * misses * 4)
+            silent = time.monotonic() - stopped_at
+        finally:
+            signal_master(signal.SIGCONT)
+        # The last heartbeat came up to one interval before the stop.
+        assert interval * (misses - 1) <= silent < interval * misses * 2 + 5, \
+            f"disconnected after {silent:.1f} s of silence ({misses} x {interval} s heartbeats)"
+        sched.wait("reregistered", timeout=60)
+        assert driver.framework_id == framework_id["value"] and driver.connected
+    finally:
+        driver.stop()
+        driver.join()
 
 
 class NotTheLeader:
@@ -247,17 +269,23 @@ class NotTheLeader:
 def test_a_redirect_leads_to_the_leading_master(master: LocalMaster) -> None:
     follower = NotTheLeader(master.address)
     try:
-        sched = Recorder()
-        driver = SchedulerDriver(sched, FRAMEWORK, follower.address)
-        driver.start()
-        framework_id, master_info = sched.wait("registered")
-        assert driver.master == master.address and f"{master_info['hostname']}:{master_info['port']}" == master.address
+        redirected(follower.address, master)
         assert follower.subscribes == 1
-        offer = sched.wait("resourceOffers")[0][0]
-        driver.declineOffer([offer["id"]])  # calls go to the leader too
-        eventually(lambda: not _framework(master, framework_id["value"])["offers"], 30, "DECLINE at the leader")
-        driver.stop()
-        driver.join()
     finally:
         follower.close()
 
+
+def redirected(follower: str, leader: Any) -> None:
+    """SUBSCRIBE at ``follower``, a master that does not lead: the driver ends up at ``leader``."""
+    sched = Recorder()
+    driver = SchedulerDriver(sched, FRAMEWORK, follower)
+    driver.start()
+    try:
+        framework_id, master_info = sched.wait("registered")
+        assert driver.master == leader.address and f"{master_info['hostname']}:{master_info['port']}" == leader.address
+        offer = sched.wait("resourceOffers")[0][0]
+        driver.declineOffer([offer["id"]], {"refuse_seconds": 60})  # calls go to the leader too
+        eventually(lambda: not _framework(leader, framework_id["value"])["offers"], 30, "DECLINE at the leader")
+    finally:
+        driver.stop()
+        driver.join()

@@ -111,6 +111,9 @@ class SchedulerDriver:
         with self._lock:
             if self._stopping:
                 return
+            # First: the stream the master closes after TEARDOWN must not be subscribed to again.
+            self._stopping = True
+            self._wake.notify_all()
             teardown = not failover and self.connected and self.framework_id
         if teardown:
             try:
@@ -118,8 +121,6 @@ class SchedulerDriver:
             except (OSError, RuntimeError) as exc:
                 log.warning("TEARDOWN not sent (%s): Mesos ends the framework after its failover_timeout", exc)
         with self._lock:
-            self._stopping = True
-            self._wake.notify_all()
             stream = self._stream
         _shut(stream)
         if self._detector is not None:
@@ -338,6 +339,7 @@ class SchedulerDriver:
         host, port = master.rsplit(":", 1)
         sock = socket.create_connection((host, int(port)), CONNECT_TIMEOUT)
         subscribed_at: float | None = None
+        reader: Any = None
         try:
             with self._lock:
                 if self._stopping:
@@ -382,6 +384,8 @@ class SchedulerDriver:
                 exc.subscribed_for = time.monotonic() - subscribed_at  # type: ignore[union-attr]
             raise
         finally:
+            if reader is not None:
+                reader.close()  # the socket's descriptor closes with its last file
             sock.close()
 
     def _subscribed(self, sock: socket.socket, master: str, stream_id: str, info: dict[str, Any]) -> None:

@@ -272,6 +272,7 @@ class Session:
         if self.driver_kind == PYMESOS:
             from ..mesos.pymesos_driver import load
 
+            self.on_event("the Mesos driver is pymesos (--driver pymesos)")
             return load()(sched, info, self.master, use_addict=False, implicit_acknowledgements=True, **creds)
         from ..mesos.scheduler_driver import SchedulerDriver
 
