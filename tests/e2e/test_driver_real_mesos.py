@@ -103,3 +103,41 @@ def test_the_main_example_on_the_pymesos_driver_on_real_mesos(tmp_path: Path) ->
         frameworks = master.state()["completed_frameworks"]
         assert [f["name"] for f in frameworks] == ["pss-pymesos"], "torn down at the end, by pymesos' driver"
     assert not wait_gone("pss-pymesos", timeout=5)
+
+
+def test_a_maintenance_window_reaches_the_scheduler_as_inverse_offers_on_real_mesos(tmp_path: Path) -> None:
+    """Planned maintenance (the operator API's schedule) on the agent a task runs on: INVERSE_OFFERS
+    reach ``inverseOffers``, the driver declines and accepts them, and the schedule's removal
+    withdraws the outstanding one (RESCIND_INVERSE_OFFER, ``inverseOfferRescinded``). Only real
+    Mesos has maintenance; the embedded master sends neither event."""
+    import time
+
+    from tests.mesos.test_scheduler_driver import _task
+
+    with RealMesos(tmp_path / "mesos", [AGENT]) as master:
+        sched = Recorder()
+        driver = SchedulerDriver(sched, FRAMEWORK, master.address)
+        driver.start()
+        try:
+            sched.wait("registered")
+            offer = sched.wait("resourceOffers")[0][0]
+            driver.launchTasks([offer["id"]], [_task(offer, "busy", "sleep 300")])
+            sched.wait("statusUpdate", lambda a: a[0]["state"] == "TASK_RUNNING")
+            agent = master.state()["slaves"][0]
+            machine = {"hostname": agent["hostname"], "ip": agent["pid"].split("@")[1].split(":")[0]}
+            window = {"machine_ids": [machine], "unavailability": {"start": {"nanoseconds": time.time_ns() + 3600 * 10**9}}}
+            master.operator({"type": "UPDATE_MAINTENANCE_SCHEDULE",
+                             "update_maintenance_schedule": {"schedule": {"windows": [window]}}})
+            (inverse,) = sched.wait("inverseOffers", timeout=60)
+            assert inverse[0]["agent_id"] == offer["agent_id"] and "unavailability" in inverse[0]
+            driver.declineInverseOffer([inverse[0]["id"]], {"refuse_seconds": 1})
+            (again,) = sched.wait("inverseOffers", lambda a: a[0][0]["id"] != inverse[0]["id"], timeout=60)
+            master.operator({"type": "UPDATE_MAINTENANCE_SCHEDULE",
+                             "update_maintenance_schedule": {"schedule": {}}})
+            (rescinded,) = sched.wait("inverseOfferRescinded", timeout=60)
+            assert rescinded == again[0]["id"]
+            driver.acceptInverseOffers([again[0]["id"]])  # withdrawn already: the master ignores it
+        finally:
+            driver.stop()
+            driver.join()
+        assert not sched.named("error")
