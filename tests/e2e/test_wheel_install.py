@@ -31,9 +31,12 @@ def _tracked_copy(dest: Path) -> Path:
     """The clone's tracked files (what a fresh clone has), without the venv or build leftovers."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
     for name in filter(None, (f.decode() for f in files)):
-        if (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
+        source, target = ROOT / name, dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():  # tfmesos/package/universe -> universe-package
+            os.symlink(os.readlink(source), target)
+        elif source.is_file():
+            shutil.copy2(source, target)
     return dest
 
 
