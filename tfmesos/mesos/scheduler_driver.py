@@ -81,6 +81,7 @@ class SchedulerDriver:
         self._lock = threading.RLock()
         self._wake = threading.Condition(self._lock)
         self._started = self._stopping = False
+        self._closing = False  # stop() closes the stream (after its TEARDOWN)
         self._ended_on_error = False
         self._redirect: str | None = None
         self._detected: str | None = None
@@ -96,7 +97,7 @@ class SchedulerDriver:
         with self._lock:
             if self._started:
                 return
-            self._started, self._stopping = True, False
+            self._started, self._stopping, self._closing = True, False, False
         if self.url.detected:
             from .master_detector import ZkMasterDetector
 
@@ -121,7 +122,7 @@ class SchedulerDriver:
             except (OSError, RuntimeError) as exc:
                 log.warning("TEARDOWN not sent (%s): Mesos ends the framework after its failover_timeout", exc)
         with self._lock:
-            stream = self._stream
+            self._closing, stream = True, self._stream
         _shut(stream)
         if self._detector is not None:
             self._detector.stop()
@@ -376,7 +377,7 @@ class SchedulerDriver:
                     log.warning("an event before SUBSCRIBED: %.200s", event)
                 else:
                     self._dispatch(event)
-                if self._stopping:
+                if self._closing:  # not on _stopping: a TEARDOWN may still be on its way, on this subscription
                     break
             return 0.0 if subscribed_at is None else time.monotonic() - subscribed_at
         except (StreamEnded, OSError, ValueError) as exc:
