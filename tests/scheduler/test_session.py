@@ -91,3 +91,14 @@ def test_tfrun_goes_through_the_session(opened: list[session.Session]) -> None:
     with pytest.raises(Opened):
         tfrun.main(["-w", "1", "-s", "1", "--", "true"])
     assert len(opened) == 1 and opened[0].kind.persist is False
+
+
+def test_the_driver_is_tfmesos_own_unless_the_flag_or_the_variable_names_pymesos() -> None:
+    from tfmesos.errors import UsageError
+
+    assert session.driver_choice("", "") == session.driver_choice("", "  ") == "own"
+    assert session.driver_choice("", "pymesos") == "pymesos"
+    assert session.driver_choice("own", "pymesos") == "own"  # the flag wins
+    with pytest.raises(UsageError) as bad:
+        session.driver_choice("", "mesos")
+    assert str(bad.value) == "TFMESOS_DRIVER: 'mesos' is no driver; expected one of own, pymesos"

@@ -63,11 +63,11 @@ def driver_choice(flag: str, variable: str) -> str:
     return choice
 
 
-def check_pymesos_installed() -> None:
+def check_pymesos_installed(flag: str) -> None:
     import importlib.util
 
     if importlib.util.find_spec("pymesos") is None:
-        raise UsageError("--driver", "pymesos is not installed",
+        raise UsageError(flag, "pymesos is not installed",
                          "install the pymesos extra (python tools/install_pymesos.py in this environment), "
                          "or use tfmesos' own driver (the default)")
 
@@ -115,7 +115,7 @@ class Session:
         s = self.settings
         try:
             if self.driver_kind == PYMESOS:
-                check_pymesos_installed()
+                check_pymesos_installed("--driver" if s.driver else DRIVER_VARIABLE)
             if where := state_dir_of(self.spec, s.master, s.state_dir, s.zk):
                 check_state_dir(*where)
             if self.persists:
@@ -272,13 +272,11 @@ class Session:
         if self.driver_kind == PYMESOS:
             from ..mesos.pymesos_driver import load
 
-            self.on_event("the Mesos driver is pymesos (--driver pymesos)")
+            self.on_event("the Mesos driver is pymesos (--driver pymesos or TFMESOS_DRIVER)")
             return load()(sched, info, self.master, use_addict=False, implicit_acknowledgements=True, **creds)
         from ..mesos.scheduler_driver import SchedulerDriver
 
-        driver = SchedulerDriver(sched.mesos, info, self.master, implicit_acknowledgements=True, **creds)
-        sched.driver = driver
-        return driver
+        return SchedulerDriver(sched.mesos, info, self.master, implicit_acknowledgements=True, **creds)
 
     @property
     def driver_kind(self) -> str:
