@@ -194,29 +194,34 @@ _leaving: list[int] = []
 def exit_planned(saved: str = "", code: int = PLANNED_EXIT) -> None:
     """Leave after a save made for a planned stop: one line on stderr, then ``sys.exit(code)``
     (PLANNED_EXIT unless told otherwise; tfmesos counts it as a planned stop, not a failure).
-    ``finally`` blocks and atexit handlers run as usual; the interpreter's own teardown of
+    ``finally`` blocks and every atexit handler run as usual; the interpreter's own teardown of
     TensorFlow's objects after them (measured 1 to 5 s for a ParameterServerStrategy chief, time
     taken from the grace) is skipped: see ``_skip_teardown``."""
     what = f": {saved}" if saved else ""
     print(f"tfmesos: planned stop ({describe()}){what}; exiting {code}", file=sys.stderr, flush=True)
+    if not _leaving:
+        # Registered last, so called first: it runs the others itself, then leaves.
+        atexit.register(_skip_teardown)
     _leaving[:] = [code]
     sys.exit(code)
 
 
 def _skip_teardown() -> None:
-    # Registered when this module is first imported, so it runs after the atexit handlers
-    # registered later (TensorFlow's async checkpoint join among them): last of all, it leaves
-    # at once with the planned code rather than tear TensorFlow down object by object.
-    if _leaving:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        os._exit(_leaving[0])
-
-
-atexit.register(_skip_teardown)
+    """Run every other atexit handler (TensorFlow's join of an async checkpoint save among them),
+    flush, and leave with the planned code rather than tear TensorFlow down object by object."""
+    if len(_leaving) != 1:
+        return  # called again by the run below
+    _leaving.append(-1)
+    run_others = getattr(atexit, "_run_exitfuncs", None)
+    if run_others is None:
+        return  # another Python: the usual exit, only slower
+    run_others()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(_leaving[0])
 
 
 def termination_config(**overrides: Any) -> Any:
