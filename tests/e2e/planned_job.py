@@ -21,6 +21,9 @@ from tfmesos.task import notice
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "planned"
+# The tasks' interpreter: the test's own, or another's with its TensorFlow (e.g. a venv with
+# TensorFlow 2.16 and tf-keras 2.16: it needs no more than those and scikit-learn).
+PYTHON = os.environ.get("PLANNED_STOP_PYTHON") or sys.executable
 
 Key = tuple[str, int]
 START_TIMEOUT_S = 120
@@ -46,8 +49,8 @@ class Job:
                 task_env = {**os.environ, **env, "PYTHONPATH": str(ROOT), "TMPDIR": str(sandbox),
                             "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": role, "index": index}})}
                 task_env.update(notice.task_env(self.notices[key], env))
-                argv = ([sys.executable, "-m", "tfmesos.task.tfserver"] if role in servers
-                        else [sys.executable, str(SCRIPTS / script)])
+                argv = ([PYTHON, "-m", "tfmesos.task.tfserver"] if role in servers
+                        else [PYTHON, str(SCRIPTS / script)])
                 self.outputs[key] = sandbox / "output"
                 with open(self.outputs[key], "wb") as out:
                     self.procs[key] = subprocess.Popen(argv, cwd=sandbox, env=task_env, stdout=out,
