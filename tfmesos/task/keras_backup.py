@@ -80,6 +80,7 @@ def _backup_class(base: type) -> type:
             super().__init__(backup_dir, save_freq=save_freq, delete_checkpoint=delete_checkpoint)
             notice.watch_sigterm()  # made on the main thread, before fit: a SIGTERM asks for a save
             self._pss = False
+            self._claimed = False
             self._epoch = self._batch = 0
 
         def _implements_train_batch_hooks(self) -> bool:
@@ -118,6 +119,13 @@ def _backup_class(base: type) -> type:
             self._batch = batch
             if not self._pss:
                 state._ckpt_saved_batch.assign(batch)
+                if not self._claimed and notice.stop_requested():
+                    # Tell the handler now rather than at its watcher's next poll (once a second):
+                    # it proposes the next batch to every worker before this batch's check.
+                    self._claimed = True
+                    claim = getattr(state.preemption_handler, "_maybe_set_received_own_sigterm", None)
+                    if claim is not None:
+                        claim()
                 super().on_train_batch_end(batch, logs)  # the handler: agree, save, exit
                 return
             if notice.stop_requested():
