@@ -99,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--gc-delay", type=_seconds, default=t.gc_delay,
                         help="seconds after a framework ended that its sandboxes are removed (Mesos' agent "
                              "--gc_delay; default one week)")
+    parser.add_argument("--heartbeat-interval", type=_seconds, default=15.0,
+                        help="seconds between the HEARTBEATs of a scheduler's stream (Mesos: 15, fixed)")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
 
@@ -242,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
                              agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,
-                             work_dir=args.work_dir, credentials=credentials, **teams,
-                             agents_recover=args.work_dir is not None and not args.no_recovery,
+                             work_dir=args.work_dir, credentials=credentials, heartbeat_interval=args.heartbeat_interval,
+                             **teams, agents_recover=args.work_dir is not None and not args.no_recovery,
                              tuning=dataclasses.replace(Tuning(), max_completed_frameworks=args.max_completed_frameworks,
                                                         max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
                                                         gc_delay=args.gc_delay),

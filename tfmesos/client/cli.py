@@ -109,6 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         tf_noise=args.tf_noise,
         connect_timeout=args.connect_timeout,
         keep_serving=args.keep_serving,
+        driver=args.driver or "",
     )
     if master is None:  # the embedded agents against this machine: a word before it matters
         from ..scheduler.preflight import oversold_warnings
@@ -343,6 +344,9 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     run.add_argument("--tf-noise", action="store_true",
                      help="show TensorFlow's start-up messages (absl, oneDNN, CUDA) in the tasks' output; by default "
                           "they are folded into one line per task (the task's logs keep them all)")
+    run.add_argument("--driver", choices=("own", "pymesos"), default=None,
+                     help="the Mesos scheduler driver: own (default; TFMESOS_DRIVER sets another default) or "
+                          "pymesos (its extra installed: python tools/install_pymesos.py)")
     run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
                      help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)

@@ -38,11 +38,12 @@ import socket
 import threading
 import time
 
+from . import recordio
 from .calls_http import CallConnection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any
 
 DEFAULT_BACKOFF_MAX = 2.0  # the agent's EXECUTOR_REREGISTRATION_RETRY_INTERVAL_MAX
 DEFAULT_RECOVERY_TIMEOUT = 900.0  # the agent's --recovery_timeout
@@ -51,7 +52,6 @@ AGENT_PROCESS_ENV = "LOCALMESOS_AGENT_PROCESS"
 AGENT_POLL_SECONDS = 1.0  # where there are no pidfds: how often the agent's process is looked at
 CALL_TIMEOUT = 10.0  # an UPDATE or MESSAGE call (pymesos' http_timeout)
 CONNECT_TIMEOUT = 10.0
-MAX_LINE = 65536
 API = "/api/v1/executor"
 
 # stout's Duration units (what Mesos writes in MESOS_* variables: "2secs", "15mins", "100ms").
@@ -266,14 +266,14 @@ class RecoveringExecutorDriver:
                          b"Accept: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
                          % (API.encode(), self.agent.encode(), len(body), body))
             reader = sock.makefile("rb")
-            status, headers = _response_head(reader)
+            status, headers = recordio.response_head(reader)
             if status != 200:
                 raise SubscribeRefused(f"HTTP {status}")
-            if "chunked" not in headers.get("transfer-encoding", ""):
+            if not recordio.is_chunked(headers):
                 raise RuntimeError("the agent's event stream is not chunked")
             with self._lock:
                 self.connected = True
-            for event in _events(reader):
+            for event in recordio.events(reader):
                 if not self._started:
                     break
                 self._on_event(event)
@@ -440,44 +440,3 @@ def wait_process_end(pid: int, start: int | None) -> None:
     finally:
         if pidfd is not None:
             os.close(pidfd)
-
-
-def _line(reader: Any) -> bytes:
-    line = reader.readline(MAX_LINE + 1)
-    if not line:
-        raise ConnectionError("the agent closed the connection")
-    if len(line) > MAX_LINE:
-        raise ConnectionError("the agent sent a line too long for HTTP")
-    return line.rstrip(b"\r\n")
-
-
-def _response_head(reader: Any) -> tuple[int, dict[str, str]]:
-    """The status code and the headers (lower-case names) of an HTTP response."""
-    version, _, rest = _line(reader).decode("latin-1").partition(" ")
-    code = rest.partition(" ")[0]
-    if not version.startswith("HTTP/") or not code.isdigit():
-        raise ConnectionError(f"not an HTTP response: {version} {rest}"[:200])
-    headers = {}
-    while line := _line(reader):
-        name, _, value = line.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip().lower()
-    return int(code), headers
-
-
-def _events(reader: Any) -> Iterator[dict[str, Any]]:
-    """The events of the stream: RecordIO ("LENGTH\\nJSON") records in the chunks of the body."""
-    buffer = b""
-    while True:
-        size = int(_line(reader).split(b";", 1)[0], 16)
-        if size == 0:
-            return  # the stream's end
-        chunk = reader.read(size + 2)  # its CRLF too
-        if len(chunk) < size + 2:
-            raise ConnectionError("the agent closed the connection mid-chunk")
-        buffer += chunk[:size]
-        while (newline := buffer.find(b"\n")) >= 0:
-            end = newline + 1 + int(buffer[:newline])
-            if len(buffer) < end:
-                break
-            yield json.loads(buffer[newline + 1:end])
-            buffer = buffer[end:]

@@ -15,8 +15,11 @@ A session owns what a running job needs, and starts and stops it in this order:
 
 The front-ends keep only what differs: the console and exit codes of ``tfmesos run`` (with its
 Marathon lifecycle, ``marathon_app``), the servers-in-a-``with``-block of ``cluster()``, worker 0
-on this machine for ``tfrun``. The heavy modules (pymesos, the embedded master) are imported
+on this machine for ``tfrun``. The heavy modules (the driver, the embedded master) are imported
 where they are first needed, so a command that fails a local check never pays for them.
+
+The Mesos driver: tfmesos' own (``mesos/scheduler_driver.py``), or pymesos' where ``--driver
+pymesos`` or ``TFMESOS_DRIVER=pymesos`` asks for it (the ``pymesos`` extra: ``driver_choice``).
 """
 from __future__ import annotations
 
@@ -46,6 +49,29 @@ if TYPE_CHECKING:
     from ..core.actions import Done as RunResult
     from .job_shell import JobShell
     from .signals import StopSignals
+
+
+OWN, PYMESOS = "own", "pymesos"
+DRIVERS = (OWN, PYMESOS)
+DRIVER_VARIABLE = "TFMESOS_DRIVER"
+
+
+def driver_choice(flag: str, variable: str) -> str:
+    """The driver ``--driver`` names, else TFMESOS_DRIVER, else tfmesos' own."""
+    choice = flag or variable.strip() or OWN
+    if choice not in DRIVERS:
+        raise UsageError("--driver" if flag else DRIVER_VARIABLE, f"{choice!r} is no driver",
+                         f"expected one of {', '.join(DRIVERS)}")
+    return choice
+
+
+def check_pymesos_installed(flag: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pymesos") is None:
+        raise UsageError(flag, "pymesos is not installed",
+                         "install the pymesos extra (python tools/install_pymesos.py in this environment), "
+                         "or use tfmesos' own driver (the default)")
 
 
 class Session:
@@ -90,6 +116,8 @@ class Session:
         """Local checks first (before any wait for the network), then the master, then the store."""
         s = self.settings
         try:
+            if self.driver_kind == PYMESOS:
+                check_pymesos_installed("--driver" if s.driver else DRIVER_VARIABLE)
             if where := state_dir_of(self.spec, s.master, s.state_dir, s.zk):
                 check_state_dir(*where)
             self._live = LiveRun(self.spec.service.name, job_end.local_store(self.spec, s.state_dir).path.parent,
@@ -181,7 +209,7 @@ class Session:
     # ------------------------------------------------------------------ 2. scheduler, API, driver
     def start(self, job: Job, framework_id: str | None = None) -> JobShell:
         """Schedule ``job``: its API up and announced, its driver started (``subscribe`` waits)."""
-        from ..mesos.driver import driver_class, framework_info
+        from ..mesos.driver import framework_info
         from ..mesos.taskinfo import ExecutorSettings
         from ..store.job_store import JobStore
         from . import marathon_app
@@ -230,18 +258,8 @@ class Session:
         self.on_event(f"scheduler API on http://{shown}{routes.STATUS}")
         self.on_event(f"status page on http://{shown}/")
 
-        from pymesos import MesosSchedulerDriver
-
-        from ..errors import mute_library_logs
-
-        mute_library_logs()  # pymesos' import set its own log level
         webui = f"http://{shown}"
-        driver = driver_class(MesosSchedulerDriver)(
-            sched, framework_info(spec, framework_id, webui), self.master, use_addict=False,
-            implicit_acknowledgements=True, principal=spec.service.principal or None,
-            secret=(secret or None) if spec.service.principal else None,
-            failover=kind.failover,  # tfmesos run: a crash must not tear the job down (a restart takes over)
-        )
+        driver = self._new_driver(sched, framework_info(spec, framework_id, webui), secret)
         sched.driver = driver
         if self.signals is not None:
             signals = self.signals
@@ -251,6 +269,25 @@ class Session:
         driver.start()
         self.driver = driver
         return sched
+
+    def _new_driver(self, sched: JobShell, info: dict[str, Any], secret: str) -> Any:
+        """The Mesos scheduler driver the session's choice names (``driver_choice``), not started."""
+        spec = self.spec
+        creds = {"principal": spec.service.principal or None,
+                 "secret": (secret or None) if spec.service.principal else None,
+                 "failover": self.kind.failover}  # tfmesos run: a crash must not tear the job down
+        if self.driver_kind == PYMESOS:
+            from ..mesos.pymesos_driver import load
+
+            self.on_event("the Mesos driver is pymesos (--driver pymesos or TFMESOS_DRIVER)")
+            return load()(sched, info, self.master, use_addict=False, implicit_acknowledgements=True, **creds)
+        from ..mesos.scheduler_driver import SchedulerDriver
+
+        return SchedulerDriver(sched.mesos, info, self.master, implicit_acknowledgements=True, **creds)
+
+    @property
+    def driver_kind(self) -> str:
+        return driver_choice(self.settings.driver, os.environ.get(DRIVER_VARIABLE, ""))
 
     def subscribe(self) -> None:
         """Until SUBSCRIBED (or the job ends: a refusal, a stop), within the connect timeout;
@@ -329,7 +366,7 @@ class Session:
 
     # ------------------------------------------------------------------ 3. running
     def wait(self) -> RunResult:
-        """Until the job ends; pymesos' IO thread's error is raised here."""
+        """Until the job ends (with the pymesos driver, its IO thread's error is raised here)."""
         assert self.sched is not None
         return self.sched.run_until_done()
 
@@ -393,7 +430,7 @@ class Session:
             return  # a refused subscription had no framework: nothing to keep
         where = store or self.store or job_end.local_store(self.spec, self.settings.state_dir)
         api = self.api.address if self.api else None
-        ask = getattr(sched.driver, "master", None)  # a zk:// master's leader, as pymesos found it
+        ask = getattr(sched.driver, "master", None)  # a zk:// master's leader, as the driver found it
         self._end_at = self.clock()
         self._ending = threading.Thread(
             target=job_end.record_end, args=(sched, where, api, self.master, self.console, self._end_at, ask),

@@ -10,7 +10,7 @@ from typing import Mapping
 
 from ..core.legacy_keras import keras_problem
 
-# The distributions that install the ``tensorflow`` package (tools/install_tf_keras.py's list), as
+# The distributions that install the ``tensorflow`` package, as
 # their .dist-info folders spell them.
 _DIST_INFO = re.compile(r"^(tensorflow|tensorflow_cpu|tensorflow_gpu|tensorflow_intel|tensorflow_macos|"
                         r"tf_nightly|tf_nightly_cpu|tf_keras)-([^-]+)\.dist-info$", re.IGNORECASE)
