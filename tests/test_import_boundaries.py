@@ -232,7 +232,8 @@ def under(*prefixes: str) -> Callable[[str], bool]:
 
 # ---------------------------------------------------------------- the rules, one per folder
 # Package __init__ modules that only hold a docstring (and tfmesos' lazy __getattr__): running them is no dependency.
-_INITS = {"tfmesos", "tfmesos.core", "tfmesos.task", "tfmesos.executor", "tfmesos.mesos", "tfmesos.options",
+_INITS = {"tfmesos", "tfmesos.core", "tfmesos.core.job", "tfmesos.core.state", "tfmesos.core.placement",
+          "tfmesos.core.tensorflow", "tfmesos.task", "tfmesos.executor", "tfmesos.mesos", "tfmesos.options",
           "tfmesos.store", "tfmesos.api"}
 LOCALMESOS_ENTRY_POINTS = {"localmesos", "localmesos.cli", "localmesos.config", "localmesos.ports",
                            "localmesos.local_master", "localmesos.resources", "localmesos.roles", "localmesos.ids",

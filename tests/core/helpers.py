@@ -1,8 +1,8 @@
 """Plain-data builders for core tests."""
 from __future__ import annotations
 
-from tfmesos.core.job_state import JobState, TaskRecord, Transient
-from tfmesos.core.offers import Offer
+from tfmesos.core.state.record import JobState, TaskRecord, Transient
+from tfmesos.core.placement.offers import Offer
 from tfmesos.options.load import resolve_options
 from tfmesos.core.spec import JobSpec, Resources
 from tfmesos.options.jobspec import job_spec_from_options

@@ -138,7 +138,7 @@ class _SchedulerDriver:
 def _launched_worker(worker: dict) -> tuple:
     """A job of one worker (``worker``: its role options) whose task the scheduler has launched:
     (the job's shell, the driver double, the task id)."""
-    from tfmesos.core.job import Job
+    from tfmesos.core.job.job import Job
     from tfmesos.mesos.taskinfo import ExecutorSettings
     from tfmesos.options.load import resolve_options
     from tfmesos.scheduler.job_shell import JobShell

@@ -3,7 +3,7 @@ job alive on the Mesos side, with a line now and then; then the run ends, saying
 console collapses a line repeated by a retry loop."""
 from __future__ import annotations
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
 from tfmesos.scheduler.job_shell import LOST_MASTER_NOTE_EVERY, Hooks, JobShell

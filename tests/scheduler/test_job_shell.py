@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
 from tfmesos.mesos.driver import stop_driver

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.options.load import load_options_file
 from tfmesos.store.job_store import options_digest, resumable_with
 from tfmesos.options.jobspec import job_spec_from_options

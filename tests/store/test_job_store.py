@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.errors import UsageError
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import OptionsError, load_options_file
@@ -126,7 +126,7 @@ def test_a_whole_job_restart_is_written_whole_and_resumes_as_it_was(tmp_path: Pa
     relaunch. That event is about one task, but the journal's one-task entry would lose the others'
     change, and a scheduler resumed from it took their kills for failures (an audit)."""
     from tfmesos.core import actions as act
-    from tfmesos.core.job_state import StatusUpdate
+    from tfmesos.core.state.record import StatusUpdate
     from tests.core.helpers import offer, spec_of
 
     spec = spec_of(worker={"count": 3, "restart_policy": "OnFailure", "max_restarts": 3})

@@ -21,8 +21,8 @@ import sys
 from typing import Any
 
 from ..core.actions import Launch
-from ..core.fit import names_of
-from ..core.job import Job
+from ..core.placement.fit import names_of
+from ..core.job.job import Job
 from ..core.secrets import SecretValues, read_by_scheduler
 from ..core.spec import JobSpec, Resources
 from ..masking import HIDDEN, mask_entry, mask_options

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.job_state import ENDED_PHASES
+from ..core.state.record import ENDED_PHASES
 from ..api.status_text import progress_text, task_row
 from ..core.spec import framework_profile
 from ..core.status import Progress, StatusSnapshot, TaskStatus
@@ -100,7 +100,7 @@ def snapshot_of(rec: dict[str, Any]) -> StatusSnapshot | None:
     shape whether the job runs or ended), or None for a record without its options (format 1)."""
     import dataclasses
 
-    from ..core.job import Job
+    from ..core.job.job import Job
     from ..options.jobspec import job_spec_from_options
     from ..options.load import OptionsError, resolve_options
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from .task_key import TENSORBOARD, TaskKey  # noqa: F401 - TENSORBOARD: callers import the spec's names here
-from .tf_profile import TENSORFLOW
+from .tensorflow.profile import TENSORFLOW
 
 if TYPE_CHECKING:
     from .profile import FrameworkProfile

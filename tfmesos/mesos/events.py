@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.job_state import StatusUpdate
-from ..core.offers import Offer
+from ..core.state.record import StatusUpdate
+from ..core.placement.offers import Offer
 from .messages import ProtocolMismatch, TaskResult, decode
 from .offers import parse_offer
 

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from ..core.fit import Agent, Framework
+from ..core.placement.fit import Agent, Framework
 from ..core.spec import add
 
 log = logging.getLogger("tfmesos.mesos.operator")

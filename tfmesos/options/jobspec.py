@@ -12,9 +12,9 @@ import shlex
 from typing import Any
 
 from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, TaskKey, Volume
-from ..core.legacy_keras import with_legacy_keras
+from ..core.tensorflow.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
-from ..core.tf_profile import TF_ROLES
+from ..core.tensorflow.profile import TF_ROLES
 from .load import OptionsError
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import actions as act
-from ..core.job import Job
-from ..core.job_state import FAILED, FINISHING, KILLED, NoSuchTask, StatusUpdate, task_names
+from ..core.job.job import Job
+from ..core.state.record import FAILED, FINISHING, KILLED, NoSuchTask, StatusUpdate, task_names
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..mesos.agent_files import agent_address_from_master, agent_address_from_offer

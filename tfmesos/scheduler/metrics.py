@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from ..core.job_state import LIVE, PHASES
+from ..core.state.record import LIVE, PHASES
 from ..core.spec import TaskKey
 from ..core.status import Progress, StatusSnapshot
 

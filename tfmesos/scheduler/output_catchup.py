@@ -10,7 +10,7 @@ import threading
 import urllib.error
 from typing import Any, Callable
 
-from ..core.output_cursor import read_window, take, whole_lines
+from .output_cursor import read_window, take, whole_lines
 from ..mesos.agent_files import CHUNK, AgentFiles, LogError
 from ..mesos.messages import OUTPUT_LOG, PROGRESS_FILE, OutputLines
 

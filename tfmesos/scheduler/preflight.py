@@ -22,9 +22,9 @@ from ..api.token import api_token
 from ..errors import UsageError, cut
 from ..store.state_store import STORE_NODES, file_name, zk_auth
 from ..core.secrets import references, secret_problems
-from ..core.fit import Need, left_over_when_idle
+from ..core.placement.fit import Need, left_over_when_idle
 from ..core.spec import JobSpec, Resources
-from ..core.tf_profile import TF_ROLES
+from ..core.tensorflow.profile import TF_ROLES
 from .run_settings import EMBEDDED, RunSettings
 
 DEFAULT_STATE_DIR = "~/.tfmesos/state"

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core.actions import Action
-from ..core.fit import Agent, Framework, Need, holders, never_fits
-from ..core.job import Job
-from ..core.job_state import PENDING, PLACING
-from ..core.queue import older_waiting, queued_reason
-from ..core.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
+from ..core.placement.fit import Agent, Framework, Need, holders, never_fits
+from ..core.job.job import Job
+from ..core.state.record import PENDING, PLACING
+from ..core.placement.queue import older_waiting, queued_reason
+from ..core.placement.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 
 ASK_EVERY = 1.0  # seconds between questions to the master while placement waits (as the quota probe did)
 

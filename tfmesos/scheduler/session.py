@@ -26,12 +26,12 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..api import routes
-from ..core.job import Job
-from ..core.job_state import ENDED_PHASES, KILLED, job_seed
+from ..core.job.job import Job
+from ..core.state.record import ENDED_PHASES, KILLED, job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from ..options.load import OptionsError
-from . import job_end
+from . import after_end as job_end
 from .console import Console
 from .embedded import start_embedded_master
 from .preflight import DEFAULT_STATE_DIR, check_state_dir, local_fit_problems, state_dir_of, state_zk
@@ -273,7 +273,7 @@ class Session:
                 handlers["health"] = sched.loop_health
             if live and self.kind.restart:
                 def restart(task: str) -> str:
-                    from ..core.job_state import NoSuchTask
+                    from ..core.state.record import NoSuchTask
 
                     try:
                         return sched.restart(task)  # type: ignore[union-attr]

@@ -18,7 +18,7 @@ import threading
 from types import FrameType
 from typing import Any, Callable
 
-from ..core import stopping
+from . import signal_steps as stopping
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LAST_WORDS_SECONDS = 3.0  # at most this long keeping the record after the third signal

@@ -4,7 +4,7 @@ from __future__ import annotations
 import urllib.error
 from typing import Any, Callable
 
-from ..core.job_state import TaskRecord
+from ..core.state.record import TaskRecord
 from ..mesos.agent_files import LogError
 
 TAIL_LINES = 10

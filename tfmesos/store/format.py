@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable
 
-from ..core.job_codec import EVENTS_KEPT
+from ..core.job.codec import EVENTS_KEPT
 
 FORMAT = 5
 

@@ -8,7 +8,7 @@ import re
 import sys
 from typing import Mapping
 
-from ..core.legacy_keras import keras_problem
+from ..core.tensorflow.legacy_keras import keras_problem
 
 # The distributions that install the ``tensorflow`` package (tools/install_tf_keras.py's list), as
 # their .dist-info folders spell them.

@@ -1,0 +1,182 @@
+"""What a task's status update decides: a live state is noted; an end relaunches the task (with
+backoff, core/restart.py), restarts the whole job from its checkpoint, succeeds or fails the job.
+A person's restart (``tfmesos restart``) and a peer's restart after a task moved come here too."""
+from __future__ import annotations
+
+from . import retry_policy
+from ..actions import Action, Kill
+from .finishing import finish, maybe_done, success_cause
+from ..state.record import FAILED, FINISHING, LIVE, PENDING, PLACING, RUNNING, SUCCEEDED
+from ..state.record import JobState, NoSuchTask, StatusUpdate, TaskRecord, Transient, task_names
+from ..placement.offer_interest import revive
+from ..spec import TaskKey
+from .cluster_spec_sync import sync_specs
+
+
+def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> list[Action]:
+    tr.unreconciled.discard(update.task_id)
+    key = job.by_task_id.get(update.task_id)
+    if key is None or job.tasks[key].task_id != update.task_id or job.tasks[key].state == PENDING:
+        # An earlier attempt, or a task we never launched: make sure it does not linger.
+        if update.state in LIVE and update.agent_id:
+            return [Kill(update.task_id, update.agent_id)]
+        return []
+    rec = job.tasks[key]
+    if rec.state not in LIVE:
+        return []  # already terminal: a duplicate or a reconciliation echo
+    if update.state in LIVE:
+        rec.state = update.state
+        if update.agent_id:
+            rec.agent_id = update.agent_id
+        return sync_specs(job, tr, rec)
+    return ended(job, tr, rec, update, now)
+
+
+def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
+    staged = rec.state == "TASK_STAGING"  # its executor never started it (in an image: the image is at fault)
+    rec.state = update.state
+    rec.exit_code, rec.reason, rec.message, rec.exception = (update.exit_code, update.reason, update.message,
+                                                             update.exception)
+    rec.log_tail = update.log_tail or rec.log_tail
+    if job.phase == FINISHING:
+        return maybe_done(job, tr, now)
+    if rec.relaunch_after_kill:
+        rec.relaunch_after_kill = False
+        rec.state = PENDING
+        return revive(tr)
+    key = rec.key
+    if update.state == "TASK_FINISHED" and job.spec.decides_success(key):
+        if _all_success_keys_finished(job, tr, key):
+            return finish(job, tr, SUCCEEDED, success_cause(job.spec.success_keys), now)
+        return []
+    role = job.spec.role(key.role)
+    assert role is not None
+    ending = retry_policy.Ending(update.state, update.reason, update.exit_code, kind=update.kind,
+                            image=job.spec.image if staged else "", staged=staged)
+    whole_job = _restarts_whole_job(job, key)
+    decision = retry_policy.decide(
+        role.restart_policy, ending, _whole_job_restarts(job) if whole_job else rec.restarts, role.max_restarts,
+        job.job_restarts, job.spec.policies.max_job_restarts, job.spec.policies.backoff_seconds,
+        job.spec.policies.backoff_max_seconds, whole_job,
+    )
+    if not decision.retry:
+        if ending.succeeded:
+            return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
+        if not job.spec.profile.essential(job.spec, key):  # e.g. TensorBoard: the training goes on
+            job.note(f"{describe_failure(rec, decision.why)}; the job goes on without it")
+            return []
+        return finish(job, tr, FAILED, describe_failure(rec, decision.why), now)
+    return _recover(job, tr, rec, ending, decision.delay, now)
+
+
+def describe_failure(rec: TaskRecord, why: str) -> str:
+    parts = [f"{rec.key} ({rec.task_id}) ended {rec.state}"]
+    if rec.exit_code is not None:
+        parts.append(f"exit code {rec.exit_code}")
+    if rec.reason:
+        parts.append(rec.reason)
+    if rec.exception or rec.message:  # the exception says why; the executor's message only how
+        parts.append(rec.exception or repr(rec.message[:200]))
+    return ", ".join(parts) + f"; not relaunched: {why}"
+
+
+def _recover(job: JobState, tr: Transient, rec: TaskRecord, ending: retry_policy.Ending, delay: float,
+             now: float) -> list[Action]:
+    job.job_restarts += 1
+    whole_job = _restarts_whole_job(job, rec.key)
+    number = (_whole_job_restarts(job) if whole_job else rec.restarts) + 1
+    job.note(
+        f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
+        f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}"
+        f"{f' ({rec.exception})' if rec.exception else ''}: "
+        + (f"its launch never reached an agent: placed again in {delay:.1f}s" if ending.never_launched
+           else f"relaunch #{number} in {delay:.1f}s")
+        + (" with the whole job from its checkpoint" if whole_job else "")
+    )
+    _requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
+    actions = _restart_all_but(job, tr, rec, now, now + delay) if whole_job else []
+    return actions + revive(tr)
+
+
+def _restarts_whole_job(job: JobState, key: TaskKey) -> bool:
+    """A task whose loss the others cannot outlive (TensorFlow: all-reduce peers, parameter servers)."""
+    return job.spec.profile.restarts_whole_job(job.spec, key)
+
+
+def _whole_job_restarts(job: JobState) -> int:
+    """The whole-job restarts failures caused: each counted once, on the task that failed."""
+    return sum(r.restarts for r in job.tasks.values() if _restarts_whole_job(job, r.key))
+
+
+def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, not_before: float) -> list[Action]:
+    """Back to PLACING with every other task: the whole job restarts from its checkpoint."""
+    actions: list[Action] = []
+    for other in job.tasks.values():
+        if other is rec:
+            continue
+        other.not_before = not_before
+        if other.live:
+            actions += _kill_for_relaunch(tr, other, now)
+        elif other.state != PENDING:
+            other.state = PENDING  # e.g. a worker that had already finished
+            tr.others_changed = True
+    job.phase = PLACING
+    job.placing_since = now
+    tr.held_since = 0.0
+    return actions
+
+
+def restart_task(job: JobState, tr: Transient, key: TaskKey, now: float) -> list[Action]:
+    """A person asked for this task to restart (``tfmesos restart``): kill it and relaunch it
+    at once. Not a failure: no backoff, and neither restart limit is used. Where the task's
+    loss takes the whole job down, the whole job restarts from its checkpoint.
+    Raises ValueError (naming why) when the task cannot be restarted now."""
+    rec = job.tasks.get(key)
+    if rec is None:
+        raise NoSuchTask(f"{key}: no such task in this job: expected {task_names(job.tasks)}")
+    if job.phase != RUNNING:
+        raise ValueError(f"the job is {job.phase}: only a task of a RUNNING job can be restarted")
+    if not rec.live or rec.relaunch_after_kill:
+        raise ValueError(f"{key} is {rec.state}{' (already restarting)' if rec.relaunch_after_kill else ''}: "
+                         "only a running task can be restarted")
+    rec.requested_restarts += 1
+    whole_job = _restarts_whole_job(job, key)
+    job.note(f"{key}: restart asked for by a person"
+             f"{' (the whole job restarts from its checkpoint)' if whole_job else ''}")
+    actions = _kill_for_relaunch(tr, rec, now)
+    if whole_job:
+        actions += _restart_all_but(job, tr, rec, now, now)
+    return actions
+
+
+def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: str) -> list[Action]:
+    actions: list[Action] = []
+    for rec in job.tasks.values():
+        if rec.key.role == role and rec.live and not rec.relaunch_after_kill:
+            job.note(f"{rec.key}: restarting from its checkpoint because {why}")
+            actions += _kill_for_relaunch(tr, rec, now)
+    return actions
+
+
+def _requeue(rec: TaskRecord, not_before: float, avoid: bool, counted: bool = True) -> None:
+    rec.restarts += counted
+    rec.state = PENDING
+    rec.not_before = not_before
+    rec.avoid_agent = rec.agent_id if avoid else ""
+
+
+def _kill_for_relaunch(tr: Transient, rec: TaskRecord, now: float) -> list[Action]:
+    tr.others_changed = True  # for the journal: conservative (the event's own task too)
+    rec.relaunch_after_kill = True
+    rec.killing_since = now
+    return [Kill(rec.task_id, rec.agent_id)]
+
+
+def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) -> bool:
+    left = tr.unfinished_success
+    if left is not None:
+        left.discard(finished)
+        if left:
+            return False
+    left = tr.unfinished_success = {k for k in job.spec.success_keys if job.tasks[k].state != "TASK_FINISHED"}
+    return not left
