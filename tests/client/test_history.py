@@ -19,7 +19,7 @@ import pytest
 
 from tfmesos.scheduler.http_api import ApiServer, Operations
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import StatusUpdate
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.status import StatusSnapshot, TaskStatus
 from tfmesos.client.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
 from tfmesos.client.logs import kept_log
@@ -42,10 +42,10 @@ def ended_record(tmp_path: Path, name: str = "hist", at: float = 1_800_000_000.0
     chief = next(t for k, t in launched.items() if k.role == "chief").task_id
     job.report(chief, {"step": 100, "loss": 0.5, "total_steps": 200}, at - 20)
     job.report(chief, {"step": 200, "loss": 0.25, "total_steps": 200}, at - 10)
-    job.status(StatusUpdate(chief, "TASK_FINISHED", agent_id="S0", exit_code=0), at - 5)
+    job.status(StatusUpdate(chief, TaskState.TASK_FINISHED, agent_id="S0", exit_code=0), at - 5)
     for key, t in launched.items():
         if key.role != "chief":
-            job.status(StatusUpdate(t.task_id, "TASK_KILLED", agent_id="S0"), at - 1)
+            job.status(StatusUpdate(t.task_id, TaskState.TASK_KILLED, agent_id="S0"), at - 1)
     sandbox = tmp_path / "sandbox" / chief
     sandbox.mkdir(parents=True)
     (sandbox / "stdout").write_bytes(b"".join(b"line %d\n" % i for i in range(1, 101)) + b"final test accuracy: 0.93\n")

@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tfmesos.scheduler.http_api import ApiServer, Operations, Refused
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import StatusUpdate
+from tfmesos.core.task_state import StatusUpdate
 from tfmesos.core.status import VERSION, Progress, StatusSnapshot, TaskStatus
 from tfmesos.mesos.agent_files import LogError
 from tfmesos.scheduler.metrics import JobMetrics

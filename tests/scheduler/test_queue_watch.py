@@ -4,7 +4,7 @@ with the figures, behind an older tfmesos job still being placed, or waits for i
 from tfmesos.core import actions as act
 from tfmesos.core.placement.fit import Agent, Framework
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import FAILED, PLACING
+from tfmesos.core.phase import FAILED, PLACING
 from tfmesos.scheduler.queue_watch import ASK_EVERY, QueueWatch
 
 from tests.core.helpers import offer, spec_of

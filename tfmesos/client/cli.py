@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..core.state.record import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines

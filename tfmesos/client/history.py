@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.state.record import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..api.status_text import progress_text, task_row
 from ..core.spec import framework_profile
 from ..core.status import Progress, StatusSnapshot, TaskStatus

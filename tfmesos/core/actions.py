@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .spec import Resources, TaskKey
+from .phase import SUCCEEDED, JobPhase
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,12 @@ class Reconcile:
 
 @dataclass(frozen=True)
 class Done:
-    end: str  # the job's last phase: SUCCEEDED, FAILED or KILLED (stopped on request)
+    end: JobPhase  # the job's last phase: SUCCEEDED, FAILED, KILLED (stopped on request) or CLOSED
     cause: str
 
     @property
     def succeeded(self) -> bool:
-        return self.end == "SUCCEEDED"
+        return self.end == SUCCEEDED
 
 
 Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from .task_key import TENSORBOARD, TaskKey  # noqa: F401 - TENSORBOARD: callers import the spec's names here
@@ -118,6 +119,15 @@ class Resources(Mapping[str, float]):
         return all(want <= have.get(name, 0.0) + _EPS for name, want in self._map.items())
 
 
+class RestartPolicy(StrEnum):
+    """Whether a role's task that ended is relaunched (core/job/retry_policy.py decides): Kubeflow's names."""
+
+    NEVER = "Never"
+    ON_FAILURE = "OnFailure"
+    ALWAYS = "Always"
+    EXIT_CODE = "ExitCode"  # exit codes 1-127 are permanent, 128-255 (a signal) and infrastructure losses retryable
+
+
 @dataclass(frozen=True)
 class RoleSpec:
     name: str
@@ -125,7 +135,7 @@ class RoleSpec:
     resources: Resources
     command: str | None  # None: run the built-in TensorFlow server
     env: tuple[tuple[str, str], ...] = ()
-    restart_policy: str = "Never"
+    restart_policy: RestartPolicy = RestartPolicy.NEVER
     max_restarts: int = 3
     job_command: bool = False  # its command is the job's: the role gave none of its own
 

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Callable, Protocol
 
-from ..core.state.record import StatusUpdate
+from ..core.task_state import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
 from .calls_http import CallConnection, CallResponse, CallSender

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.state.record import StatusUpdate
 from ..core.placement.offers import Offer
+from ..core.task_state import StatusUpdate, TaskState
 from .messages import ProtocolMismatch, TaskResult, decode
 from .offers import parse_offer
 
@@ -71,7 +71,7 @@ def parse_status(status: dict[str, Any]) -> StatusUpdate:
             pass  # not ours (a command executor's) or another protocol: the state and message still count
     return StatusUpdate(
         task_id=value_of(status["task_id"]),
-        state=status["state"],
+        state=TaskState(status["state"]),  # a state Mesos 1.12 does not have: a ValueError naming it
         reason=status.get("reason", ""),
         message=status.get("message", ""),
         agent_id=value_of(status.get("agent_id")),

@@ -11,7 +11,7 @@ import dataclasses
 import shlex
 from typing import Any
 
-from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, TaskKey, Volume
+from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RestartPolicy, RoleSpec, ServiceSpec, TaskKey, Volume
 from ..core.tensorflow.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
 from ..core.tensorflow.profile import TF_ROLES
@@ -32,7 +32,7 @@ def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
     command = (f'exec "$TFMESOS_PYTHON" -m tensorboard.main --logdir {logdir} --port "$TFMESOS_PORT" '
                '--host "${LIBPROCESS_IP:-0.0.0.0}"')
     resources = Resources(float(options.get("cpus", 0.2)), float(options.get("mem", 512)))
-    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy="OnFailure", max_restarts=3)
+    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy=RestartPolicy.ON_FAILURE, max_restarts=3)
 
 
 def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -99,7 +99,7 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
                 resources=role_resources(name, raw, problems),
                 command=command,
                 env=_env_pairs(raw["env"]),
-                restart_policy=raw["restart_policy"],
+                restart_policy=RestartPolicy(raw["restart_policy"]),  # the schema allows only its values
                 max_restarts=raw["max_restarts"],
                 job_command=command is not None and not raw["command"],
             )

@@ -20,7 +20,9 @@ from typing import Any, Callable
 
 from ..core import actions as act
 from ..core.job.job import Job
-from ..core.state.record import FAILED, FINISHING, KILLED, NoSuchTask, StatusUpdate, task_names
+from ..core.phase import FAILED, FINISHING, KILLED
+from ..core.state.record import NoSuchTask, task_names
+from ..core.task_state import TASK_FAILED, TASK_FINISHED, TASK_KILLED, TASK_RUNNING, StatusUpdate
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
 from ..mesos.agent_files import agent_address_from_master, agent_address_from_offer
@@ -62,7 +64,7 @@ class Hooks:
 
 # The ends its agent reported, so its sandbox answers: a task LOST, UNREACHABLE or GONE is on an
 # agent the master cannot reach, whose files API would only hold this thread (and the relaunch).
-ENDS_AN_AGENT_REPORTS = frozenset({"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED"})
+ENDS_AN_AGENT_REPORTS = frozenset({TASK_FINISHED, TASK_FAILED, TASK_KILLED})
 
 
 class JobShell:
@@ -259,7 +261,7 @@ class JobShell:
         with self.cond:
             key = self.job.key_of(update.task_id)
             if key is not None and update.task_id == self.job.tasks[key].task_id and self._announce(update):
-                detail = update.message if update.state != "TASK_RUNNING" else ""
+                detail = update.message if update.state != TASK_RUNNING else ""
                 self.hooks.event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
                                  f"{': ' + detail if detail else ''}")
                 rec = self.job.tasks[key]

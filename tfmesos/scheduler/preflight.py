@@ -23,7 +23,7 @@ from ..errors import UsageError, cut
 from ..store.state_store import STORE_NODES, file_name, zk_auth
 from ..core.secrets import references, secret_problems
 from ..core.placement.fit import Need, left_over_when_idle
-from ..core.spec import JobSpec, Resources
+from ..core.spec import JobSpec, Resources, RestartPolicy
 from ..core.tensorflow.profile import TF_ROLES
 from .run_settings import EMBEDDED, RunSettings
 
@@ -109,7 +109,7 @@ def option_problems(spec: JobSpec, options: dict[str, Any] | None = None) -> lis
                     said.add((where, unknown))
                     problems.append(f"{where}: placeholder {{{unknown}}} does not exist: expected one of "
                                     + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
-        if role.restart_policy == "Always" and not spec.profile.is_server(role):
+        if role.restart_policy == RestartPolicy.ALWAYS and not spec.profile.is_server(role):
             problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
                             "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
     return problems

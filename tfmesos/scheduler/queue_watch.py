@@ -13,7 +13,8 @@ from typing import Callable
 from ..core.actions import Action
 from ..core.placement.fit import Agent, Framework, Need, holders, never_fits
 from ..core.job.job import Job
-from ..core.state.record import PENDING, PLACING
+from ..core.phase import PLACING
+from ..core.task_state import PENDING
 from ..core.placement.queue import older_waiting, queued_reason
 from ..core.placement.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..api.status_text import task_row
 from ..core.tensorflow.hints import missing_program_hint
 from ..core.job.job import Job
-from ..core.state.record import FAILED, KILLED, SUCCEEDED
+from ..core.phase import FAILED, KILLED, SUCCEEDED
 from ..core.spec import JobSpec
 from ..errors import MesosRefusal, TfmesosError, cut
 from . import after_end, marathon_app as marathon

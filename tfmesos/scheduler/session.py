@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..api import routes
 from ..core.job.job import Job
-from ..core.state.record import ENDED_PHASES, KILLED, job_seed
+from ..core.phase import ENDED_PHASES, KILLED
+from ..core.state.record import job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from ..options.load import OptionsError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tfmesos.core import actions as act
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import StatusUpdate
+from tfmesos.core.task_state import StatusUpdate, TaskState
 
 from tests.core.helpers import offer, spec_of
 
@@ -28,13 +28,13 @@ def running_job() -> Job:
     actions = job.offers([offer(2, cpus=8, mem=16384)], 103.0)
     launched = {t.key: t for l in actions if isinstance(l, act.Launch) for t in l.tasks}
     for t in launched.values():
-        job.status(StatusUpdate(t.task_id, "TASK_STARTING", agent_id="S2"), 104.0)
-        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S2"), 105.0)
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_STARTING, agent_id="S2"), 104.0)
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_RUNNING, agent_id="S2"), 105.0)
     chief = next(t for k, t in launched.items() if k.role == "chief")
     job.report(chief.task_id, {"step": 10, "total_steps": 100, "loss": 0.5}, 106.0)
     job.report(chief.task_id, {"step": 20, "total_steps": 100, "loss": 0.25}, 107.0)
     worker = next(t for k, t in launched.items() if k.role == "worker")
-    job.status(StatusUpdate(worker.task_id, "TASK_FAILED", exit_code=3, message="boom", agent_id="S2",
+    job.status(StatusUpdate(worker.task_id, TaskState.TASK_FAILED, exit_code=3, message="boom", agent_id="S2",
                             exception="RuntimeError: boom"), 108.0)
     job.tick(120.0)
     job.offers([offer(3, cpus=8, mem=16384)], 121.0)
@@ -46,7 +46,7 @@ def stopped_job() -> Job:
     """How before-split-stopped.json was made: every task running, then SIGINT, then the grace over."""
     job = Job.new(spec_of(**PSS), 0.0, seed=7)
     for t in [t for l in job.offers([offer(0, cpus=8, mem=16384)], 1.0) if isinstance(l, act.Launch) for t in l.tasks]:
-        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), 2.0)
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_RUNNING, agent_id="S0"), 2.0)
     job.stop("stopped by SIGINT (Ctrl-C)", 3.0)
     job.tick(40.0)
     return job
@@ -59,13 +59,13 @@ def drive(job: Job) -> list:
     w0 = job.tasks[next(k for k in job.tasks if k.role == "worker" and k.index == 0)]
     steps = [
         lambda: job.start(),
-        lambda: job.status(StatusUpdate(w0.task_id, "TASK_RUNNING", agent_id="S3"), 123.0),
+        lambda: job.status(StatusUpdate(w0.task_id, TaskState.TASK_RUNNING, agent_id="S3"), 123.0),
         lambda: job.tick(130.0),
-        lambda: job.status(StatusUpdate(chief.task_id, "TASK_KILLED", agent_id="S2"), 131.0),
+        lambda: job.status(StatusUpdate(chief.task_id, TaskState.TASK_KILLED, agent_id="S2"), 131.0),
         lambda: job.tick(133.0),
         lambda: job.offers([offer(4, cpus=8, mem=16384)], 134.0),
         lambda: job.tick(160.0),
-        lambda: job.status(StatusUpdate(chief.task_id, "TASK_FINISHED", agent_id="S4"), 170.0),
+        lambda: job.status(StatusUpdate(chief.task_id, TaskState.TASK_FINISHED, agent_id="S4"), 170.0),
         lambda: job.tick(171.0),
     ]
     trace: list = []

@@ -3,7 +3,7 @@ import pytest
 
 from tfmesos.core import actions as act
 from tfmesos.core.job import finishing, gang
-from tfmesos.core.state.record import FAILED, FINISHING, KILLED
+from tfmesos.core.phase import FAILED, FINISHING, KILLED
 from tfmesos.core.placement.offer_interest import REFUSE_WHEN_IDLE, revive, suppress_if_idle
 
 from tests.core.helpers import offer, spec_of, state_of

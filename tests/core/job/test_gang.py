@@ -3,7 +3,9 @@ import random
 
 from tfmesos.core import actions as act
 from tfmesos.core.job import gang
-from tfmesos.core.state.record import HOLD_SECONDS, PENDING, PLACING, RUNNING
+from tfmesos.core.phase import PLACING, RUNNING
+from tfmesos.core.task_state import PENDING
+from tfmesos.core.state.record import HOLD_SECONDS
 from tfmesos.core.placement.offer_interest import REFUSE_WHEN_IDLE, REFUSE_WHILE_PENDING
 from tfmesos.core.placement.queue import BEHIND_REFUSE_SECONDS
 

@@ -1,7 +1,8 @@
 """The job lifecycle, driven by plain events (no Mesos, no processes)."""
 from tfmesos.core import actions as act
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import FAILED, PLACING, RUNNING, SUCCEEDED, StatusUpdate
+from tfmesos.core.phase import FAILED, PLACING, RUNNING, SUCCEEDED
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of
@@ -27,8 +28,8 @@ def run_all(job, launched, now=0.0):
     """Every executor reports STARTING then RUNNING; returns the ClusterSpec messages sent."""
     sent = []
     for t in launched.values():
-        sent += of(act.SendClusterSpec, job.status(StatusUpdate(t.task_id, "TASK_STARTING", agent_id="S0"), now))
-        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), now)
+        sent += of(act.SendClusterSpec, job.status(StatusUpdate(t.task_id, TaskState.TASK_STARTING, agent_id="S0"), now))
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_RUNNING, agent_id="S0"), now)
     return sent
 
 
@@ -80,12 +81,12 @@ def test_chief_success_kills_the_servers_and_ends_when_they_are_gone():
     job = Job.new(spec_of(**PSS), 0.0)
     _, launched = launch_all(job)
     run_all(job, launched)
-    actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FINISHED", exit_code=0), 5.0)
+    actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, TaskState.TASK_FINISHED, exit_code=0), 5.0)
     killed = {k.task_id for k in of(act.Kill, actions)}
     assert killed == {t.task_id for k, t in launched.items() if k.role != "chief"}
     assert not of(act.Done, actions)
     for tid in killed:
-        actions = job.status(StatusUpdate(tid, "TASK_KILLED"), 6.0)
+        actions = job.status(StatusUpdate(tid, TaskState.TASK_KILLED), 6.0)
     assert of(act.Done, actions)[0].succeeded and job.phase == SUCCEEDED
 
 
@@ -94,7 +95,7 @@ def test_worker_failure_relaunches_it_alone_at_the_same_address():
     _, launched = launch_all(job)
     run_all(job, launched)
     w1 = launched[TaskKey("worker", 1)]
-    actions = job.status(StatusUpdate(w1.task_id, "TASK_FAILED", exit_code=137, agent_id="S0"), 10.0)
+    actions = job.status(StatusUpdate(w1.task_id, TaskState.TASK_FAILED, exit_code=137, agent_id="S0"), 10.0)
     assert not of(act.Kill, actions), "the rest keeps running"
     assert job.tasks[TaskKey("worker", 1)].state == "PENDING"
     # Backoff: not before 10 + 1 s; meanwhile offers are refused only briefly.
@@ -116,8 +117,8 @@ def test_updates_of_an_old_attempt_are_ignored_and_it_is_killed_if_alive():
     _, launched = launch_all(job)
     run_all(job, launched)
     w0 = launched[TaskKey("worker", 0)]
-    job.status(StatusUpdate(w0.task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 1.0)
-    actions = job.status(StatusUpdate(w0.task_id, "TASK_RUNNING", agent_id="S0"), 1.1)
+    job.status(StatusUpdate(w0.task_id, TaskState.TASK_FAILED, exit_code=1, agent_id="S0"), 1.0)
+    actions = job.status(StatusUpdate(w0.task_id, TaskState.TASK_RUNNING, agent_id="S0"), 1.1)
     assert of(act.Kill, actions)[0].task_id == w0.task_id
     assert job.tasks[TaskKey("worker", 0)].state == "PENDING"
 
@@ -128,13 +129,13 @@ def test_lost_parameter_server_restarts_the_whole_job():
     _, launched = launch_all(job)
     run_all(job, launched)
     ps = launched[TaskKey("ps", 0)]
-    actions = job.status(StatusUpdate(ps.task_id, "TASK_FAILED", exit_code=137, agent_id="S0"), 5.0)
+    actions = job.status(StatusUpdate(ps.task_id, TaskState.TASK_FAILED, exit_code=137, agent_id="S0"), 5.0)
     killed = {k.task_id for k in of(act.Kill, actions)}
     assert killed == {t.task_id for k, t in launched.items() if k.role != "ps"}
     assert job.phase == PLACING
     assert not of(act.Launch, job.offers([offer(1, cpus=8, mem=16384)], 9.0)), "old generation still alive"
     for tid in killed:
-        job.status(StatusUpdate(tid, "TASK_KILLED"), 7.0)
+        job.status(StatusUpdate(tid, TaskState.TASK_KILLED), 7.0)
     _, relaunched = launch_all(job, now=9.0)
     assert set(relaunched) == set(launched) and job.phase == RUNNING
 
@@ -145,7 +146,7 @@ def test_collective_worker_failure_restarts_all_workers():
     _, launched = launch_all(job)
     run_all(job, launched)
     w0, w1 = launched[TaskKey("worker", 0)], launched[TaskKey("worker", 1)]
-    actions = job.status(StatusUpdate(w1.task_id, "TASK_FAILED", exit_code=1), 3.0)
+    actions = job.status(StatusUpdate(w1.task_id, TaskState.TASK_FAILED, exit_code=1), 3.0)
     assert [k.task_id for k in of(act.Kill, actions)] == [w0.task_id]
 
 
@@ -154,7 +155,7 @@ def test_exit_code_policy_permanent_vs_retryable():
     job = Job.new(spec, 0.0)
     _, launched = launch_all(job)
     run_all(job, launched)
-    actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FAILED", exit_code=1), 1.0)
+    actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, TaskState.TASK_FAILED, exit_code=1), 1.0)
     done = of(act.Done, actions)
     assert done and "exit code 1 is permanent" in done[0].cause and job.tasks[TaskKey("chief", 0)].restarts == 0
 
@@ -163,7 +164,7 @@ def test_exit_code_policy_permanent_vs_retryable():
     for attempt in range(3):
         _, launched = launch_all(job, now)
         run_all(job, launched, now)
-        actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FAILED", exit_code=137), now)
+        actions = job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, TaskState.TASK_FAILED, exit_code=137), now)
         now += 100
     done = of(act.Done, actions)
     assert done and "max_restarts 2" in done[0].cause and job.tasks[TaskKey("chief", 0)].restarts == 2
@@ -172,7 +173,7 @@ def test_exit_code_policy_permanent_vs_retryable():
 def test_task_error_is_never_retried():
     job = Job.new(spec_of(worker={"count": 1, "restart_policy": "Always"}), 0.0)
     _, launched = launch_all(job)
-    actions = job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_ERROR", reason="REASON_TASK_INVALID"), 0.5)
+    actions = job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, TaskState.TASK_ERROR, reason="REASON_TASK_INVALID"), 0.5)
     assert of(act.Done, actions) and "TASK_ERROR" in job.cause
 
 
@@ -201,7 +202,7 @@ def test_a_reported_end_whose_text_mentions_a_startup_timeout_is_no_startup_time
     job = Job.new(spec, 0.0)
     _, launched = launch_all(job)
     run_all(job, launched)
-    update = StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", exit_code=1,
+    update = StatusUpdate(launched[TaskKey("worker", 0)].task_id, TaskState.TASK_FAILED, exit_code=1,
                           message="startup timeout: the data loader never answered")
     done = of(act.Done, job.status(update, 1.0))
     assert done and "exit code 1 is permanent" in done[0].cause
@@ -213,7 +214,7 @@ def test_agent_loss_relaunches_elsewhere():
     _, launched = launch_all(job)
     run_all(job, launched)
     w = launched[TaskKey("worker", 0)]
-    job.status(StatusUpdate(w.task_id, "TASK_LOST", reason="REASON_AGENT_REMOVED_BY_OPERATOR", agent_id="S0"), 1.0)
+    job.status(StatusUpdate(w.task_id, TaskState.TASK_LOST, reason="REASON_AGENT_REMOVED_BY_OPERATOR", agent_id="S0"), 1.0)
     actions = job.offers([offer(0), offer(1)], 5.0)
     (l,) = of(act.Launch, actions)
     assert l.agent_id == "S1", "not back on the agent that was lost"
@@ -245,7 +246,7 @@ def test_state_round_trip_keeps_task_ids_and_reconciles():
     assert reconciled[1].task_ids == ()
     # The restored job goes on numbering task ids after the old ones: none is reused.
     chief = launched[TaskKey("chief", 0)]
-    again.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 1.0)
+    again.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, TaskState.TASK_FAILED, exit_code=1, agent_id="S0"), 1.0)
     _, relaunched = launch_all(again, now=10.0)
     assert relaunched[TaskKey("worker", 0)].task_id not in {t.task_id for t in launched.values()}
     assert chief.task_id in again.by_task_id
@@ -256,7 +257,7 @@ def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_othe
     _, launched = launch_all(job)
     run_all(job, launched)
     worker = launched[TaskKey("worker", 0)]
-    job.status(StatusUpdate(worker.task_id, "TASK_FAILED", agent_id="S0"), 1.0)
+    job.status(StatusUpdate(worker.task_id, TaskState.TASK_FAILED, agent_id="S0"), 1.0)
     actions = job.offers([offer(1, cpus=8, mem=16384)], 100.0)
     (launch,) = of(act.Launch, actions)
     assert launch.spec is not None and launch.spec["version"] == job.spec_version > 0
@@ -271,10 +272,10 @@ def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():
     actions, launched = launch_all(job)
     assert isinstance(actions[0], act.Persist), "task ids are written before the launch"
     worker = launched[TaskKey("worker", 0)]
-    running = job.status(StatusUpdate(worker.task_id, "TASK_RUNNING", agent_id="S0"), 1.0)
+    running = job.status(StatusUpdate(worker.task_id, TaskState.TASK_RUNNING, agent_id="S0"), 1.0)
     assert not of(act.Persist, running), "RUNNING is learnt again by reconciliation: no write"
     assert not of(act.Persist, job.executor_asks_spec(worker.task_id))
-    failed = job.status(StatusUpdate(worker.task_id, "TASK_FAILED", agent_id="S0"), 2.0)
+    failed = job.status(StatusUpdate(worker.task_id, TaskState.TASK_FAILED, agent_id="S0"), 2.0)
     assert failed and isinstance(failed[0], act.Persist), "a task's end is durable"
     assert isinstance(job.abort("stop", 3.0)[0], act.Persist)
 
@@ -290,17 +291,17 @@ def test_all_workers_success_waits_for_every_worker_through_a_whole_job_restart(
     _, launched = launch_all(job)
     run_all(job, launched)
     workers = [TaskKey("worker", i) for i in range(3)]
-    job.status(StatusUpdate(launched[workers[0]].task_id, "TASK_FINISHED", exit_code=0), 1.0)
+    job.status(StatusUpdate(launched[workers[0]].task_id, TaskState.TASK_FINISHED, exit_code=0), 1.0)
     assert job.phase == RUNNING
     # The ps dies: the whole job restarts, worker:0's finish included in what is undone.
     ps = launched[TaskKey("ps", 0)]
-    for a in of(act.Kill, job.status(StatusUpdate(ps.task_id, "TASK_FAILED", exit_code=137), 2.0)):
-        job.status(StatusUpdate(a.task_id, "TASK_KILLED"), 3.0)
+    for a in of(act.Kill, job.status(StatusUpdate(ps.task_id, TaskState.TASK_FAILED, exit_code=137), 2.0)):
+        job.status(StatusUpdate(a.task_id, TaskState.TASK_KILLED), 3.0)
     _, relaunched = launch_all(job, now=9.0)
     run_all(job, relaunched, 9.0)
     order = [k for k in (workers[1], workers[2], workers[0]) if k in relaunched]
     for n, key in enumerate(order, 1):
-        job.status(StatusUpdate(relaunched[key].task_id, "TASK_FINISHED", exit_code=0), 10.0 + n)
+        job.status(StatusUpdate(relaunched[key].task_id, TaskState.TASK_FINISHED, exit_code=0), 10.0 + n)
         every = all(job.tasks[w].state == "TASK_FINISHED" for w in workers)
         assert (job.phase != RUNNING) == every, (key, job.phase, {w: job.tasks[w].state for w in workers})
     assert job.succeeded
@@ -325,8 +326,8 @@ def test_a_launch_that_never_reached_an_agent_is_placed_again_under_never():
     _, launched = launch_all(job)
     assert job.spec.role("worker").restart_policy == "Never"
     w0, chief = launched[TaskKey("worker", 0)], launched[TaskKey("chief", 0)]
-    job.status(StatusUpdate(w0.task_id, "TASK_LOST", reason="REASON_RECONCILIATION"), 5.0)
-    job.status(StatusUpdate(chief.task_id, "TASK_LOST", reason="REASON_INVALID_OFFERS"), 5.0)
+    job.status(StatusUpdate(w0.task_id, TaskState.TASK_LOST, reason="REASON_RECONCILIATION"), 5.0)
+    job.status(StatusUpdate(chief.task_id, TaskState.TASK_LOST, reason="REASON_INVALID_OFFERS"), 5.0)
     assert job.phase != FAILED, job.events[-3:]
     for key in (TaskKey("worker", 0), TaskKey("chief", 0)):
         assert job.tasks[key].state == "PENDING" and job.tasks[key].restarts == 0
@@ -341,7 +342,7 @@ def test_a_task_lost_after_it_ran_still_fails_the_job_under_never():
     _, launched = launch_all(job)
     run_all(job, launched)
     w0 = launched[TaskKey("worker", 0)]
-    job.status(StatusUpdate(w0.task_id, "TASK_LOST", reason="REASON_RECONCILIATION"), 5.0)
+    job.status(StatusUpdate(w0.task_id, TaskState.TASK_LOST, reason="REASON_RECONCILIATION"), 5.0)
     assert job.phase in (FAILED, "FINISHING") and job.succeeded is False and "restart policy Never" in job.cause
 
 
@@ -357,11 +358,11 @@ def test_reconciliation_is_asked_again_with_backoff_for_the_tasks_mesos_has_not_
     assert not of(act.Reconcile, job.tick(100.0)), "the first tick only sets the clock"
     assert not of(act.Reconcile, job.tick(110.0))
     chief = launched[TaskKey("chief", 0)].task_id
-    job.status(StatusUpdate(chief, "TASK_RUNNING", reason="REASON_RECONCILIATION"), 112.0)
+    job.status(StatusUpdate(chief, TaskState.TASK_RUNNING, reason="REASON_RECONCILIATION"), 112.0)
     (again,) = of(act.Reconcile, job.tick(115.0))
     assert sorted(again.task_ids) == sorted(t for t in ids if t != chief)
     assert not of(act.Reconcile, job.tick(140.0)), "backoff: 30 s after the second ask"
     assert of(act.Reconcile, job.tick(145.0))
     for task_id in again.task_ids:
-        job.status(StatusUpdate(task_id, "TASK_RUNNING", reason="REASON_RECONCILIATION"), 150.0)
+        job.status(StatusUpdate(task_id, TaskState.TASK_RUNNING, reason="REASON_RECONCILIATION"), 150.0)
     assert not of(act.Reconcile, job.tick(1000.0)), "every task answered: no more asks"

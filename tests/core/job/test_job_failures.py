@@ -2,7 +2,8 @@
 record), and what max_restarts counts when a failure restarts the whole job."""
 from tfmesos.core import actions as act
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import FAILED, PLACING, RUNNING, StatusUpdate
+from tfmesos.core.phase import FAILED, PLACING, RUNNING
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of
@@ -13,7 +14,7 @@ CONVERT = "ValueError: Attempt to convert a value (PerReplica:{"
 
 
 def fail(job, task_id, now, exit_code=1, exception=""):
-    return job.status(StatusUpdate(task_id, "TASK_FAILED", message="process ended with exit code 1",
+    return job.status(StatusUpdate(task_id, TaskState.TASK_FAILED, message="process ended with exit code 1",
                                    exit_code=exit_code, exception=exception), now)
 
 
@@ -21,7 +22,7 @@ def relaunch_all(job, now):
     """The killed generation ends, and the whole job is placed again."""
     for rec in job.tasks.values():
         if rec.live:
-            job.status(StatusUpdate(rec.task_id, "TASK_KILLED"), now)
+            job.status(StatusUpdate(rec.task_id, TaskState.TASK_KILLED), now)
     job.tick(now)
     _, launched = launch_all(job, now, [offer(now, cpus=8, mem=16384)])
     run_all(job, launched, now)

@@ -7,7 +7,7 @@ import pytest
 from tfmesos.core import actions as act
 from tfmesos.core.job import retry_policy
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import StatusUpdate
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import spec_of
@@ -27,7 +27,7 @@ def image_job(image: str = "x/y:1") -> Job:
 def test_an_image_that_cannot_start_the_executor_ends_the_job_naming_job_image(reason, message):
     job = image_job()
     _, launched = launch_all(job)
-    actions = job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", reason=reason,
+    actions = job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, TaskState.TASK_FAILED, reason=reason,
                                       message=message, agent_id="S0"), 0.5)
     assert not of(act.Launch, actions) and job.tasks[TaskKey("worker", 0)].restarts == 0
     assert "$.job.image 'x/y:1'" in job.cause and message in job.cause and reason in job.cause
@@ -37,7 +37,7 @@ def test_the_same_reasons_after_the_task_ran_or_without_an_image_are_relaunched(
     job = image_job()
     _, launched = launch_all(job)
     run_all(job, launched)
-    job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, "TASK_FAILED", reason="REASON_EXECUTOR_TERMINATED",
+    job.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, TaskState.TASK_FAILED, reason="REASON_EXECUTOR_TERMINATED",
                             agent_id="S0"), 1.0)
     assert job.tasks[TaskKey("worker", 0)].restarts == 1 and not job.cause
 

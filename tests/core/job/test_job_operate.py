@@ -3,7 +3,8 @@ import pytest
 
 from tfmesos.core import actions as act
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import PLACING, RUNNING, StatusUpdate
+from tfmesos.core.phase import PLACING, RUNNING
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of
@@ -24,7 +25,7 @@ def test_requested_restart_relaunches_at_once_without_counting_a_failure():
     actions = job.restart_task(W1, 10.0)
     assert of(act.Kill, actions) == [act.Kill(launched[W1].task_id, "S0")]
     assert "worker:1: restart asked for by a person" in job.events
-    job.status(StatusUpdate(launched[W1].task_id, "TASK_KILLED", agent_id="S0"), 10.5)
+    job.status(StatusUpdate(launched[W1].task_id, TaskState.TASK_KILLED, agent_id="S0"), 10.5)
     rec = job.tasks[W1]
     assert rec.state == "PENDING" and rec.not_before <= 10.5, "no backoff"
     relaunch = job.offers([offer(0, cpus=8, mem=16384)], 10.6)
@@ -92,7 +93,7 @@ def test_tensorboard_is_one_more_task_outside_the_clusterspec():
     snap = job.snapshot()
     assert snap.tensorboard == job.tasks[tb].endpoint and snap.tasks[-1].role == "tensorboard"
     chief = job.tasks[TaskKey("chief", 0)].task_id
-    kills = job.status(StatusUpdate(chief, "TASK_FINISHED", exit_code=0, agent_id="S0"), 2.0)
+    kills = job.status(StatusUpdate(chief, TaskState.TASK_FINISHED, exit_code=0, agent_id="S0"), 2.0)
     assert job.tasks[tb].task_id in {k.task_id for k in of(act.Kill, kills)}, "stopped with the job"
 
 
@@ -101,16 +102,16 @@ def test_tensorboard_failing_for_good_does_not_fail_the_job_and_ends_with_it():
     tb = TaskKey("tensorboard", 0)
     now = 1.0
     for _ in range(job.spec.role("tensorboard").max_restarts):
-        job.status(StatusUpdate(job.tasks[tb].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), now)
+        job.status(StatusUpdate(job.tasks[tb].task_id, TaskState.TASK_FAILED, exit_code=1, agent_id="S0"), now)
         now += 60
         job.tick(now)
         actions = job.offers([offer(0, cpus=8, mem=16384)], now)
         (again,) = [t for l in of(act.Launch, actions) for t in l.tasks]
-        job.status(StatusUpdate(again.task_id, "TASK_RUNNING", agent_id="S0"), now)
-    job.status(StatusUpdate(job.tasks[tb].task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), now)
+        job.status(StatusUpdate(again.task_id, TaskState.TASK_RUNNING, agent_id="S0"), now)
+    job.status(StatusUpdate(job.tasks[tb].task_id, TaskState.TASK_FAILED, exit_code=1, agent_id="S0"), now)
     assert job.phase == RUNNING and any("the job goes on without it" in e for e in job.events)
     assert job.snapshot().tensorboard is None
     chief = job.tasks[TaskKey("chief", 0)].task_id
-    kills = job.status(StatusUpdate(chief, "TASK_FINISHED", exit_code=0, agent_id="S0"), now)
+    kills = job.status(StatusUpdate(chief, TaskState.TASK_FINISHED, exit_code=0, agent_id="S0"), now)
     assert job.phase == "FINISHING" and job.succeeded
     assert job.tasks[tb].task_id not in {k.task_id for k in of(act.Kill, kills)}, "already ended"

@@ -10,7 +10,8 @@ from tfmesos.core import actions as act
 from tfmesos.core.job import finishing
 from tfmesos.scheduler import signal_steps
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import ENDED_PHASES, FAILED, FINISHING, KILLED, PHASES, SUCCEEDED, StatusUpdate
+from tfmesos.core.phase import ENDED_PHASES, FAILED, FINISHING, KILLED, PHASES, SUCCEEDED
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.scheduler.metrics import JobMetrics
 from tfmesos.scheduler.runner import STOPPED_EXIT, end_code
 from tfmesos.core.spec import TaskKey
@@ -53,7 +54,7 @@ def test_a_stop_on_request_kills_every_task_and_ends_killed_without_a_failure():
 
 
 def test_a_closed_cluster_ends_closed_not_killed():
-    from tfmesos.core.state.record import CLOSED
+    from tfmesos.core.phase import CLOSED
 
     job, launched = _running_job()
     assert job.end_note() is None
@@ -65,7 +66,7 @@ def test_a_closed_cluster_ends_closed_not_killed():
 
 def test_a_stop_while_the_job_is_ending_keeps_the_end_it_has():
     job, launched = _running_job()
-    job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, "TASK_FINISHED", exit_code=0), 5.0)
+    job.status(StatusUpdate(launched[TaskKey("chief", 0)].task_id, TaskState.TASK_FINISHED, exit_code=0), 5.0)
     assert job.phase == FINISHING
     assert job.stop("stopped on request (POST /v1/shutdown)", 5.5) == [act.Persist()]
     others = {k: t for k, t in launched.items() if k.role != "chief"}
@@ -118,18 +119,18 @@ def test_a_record_from_before_killed_existed_ends_as_its_succeeded_field_says(su
 def test_a_relaunched_task_shows_no_exit_code_until_its_new_attempt_has_one():
     job, launched = _running_job()
     w1 = launched[TaskKey("worker", 1)]
-    job.status(StatusUpdate(w1.task_id, "TASK_FAILED", exit_code=143, reason="REASON_COMMAND_EXECUTOR_FAILED",
+    job.status(StatusUpdate(w1.task_id, TaskState.TASK_FAILED, exit_code=143, reason="REASON_COMMAND_EXECUTOR_FAILED",
                             message="Command exited with status 143", agent_id="S0"), 10.0)
     row = next(t for t in job.snapshot().tasks if (t.role, t.index) == ("worker", 1))
     assert row.exit_code == 143 and task_row(row).endswith("exit 143"), "the failed attempt shows its end"
     launches = of(act.Launch, job.offers([offer(5, cpus=8, mem=16384)], 20.0))
     (relaunch,) = [t for l in launches for t in l.tasks]
-    job.status(StatusUpdate(relaunch.task_id, "TASK_RUNNING", agent_id="S5"), 21.0)
+    job.status(StatusUpdate(relaunch.task_id, TaskState.TASK_RUNNING, agent_id="S5"), 21.0)
     row = next(t for t in job.snapshot().tasks if (t.role, t.index) == ("worker", 1))
     assert (row.state, row.restarts, row.exit_code, row.reason, row.message) == (
         "TASK_RUNNING", 1, None, "", ""), "the previous attempt's exit is not this one's"
     assert "exit" not in task_row(row)
-    job.status(StatusUpdate(relaunch.task_id, "TASK_FAILED", exit_code=3, agent_id="S5"), 30.0)
+    job.status(StatusUpdate(relaunch.task_id, TaskState.TASK_FAILED, exit_code=3, agent_id="S5"), 30.0)
     assert job.tasks[TaskKey("worker", 1)].exit_code == 3
 
 

@@ -1,7 +1,8 @@
 """The clock and reconciliation alone (core/timers.py), on a bare record and transient state."""
 from tfmesos.core import actions as act
 from tfmesos.core.job import gang, recovery, timers
-from tfmesos.core.state.record import FINISHING, StatusUpdate
+from tfmesos.core.phase import FINISHING
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of, state_of
@@ -26,7 +27,7 @@ def test_start_asks_for_offers_and_reconciles_what_was_launched():
 def test_reconciliation_is_asked_again_with_backoff_for_the_tasks_not_answered_about():
     job, tr = launched(worker={"count": 2})
     timers.start(job, tr)
-    recovery.status(job, tr, StatusUpdate("t.worker.0.1", "TASK_RUNNING"), 1.0)
+    recovery.status(job, tr, StatusUpdate("t.worker.0.1", TaskState.TASK_RUNNING), 1.0)
     assert timers._reconcile_again(job, tr, 1.0) == [] and tr.reconcile_at == 1.0 + timers.RECONCILE_RETRY_SECONDS
     assert timers.next_deadline(job, tr, 2.0) <= tr.reconcile_at
     assert timers._reconcile_again(job, tr, 10.0) == []
@@ -35,7 +36,7 @@ def test_reconciliation_is_asked_again_with_backoff_for_the_tasks_not_answered_a
     for _ in range(10):
         timers._reconcile_again(job, tr, tr.reconcile_at)
     assert tr.reconcile_delay == timers.RECONCILE_RETRY_MAX_SECONDS
-    recovery.status(job, tr, StatusUpdate("t.worker.1.2", "TASK_RUNNING"), 1.0)
+    recovery.status(job, tr, StatusUpdate("t.worker.1.2", TaskState.TASK_RUNNING), 1.0)
     assert timers._reconcile_again(job, tr, tr.reconcile_at) == [] and not tr.unreconciled
 
 

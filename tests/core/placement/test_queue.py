@@ -1,7 +1,7 @@
 """A job that fits but finds no room waits queued: attempts, the queue timeout, the aging hold."""
 from tfmesos.core import actions as act
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import FAILED, PLACING
+from tfmesos.core.phase import FAILED, PLACING
 from tfmesos.core.placement.queue import HOLD_MAX_SECONDS, hold_limit, queue_timed_out
 
 from tests.core.helpers import offer, spec_of

@@ -2,7 +2,8 @@
 from dataclasses import fields
 
 from tfmesos.core.job.codec import to_dict
-from tfmesos.core.state.record import LIVE, PENDING, JobState, TaskRecord, Transient, job_seed, task_names
+from tfmesos.core.task_state import LIVE, PENDING
+from tfmesos.core.state.record import JobState, TaskRecord, Transient, job_seed, task_names
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import spec_of, state_of

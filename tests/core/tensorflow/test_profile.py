@@ -8,7 +8,8 @@ from tfmesos.core import actions as act
 from tfmesos.core.tensorflow import profile as tf
 from tfmesos.core.tensorflow.clusterspec import cluster_spec
 from tfmesos.core.job.job import Job
-from tfmesos.core.state.record import FAILED, PLACING, RUNNING, StatusUpdate
+from tfmesos.core.phase import FAILED, PLACING, RUNNING
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.profile import PeerRestart
 from tfmesos.core.spec import TENSORBOARD, JobSpec, TaskKey
 
@@ -128,7 +129,7 @@ def _running(spec: JobSpec) -> tuple[Job, dict]:
     launched = {t.key: t for a in job.offers([offer(0, cpus=16, mem=32768)], 0.0) if isinstance(a, act.Launch)
                 for t in a.tasks}
     for t in launched.values():
-        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), 0.0)
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_RUNNING, agent_id="S0"), 0.0)
     return job, launched
 
 
@@ -137,7 +138,7 @@ def test_the_lifecycle_restarts_the_whole_job_only_where_the_profile_says():
     lone = _under(dataclasses.replace(tf.TENSORFLOW, restarts_whole_job=lambda spec, key: False), spec)
     for chosen, phase in ((spec, PLACING), (lone, RUNNING)):
         job, launched = _running(chosen)
-        actions = job.status(StatusUpdate(launched[TaskKey("ps", 0)].task_id, "TASK_FAILED", exit_code=137), 1.0)
+        actions = job.status(StatusUpdate(launched[TaskKey("ps", 0)].task_id, TaskState.TASK_FAILED, exit_code=137), 1.0)
         assert job.phase == phase and bool([a for a in actions if isinstance(a, act.Kill)]) == (phase == PLACING)
 
 
@@ -146,7 +147,7 @@ def test_the_lifecycle_goes_on_without_a_task_the_profile_calls_inessential():
     spare = _under(dataclasses.replace(tf.TENSORFLOW, essential=lambda spec, key: key.role != "evaluator"), spec)
     for chosen, phase in ((spec, FAILED), (spare, RUNNING)):
         job, launched = _running(chosen)
-        job.status(StatusUpdate(launched[TaskKey("evaluator", 0)].task_id, "TASK_FAILED", exit_code=1), 1.0)
+        job.status(StatusUpdate(launched[TaskKey("evaluator", 0)].task_id, TaskState.TASK_FAILED, exit_code=1), 1.0)
         assert job.phase in ((phase, "FINISHING") if phase == FAILED else (phase,))
 
 
@@ -157,7 +158,7 @@ def test_the_lifecycle_restarts_the_peers_the_profile_names_when_a_task_moves():
                                 restart_when_moved=lambda spec, moved: (PeerRestart("chief", "a peer moved"),))
     job, launched = _running(_under(alone, spec))
     w1 = launched[TaskKey("worker", 1)]
-    job.status(StatusUpdate(w1.task_id, "TASK_FAILED", reason="REASON_AGENT_REMOVED"), 1.0)  # relaunched elsewhere
+    job.status(StatusUpdate(w1.task_id, TaskState.TASK_FAILED, reason="REASON_AGENT_REMOVED"), 1.0)  # relaunched elsewhere
     actions = job.offers([offer(1, cpus=16, mem=32768)], 60.0)
     killed = {a.task_id for a in actions if isinstance(a, act.Kill)}
     assert killed == {launched[TaskKey("chief", 0)].task_id}
@@ -168,7 +169,7 @@ def test_a_parameter_server_jobs_worker_relaunched_elsewhere_restarts_the_chief_
     spec = spec_of(ps={"count": 1}, worker={"count": 2, "restart_policy": "OnFailure"}, chief={"count": 1})
     job, launched = _running(spec)
     w1 = launched[TaskKey("worker", 1)]
-    job.status(StatusUpdate(w1.task_id, "TASK_FAILED", reason="REASON_AGENT_REMOVED"), 1.0)
+    job.status(StatusUpdate(w1.task_id, TaskState.TASK_FAILED, reason="REASON_AGENT_REMOVED"), 1.0)
     assert job.phase == RUNNING  # a worker alone: no whole-job restart
     actions = job.offers([offer(1, cpus=16, mem=32768)], 60.0)
     assert {a.task_id for a in actions if isinstance(a, act.Kill)} == {launched[TaskKey("chief", 0)].task_id}

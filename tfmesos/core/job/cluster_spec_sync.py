@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..actions import Action, SendClusterSpec
-from ..state.record import REPORTED, JobState, TaskRecord, Transient
+from ..state.record import JobState, TaskRecord, Transient
+from ..task_state import REPORTED
 
 
 def cluster(job: JobState) -> dict[str, list[str]] | None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..state.record import FAILED, SUCCEEDED, JobState, TaskRecord, Transient
+from ..phase import FAILED, SUCCEEDED, JobPhase
+from ..state.record import JobState, TaskRecord, Transient
+from ..task_state import TaskState
 from ..state.series import ProgressSeries
 from ..spec import TaskKey
 
@@ -23,7 +25,7 @@ def own_fields(job: JobState, tr: Transient) -> dict[str, Any]:
         "spec_version": job.spec_version,
         "launch_seq": job.launch_seq,
         "succeeded": job.succeeded,
-        "ending": job.ending,
+        "ending": job.ending or "",
         "cause": job.cause,
         "suppressed": tr.suppressed,  # written for the record's readers; a loaded job asks for offers again
     }
@@ -48,16 +50,18 @@ def to_dict(job: JobState, tr: Transient) -> dict[str, Any]:
 
 def restore(job: JobState, tr: Transient, data: dict[str, Any]) -> None:
     """Fill a new job (its tasks PENDING, started at ``data["started_at"]``) from its record."""
-    for name in ("phase", "placing_since", "finishing_since", "job_restarts", "spec_version", "launch_seq",
+    for name in ("placing_since", "finishing_since", "job_restarts", "spec_version", "launch_seq",
                  "succeeded", "cause", "events"):
         setattr(job, name, data[name])
+    job.phase = JobPhase(data["phase"])
     for raw in data["tasks"]:
         key = TaskKey(raw["key"][0], raw["key"][1])
         if key in job.tasks:
-            job.tasks[key] = TaskRecord(**{**raw, "key": key})
+            job.tasks[key] = TaskRecord(**{**raw, "key": key, "state": TaskState(raw["state"])})
     job.by_task_id = {tid: TaskKey(k[0], k[1]) for tid, k in data["task_ids"].items()}
     # Records written before KILLED existed have no "ending": theirs followed "succeeded".
-    job.ending = data.get("ending") or (SUCCEEDED if job.succeeded else FAILED if job.succeeded is False else "")
+    ending = data.get("ending") or (SUCCEEDED if job.succeeded else FAILED if job.succeeded is False else None)
+    job.ending = JobPhase(ending) if ending else None
     # Offers never survive a reconnection, and after a restart we must ask again.
     tr.suppressed = False
     job.series = ProgressSeries.from_list(data.get("series"))  # records before format 4 have none

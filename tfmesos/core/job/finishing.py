@@ -7,9 +7,15 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..actions import Action, Decline, Done, Kill, Suppress
-from ..state.record import END_NOTES, ENDED_PHASES, FINISHING, SUCCEEDED, JobState, Transient
 from ..placement.offer_interest import REFUSE_WHEN_IDLE
 from ..spec import TaskKey
+from .. import phase
+from ..phase import CLOSED, ENDED_PHASES, FAILED, FINISHING, KILLED, SUCCEEDED, JobPhase
+from ..state.record import JobState, Transient
+
+# The event that says how the job is ending. A stop on request is no failure: its cause says it
+# all ("stopped by SIGINT (Ctrl-C)", "cluster closed").
+END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: "", CLOSED: ""}
 
 
 def end_note(job: JobState) -> str | None:
@@ -18,10 +24,10 @@ def end_note(job: JobState) -> str | None:
     return END_NOTES[job.ending] + job.cause if job.ending else None
 
 
-def finish(job: JobState, tr: Transient, end: str, cause: str, now: float) -> list[Action]:
+def finish(job: JobState, tr: Transient, end: JobPhase, cause: str, now: float) -> list[Action]:
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
         return []
-    job.phase, job.finishing_since = FINISHING, now
+    phase.move(job, FINISHING, now, f"to end {end}: {cause}")
     job.ending, job.succeeded, job.cause = end, end == SUCCEEDED, cause
     job.note(END_NOTES[end] + cause)
     actions: list[Action] = []
@@ -41,18 +47,19 @@ def finish(job: JobState, tr: Transient, end: str, cause: str, now: float) -> li
 def maybe_done(job: JobState, tr: Transient, now: float, force: bool = False) -> list[Action]:
     if job.phase != FINISHING or (not force and any(r.live for r in job.tasks.values())):
         return []
-    job.phase = job.ending
+    assert job.ending is not None  # FINISHING is entered with the end it leads to
+    phase.move(job, job.ending, now, job.cause)
     if tr.done_emitted:
         return []
     tr.done_emitted = True
     return [Done(job.ending, job.cause)]
 
 
-def stop(job: JobState, tr: Transient, why: str, now: float, end: str) -> list[Action]:
+def stop(job: JobState, tr: Transient, why: str, now: float, end: JobPhase | str) -> list[Action]:
     """Stop the job on request: kill everything, end ``end``. A job already ending keeps its end."""
     if end not in ENDED_PHASES:
         raise ValueError(f"a job ends {', '.join(ENDED_PHASES)}, not {end!r}")
-    return finish(job, tr, end, why, now)
+    return finish(job, tr, JobPhase(end), why, now)
 
 
 def waiting_for(job: JobState) -> str:

@@ -7,17 +7,18 @@ import random
 from typing import Iterable
 
 from ..actions import Action, Decline, Launch, Revive, TaskLaunch
-from ..placement.fit import amounts, names_of
-from ..placement.fit import no_offer_hint
-from ..state.record import ENDED_PHASES, FINISHING, HOLD_SECONDS, PENDING, PLACING, RUNNING
-from ..state.record import JobState, TaskRecord, Transient
+from ..placement.fit import amounts, names_of, no_offer_hint
+from ..placement.matching import Demand, Placement, place
 from ..placement.offer_interest import REFUSE_WHEN_IDLE, REFUSE_WHILE_PENDING, suppress_if_idle
 from ..placement.offers import Offer
-from ..placement.matching import Demand, Placement, place
 from ..placement.queue import BEHIND_REFUSE_SECONDS, hold_limit
-from .recovery import restart_for_peer
 from ..spec import TaskKey, add
+from .. import phase
+from ..phase import ENDED_PHASES, FINISHING, PLACING, RUNNING
+from ..state.record import HOLD_SECONDS, JobState, TaskRecord, Transient
+from ..task_state import PENDING, TASK_STAGING
 from .cluster_spec_sync import spec_message, sync_specs
+from .recovery import restart_for_peer
 
 
 def jittered_hold(rng: random.Random) -> float:
@@ -76,7 +77,7 @@ def _gang(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list
         unused = tuple(oid for oid in tr.held if oid not in used)
         tr.held.clear()
         tr.held_since = 0.0
-        job.phase = RUNNING
+        phase.move(job, RUNNING, now, "the gang is placed")
         tr.placement_wait = now - min(job.placing_since, tr.queued_since or now)
         tr.queued_since, tr.queued = None, ""
         if unused:
@@ -124,7 +125,7 @@ def _launch(job: JobState, tr: Transient, placement: Placement, now: float) -> l
         old_endpoint = rec.endpoint
         rec.task_id = _new_task_id(job, a.key)
         job.by_task_id[rec.task_id] = a.key
-        rec.state, rec.agent_id, rec.hostname, rec.port = "TASK_STAGING", a.agent_id, a.hostname, a.port
+        rec.state, rec.agent_id, rec.hostname, rec.port = TASK_STAGING, a.agent_id, a.hostname, a.port
         rec.launched_at, rec.spec_version_sent, rec.killing_since = now, 0, 0.0
         rec.avoid_agent = ""
         # The previous attempt's end is not this one's: shown again only once this one has ended.

@@ -18,7 +18,9 @@ from typing import Any, Iterable
 
 from . import cluster_spec_sync, codec, finishing, gang, recovery, timers, view
 from ..actions import Action, Done, Kill, Launch, Persist
-from ..state.record import FAILED, FINISHING, KILLED, LIVE, JobState, StatusUpdate, TaskRecord, Transient
+from ..phase import FAILED, FINISHING, KILLED, JobPhase
+from ..state.record import JobState, TaskRecord, Transient
+from ..task_state import LIVE, StatusUpdate
 from ..placement.offers import Offer
 from ..spec import JobSpec, TaskKey
 from ..status import StatusSnapshot

@@ -3,14 +3,16 @@ backoff, core/restart.py), restarts the whole job from its checkpoint, succeeds 
 A person's restart (``tfmesos restart``) and a peer's restart after a task moved come here too."""
 from __future__ import annotations
 
-from . import retry_policy
 from ..actions import Action, Kill
-from .finishing import finish, maybe_done, success_cause
-from ..state.record import FAILED, FINISHING, LIVE, PENDING, PLACING, RUNNING, SUCCEEDED
-from ..state.record import JobState, NoSuchTask, StatusUpdate, TaskRecord, Transient, task_names
 from ..placement.offer_interest import revive
 from ..spec import TaskKey
+from .. import phase
+from ..phase import ENDED_PHASES, FAILED, FINISHING, PLACING, RUNNING, SUCCEEDED
+from ..state.record import JobState, NoSuchTask, TaskRecord, Transient, task_names
+from ..task_state import LIVE, PENDING, TASK_FINISHED, TASK_STAGING, StatusUpdate
+from . import retry_policy
 from .cluster_spec_sync import sync_specs
+from .finishing import finish, maybe_done, success_cause
 
 
 def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> list[Action]:
@@ -33,19 +35,20 @@ def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> li
 
 
 def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
-    staged = rec.state == "TASK_STAGING"  # its executor never started it (in an image: the image is at fault)
+    staged = rec.state == TASK_STAGING  # its executor never started it (in an image: the image is at fault)
     rec.state = update.state
     rec.exit_code, rec.reason, rec.message, rec.exception = (update.exit_code, update.reason, update.message,
                                                              update.exception)
     rec.log_tail = update.log_tail or rec.log_tail
-    if job.phase == FINISHING:
+    if job.phase == FINISHING or job.phase in ENDED_PHASES:
+        # Ending, or ended (FINISHING's grace was over before every kill was confirmed): no more decisions.
         return maybe_done(job, tr, now)
     if rec.relaunch_after_kill:
         rec.relaunch_after_kill = False
         rec.state = PENDING
         return revive(tr)
     key = rec.key
-    if update.state == "TASK_FINISHED" and job.spec.decides_success(key):
+    if update.state == TASK_FINISHED and job.spec.decides_success(key):
         if _all_success_keys_finished(job, tr, key):
             return finish(job, tr, SUCCEEDED, success_cause(job.spec.success_keys), now)
         return []
@@ -120,8 +123,7 @@ def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, 
         elif other.state != PENDING:
             other.state = PENDING  # e.g. a worker that had already finished
             tr.others_changed = True
-    job.phase = PLACING
-    job.placing_since = now
+    phase.move(job, PLACING, now, "a whole-job restart")
     tr.held_since = 0.0
     return actions
 
@@ -178,5 +180,5 @@ def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) 
         left.discard(finished)
         if left:
             return False
-    left = tr.unfinished_success = {k for k in job.spec.success_keys if job.tasks[k].state != "TASK_FINISHED"}
+    left = tr.unfinished_success = {k for k in job.spec.success_keys if job.tasks[k].state != TASK_FINISHED}
     return not left

@@ -16,14 +16,13 @@ twice under ``max_restarts: 1``.) ``max_job_restarts`` bounds every relaunch of 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
-TERMINAL_STATES = frozenset(
-    {"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST", "TASK_DROPPED", "TASK_GONE",
-     "TASK_GONE_BY_OPERATOR"}
-)
+from ..spec import RestartPolicy
+from ..task_state import (TASK_DROPPED, TASK_ERROR, TASK_FINISHED, TASK_GONE, TASK_GONE_BY_OPERATOR, TASK_LOST,
+                          TASK_UNREACHABLE, EndKind, TaskState)
+
 # Ends where the process may never have had a say: the machine, the agent or the executor went away.
-INFRASTRUCTURE_STATES = frozenset({"TASK_LOST", "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNREACHABLE"})
+INFRASTRUCTURE_STATES = frozenset({TASK_LOST, TASK_DROPPED, TASK_GONE, TASK_GONE_BY_OPERATOR, TASK_UNREACHABLE})
 INFRASTRUCTURE_REASONS = frozenset(
     {
         "REASON_AGENT_REMOVED",
@@ -42,7 +41,7 @@ INFRASTRUCTURE_REASONS = frozenset(
 # ACCEPT sent on a stream that had just dropped) or the master does not know the task when asked
 # (reconciliation). No process ran, so no policy applies: the task is placed again, and counts
 # against the job's max_job_restarts only (which bounds a launch that never gets through).
-UNLAUNCHED_STATES = frozenset({"TASK_LOST", "TASK_DROPPED"})
+UNLAUNCHED_STATES = frozenset({TASK_LOST, TASK_DROPPED})
 UNLAUNCHED_REASONS = frozenset({"REASON_INVALID_OFFERS", "REASON_RECONCILIATION"})
 # A container that failed to launch, or an executor that died before it started its task.
 IMAGE_REASONS = frozenset({"REASON_CONTAINER_LAUNCH_FAILED", "REASON_EXECUTOR_TERMINATED"})
@@ -51,18 +50,11 @@ AGENT_LOSS_REASONS = frozenset(
 )
 
 
-class EndKind(str, Enum):
-    """Who said that a task ended."""
-
-    REPORTED = "reported"  # Mesos: a status update (from the executor, the agent or the master)
-    STARTUP_TIMEOUT = "startup_timeout"  # the scheduler: not RUNNING within startup_timeout_seconds
-
-
 @dataclass(frozen=True)
 class Ending:
     """How a task ended, as far as the scheduler can tell."""
 
-    state: str
+    state: TaskState
     reason: str = ""
     exit_code: int | None = None
     kind: EndKind = EndKind.REPORTED
@@ -81,7 +73,7 @@ class Ending:
 
     @property
     def succeeded(self) -> bool:
-        return self.state == "TASK_FINISHED"
+        return self.state == TASK_FINISHED
 
     @property
     def infrastructure(self) -> bool:
@@ -93,7 +85,7 @@ class Ending:
 
     @property
     def agent_lost(self) -> bool:
-        return self.reason in AGENT_LOSS_REASONS or self.state in ("TASK_GONE", "TASK_GONE_BY_OPERATOR")
+        return self.reason in AGENT_LOSS_REASONS or self.state in (TASK_GONE, TASK_GONE_BY_OPERATOR)
 
 
 @dataclass(frozen=True)
@@ -103,19 +95,20 @@ class Decision:
     delay: float = 0.0
 
 
-def should_retry(policy: str, ending: Ending) -> tuple[bool, str]:
+def should_retry(policy: RestartPolicy, ending: Ending) -> tuple[bool, str]:
     """The policy's verdict alone, before limits."""
-    if ending.state == "TASK_ERROR":
+    if ending.state == TASK_ERROR:
         return False, "the task is invalid (TASK_ERROR); relaunching the same would fail again"
     if ending.image_unusable:
         return False, (f"$.job.image {ending.image!r}: the agent could not start tfmesos' executor in it; expected "
                        "an image on the agent's registry with python3 (or job.python) holding tfmesos and TensorFlow "
                        "(a first pull slower than the agent's --executor_registration_timeout also ends so: raise it)")
     if ending.succeeded:
-        return (policy == "Always"), ("restart policy Always" if policy == "Always" else "finished")
-    if policy == "Never":
+        always = policy == RestartPolicy.ALWAYS
+        return always, ("restart policy Always" if always else "finished")
+    if policy == RestartPolicy.NEVER:
         return False, "restart policy Never"
-    if policy in ("OnFailure", "Always"):
+    if policy in (RestartPolicy.ON_FAILURE, RestartPolicy.ALWAYS):
         return True, f"restart policy {policy}"
     # ExitCode
     if ending.infrastructure or ending.startup_timeout:
@@ -136,7 +129,7 @@ def backoff(restarts: int, base: float, cap: float) -> float:
 
 
 def decide(
-    policy: str,
+    policy: RestartPolicy,
     ending: Ending,
     task_restarts: int,
     max_restarts: int,

@@ -3,15 +3,16 @@ queue), startup timeouts, a partial gang given back, backoffs that end, and expl
 asked again with backoff; and when the next of these is due (the shell sleeps until then)."""
 from __future__ import annotations
 
-from . import retry_policy
 from ..actions import Action, Decline, Kill, Persist, Reconcile, Revive
-from .finishing import finish, maybe_done
-from .gang import explain_unplaced, hold_for, jittered_hold
 from ..placement.fit import no_offer_hint
-from ..state.record import FAILED, FINISHING, PENDING, PLACING, RECONCILE_RETRY_SECONDS
-from ..state.record import JobState, StatusUpdate, Transient
 from ..placement.offer_interest import REFUSE_WHILE_PENDING, revive
 from ..placement.queue import queue_timed_out
+from .. import phase
+from ..phase import FAILED, FINISHING, PLACING
+from ..state.record import RECONCILE_RETRY_SECONDS, JobState, Transient
+from ..task_state import PENDING, STARTING_UP, TASK_FAILED, EndKind, StatusUpdate
+from .finishing import finish, maybe_done
+from .gang import explain_unplaced, hold_for, jittered_hold
 from .recovery import ended
 
 KILL_RETRY_SECONDS = 5.0
@@ -51,7 +52,7 @@ def tick(job: JobState, tr: Transient, now: float) -> list[Action]:
     if job.phase == PLACING and now - job.placing_since >= pol.placement_timeout_seconds:
         if tr.queued_since is None:
             return finish(job, tr, FAILED, explain_unplaced(job, tr), now)
-        job.placing_since = now  # queued: this attempt ends, the next one gathers again
+        phase.move(job, PLACING, now, "queued: this attempt ends, the next one gathers again")
     if job.phase == PLACING and tr.largest_seen is None and not tr.no_offer_noted and (
             now - job.placing_since >= NO_OFFER_NOTE_SECONDS):
         tr.no_offer_noted = True
@@ -63,15 +64,15 @@ def tick(job: JobState, tr: Transient, now: float) -> list[Action]:
         tr.held_since = 0.0
         tr.hold_limit = jittered_hold(tr.rng)
     for rec in list(job.tasks.values()):
-        if rec.state in ("TASK_STAGING", "TASK_STARTING") and not rec.relaunch_after_kill and (
+        if rec.state in STARTING_UP and not rec.relaunch_after_kill and (
             now - rec.launched_at >= pol.startup_timeout_seconds
         ):
             task_id, agent_id = rec.task_id, rec.agent_id
             actions.append(Kill(task_id, agent_id))
             actions += ended(
                 job, tr, rec,
-                StatusUpdate(task_id, "TASK_FAILED", message=f"startup timeout: not RUNNING after {pol.startup_timeout_seconds:g}s",
-                             kind=retry_policy.EndKind.STARTUP_TIMEOUT),
+                StatusUpdate(task_id, TASK_FAILED, message=f"startup timeout: not RUNNING after {pol.startup_timeout_seconds:g}s",
+                             kind=EndKind.STARTUP_TIMEOUT),
                 now,
             )
         elif rec.relaunch_after_kill and rec.live and now - rec.killing_since >= KILL_RETRY_SECONDS:
@@ -126,6 +127,6 @@ def next_deadline(job: JobState, tr: Transient, now: float) -> float:
     for rec in job.tasks.values():
         if rec.state == PENDING and rec.not_before > now:
             times.append(rec.not_before)
-        elif rec.state in ("TASK_STAGING", "TASK_STARTING"):
+        elif rec.state in STARTING_UP:
             times.append(rec.launched_at + pol.startup_timeout_seconds)
     return max(now, min(times))

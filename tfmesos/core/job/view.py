@@ -6,6 +6,7 @@ from typing import Any
 
 from ..state.record import JobState, TaskRecord, Transient
 from ..spec import TENSORBOARD, TaskKey
+from ..task_state import TASK_RUNNING
 from ..status import Progress, StatusSnapshot, TaskStatus
 
 
@@ -58,4 +59,4 @@ def _task_status(tr: Transient, r: TaskRecord) -> TaskStatus:
 
 def _tensorboard(job: JobState) -> str | None:
     rec = job.tasks.get(TaskKey(TENSORBOARD, 0))
-    return rec.endpoint if rec is not None and rec.state == "TASK_RUNNING" else None
+    return rec.endpoint if rec is not None and rec.state == TASK_RUNNING else None

@@ -3,7 +3,8 @@ the filters a decline sets (short while resources are still needed, so offers co
 from __future__ import annotations
 
 from ..actions import Action, Revive, Suppress
-from ..state.record import PENDING, JobState, Transient
+from ..state.record import JobState, Transient
+from ..task_state import PENDING
 
 # Offer filters: short while we still need resources (so they come back soon), long otherwise.
 REFUSE_WHILE_PENDING = 2.0

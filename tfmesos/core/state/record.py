@@ -1,14 +1,11 @@
 """A job's state as plain data: the record persisted whole, and the transient state kept apart.
 
-``JobState`` is what the job store writes (``core/job_codec.py``) and a restarted scheduler reads
+``JobState`` is what the job store writes (``core/job/codec.py``) and a restarted scheduler reads
 back; ``Transient`` is what lives only as long as the scheduler's process: offers held, placement
-diagnostics, caches, the reconciliation in flight. The decision modules (``gang``, ``recovery``,
-``timers``, ``job_end``, ``spec_sync``, ``job_view``) take both and return the actions the shell
-carries out; ``core/job.py`` binds them into the ``Job`` the shell uses.
-
-Phases: PLACING (gathering offers for every pending task at once) -> RUNNING -> FINISHING
-(killing what is left) -> SUCCEEDED | FAILED | KILLED (stopped on request: not a failure) | CLOSED
-(a ``cluster()`` block left normally). A whole-job restart goes back to PLACING.
+diagnostics, caches, the reconciliation in flight. The decision modules (``core/job/``: ``gang``,
+``recovery``, ``timers``, ``finishing``, ``cluster_spec_sync``, ``view``) take both and return the
+actions the shell carries out; ``core/job/job.py`` binds them into the ``Job`` the shell uses.
+The phases and their moves are ``phase.py``'s.
 """
 from __future__ import annotations
 
@@ -17,24 +14,11 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..job import retry_policy
 from ..placement.offers import Offer
-from .series import ProgressSeries
 from ..spec import JobSpec, TaskKey
-
-PENDING = "PENDING"
-LIVE = frozenset({"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE"})
-REPORTED = frozenset({"TASK_STARTING", "TASK_RUNNING"})
-
-PLACING, RUNNING, FINISHING, SUCCEEDED, FAILED = "PLACING", "RUNNING", "FINISHING", "SUCCEEDED", "FAILED"
-KILLED = "KILLED"  # stopped on request (tfmesos kill, a signal): not a failure
-CLOSED = "CLOSED"  # a cluster() block closed normally: its servers' work was the caller's, done
-ENDED_PHASES = (SUCCEEDED, FAILED, KILLED, CLOSED)  # a job in one of these is over
-PHASES = (PLACING, RUNNING, FINISHING, *ENDED_PHASES)
-
-# The event that says how the job is ending. A stop on request is no failure: its cause says it
-# all ("stopped by SIGINT (Ctrl-C)", "cluster closed").
-END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: "", CLOSED: ""}
+from ..task_state import LIVE, PENDING, TaskState
+from ..phase import ENDED_PHASES, PLACING, JobPhase
+from .series import ProgressSeries
 
 # How long a partial gang placement may sit on offers before giving them back (with jitter),
 # so that two jobs that each hold half of a cluster cannot block each other forever.
@@ -53,7 +37,7 @@ def job_seed(name: str) -> int:
 @dataclass
 class TaskRecord:
     key: TaskKey
-    state: str = PENDING
+    state: TaskState = PENDING
     task_id: str = ""
     agent_id: str = ""
     hostname: str = ""
@@ -81,19 +65,6 @@ class TaskRecord:
         return f"{self.hostname}:{self.port}" if self.hostname else ""
 
 
-@dataclass(frozen=True)
-class StatusUpdate:
-    task_id: str
-    state: str
-    reason: str = ""
-    message: str = ""
-    agent_id: str = ""
-    exit_code: int | None = None
-    log_tail: str = ""
-    exception: str = ""
-    kind: retry_policy.EndKind = retry_policy.EndKind.REPORTED  # an end the scheduler decided says so here, not in its text
-
-
 class NoSuchTask(ValueError):
     """A task asked for by name (ROLE:INDEX) that the job does not have, or a name that is not one."""
 
@@ -111,7 +82,7 @@ class JobState:
 
     spec: JobSpec
     tasks: dict[TaskKey, TaskRecord] = field(default_factory=dict)
-    phase: str = PLACING
+    phase: JobPhase = PLACING
     started_at: float = 0.0
     placing_since: float = 0.0
     finishing_since: float = 0.0
@@ -119,7 +90,7 @@ class JobState:
     spec_version: int = 0
     launch_seq: int = 0
     succeeded: bool | None = None
-    ending: str = ""  # the phase FINISHING leads to: SUCCEEDED, FAILED or KILLED
+    ending: JobPhase | None = None  # the phase FINISHING leads to: SUCCEEDED, FAILED, KILLED or CLOSED
     cause: str = ""
     events: list[str] = field(default_factory=list)
     series: ProgressSeries = field(default_factory=ProgressSeries)  # the lead task's step and loss over time
