@@ -95,7 +95,7 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     hidden = SecretValues({use: HIDDEN.encode() for use in read_by_scheduler(spec.secrets)})
     settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user, secrets=hidden)
     ledger = OfferLedger(offer, spec.service.revocable)
-    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.spec) for a in launches for t in a.tasks]
+    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.cluster_spec) for a in launches for t in a.tasks]
     if show_env_values:
         shown = [(info, decode(info["data"], "the dry run")) for info in infos]
     else:

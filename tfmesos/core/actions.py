@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import Resources, TaskKey
 from .phase import SUCCEEDED, JobPhase
+from .spec import Resources, TaskKey
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Launch:
     agent_id: str
     hostname: str
     tasks: tuple[TaskLaunch, ...]
-    spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
+    cluster_spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
 
 
 @dataclass(frozen=True)

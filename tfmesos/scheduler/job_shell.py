@@ -163,7 +163,7 @@ class JobShell:
     def _task_infos(self, a: act.Launch) -> list[dict[str, Any]]:
         raw = self.raw_offers.pop(a.offer_id)
         ledger = OfferLedger(raw, self.spec.service.revocable)
-        infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.spec) for t in a.tasks]
+        infos = [build_task_info(self.spec, t, a.agent_id, ledger, self.settings, a.cluster_spec) for t in a.tasks]
         for t in a.tasks:
             self.hooks.event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
             self.metrics.launched(t.key, t.restarts)
@@ -235,8 +235,7 @@ class JobShell:
             if self.disconnected_at is None:
                 self.disconnected_at, self._lost_noted = self.clock(), self.clock()
             self.raw_offers.clear()
-            for oid in list(self.job.transient.held):
-                self.job.rescinded(oid)
+            self.job.offers_gone()
             self.cond.notify_all()
             return self.refusal is not None or self.done.is_set()
 
@@ -315,12 +314,12 @@ class JobShell:
             return
         if isinstance(message, NeedSpec):
             with self.cond:
-                self._apply(self.job.executor_asks_spec(message.task_id))
+                self._apply(self.job.executor_asks_cluster_spec(message.task_id))
         if isinstance(message, Progress) and isinstance(message.values, dict):
             with self.cond:
                 self.job.report(message.task_id, message.values, self.clock())
                 key = self.job.key_of(message.task_id)
-                progress = self.job.transient.reports.get(key) if key else None
+                progress = self.job.progress_of(key) if key else None
             if key is not None and progress is not None:
                 self.hooks.progress(str(key), progress)
 

@@ -55,7 +55,7 @@ class QueueWatch:
         """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""
         if job.phase != PLACING or now - self._asked_at < ASK_EVERY:
             return False
-        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.transient.last_unplaced)):
+        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
             return False
         self._asked_at = now
         return True
@@ -85,7 +85,7 @@ class QueueWatch:
         if cluster is not None:
             # Submission order: behind an older job still being placed, this one gives its offers back.
             actions = job.wait_behind(older_waiting(ours, cluster[1], now, self._behind_since) or "")
-        if not job.transient.behind and not job.transient.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
+        if not job.behind and not job.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
             return actions or None  # placement has not been tried yet
         held, demand = job.held_totals(), job.pending_demand()
         # A job of several Mesos roles is held back by quota only when every one of them is.
@@ -96,8 +96,8 @@ class QueueWatch:
         elif cluster is not None:
             others = [f for f in cluster[1] if f.id != ours]
             reason = queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others))
-            if job.transient.behind:
-                reason += f"; behind {job.transient.behind}, submitted earlier and still being placed"
+            if job.behind:
+                reason += f"; behind {job.behind}, submitted earlier and still being placed"
             job.queue(reason, now)
         else:
             return None

@@ -212,7 +212,7 @@ class Session:
                         self.on_end_note),
             clock=self.clock, quota_probe=quota_probe, cluster_probe=cluster_probe,
         )
-        self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
+        self.api = self._start_api(sched.snapshot, lambda: sched.job.cluster_spec_message(),
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
         self._live = job_end.announce(spec, self.settings.state_dir, self.api.address)  # tfmesos status NAME finds it
         api_host, api_port = self.api.address.rsplit(":", 1)

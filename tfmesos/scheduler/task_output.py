@@ -4,7 +4,7 @@ from __future__ import annotations
 import urllib.error
 from typing import Any, Callable
 
-from ..core.state.record import TaskRecord
+from ..core.state.tasks import TaskRecord
 from ..core.task_state import TASK_DROPPED, TASK_ERROR, TASK_FAILED, TASK_GONE, TASK_LOST
 from ..mesos.agent_files import LogError
 

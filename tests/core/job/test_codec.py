@@ -70,7 +70,9 @@ def drive(job: Job) -> list:
     ]
     trace: list = []
     for step in steps:
-        trace.append([re.sub(r"resources=\w+\([^)]*\)", "resources=...", repr(a)) for a in step()])
+        # Launch.spec is Launch.cluster_spec since (the same message): the trace keeps the name it was written with.
+        trace.append([re.sub(r"resources=\w+\([^)]*\)", "resources=...", repr(a)).replace(", cluster_spec=", ", spec=")
+                      for a in step()])
         trace.append(job.next_deadline(171.0))
     return trace
 

@@ -39,9 +39,9 @@ def test_gang_launch_carries_the_spec_in_the_launch_and_sends_no_message():
     assert len(launched) == 4 and job.phase == RUNNING
     assert of(act.Suppress, actions), "nothing pending: offers are suppressed"
     (launch,) = of(act.Launch, actions)
-    assert launch.spec is not None and launch.spec["version"] == job.spec_version
+    assert launch.cluster_spec is not None and launch.cluster_spec["version"] == job.cluster_spec_version
     assert run_all(job, launched) == [], "the TaskInfo already carried the spec: no framework message"
-    cluster = launch.spec["cluster"]
+    cluster = launch.cluster_spec["cluster"]
     assert sorted(cluster) == ["chief", "ps", "worker"] and len(cluster["worker"]) == 2
     assert len({addr for addrs in cluster.values() for addr in addrs}) == 4, "every task has its own port"
 
@@ -51,19 +51,19 @@ def test_partial_gang_holds_only_useful_offers_then_completes():
     actions = job.offers([offer(0, cpus=2), offer(1, cpus=0.05)], 0.0)
     assert not of(act.Launch, actions)
     assert of(act.Decline, actions)[0].offer_ids == ("O1",), "an offer that helps nothing is given back"
-    assert set(job.transient.held) == {"O0"}
+    assert set(job.transient.hold.held) == {"O0"}
     actions = job.offers([offer(2, cpus=4)], 1.0)
     launches = of(act.Launch, actions)
     assert sum(len(l.tasks) for l in launches) == 3
-    assert {l.offer_id for l in launches} == {"O0", "O2"} and not job.transient.held
+    assert {l.offer_id for l in launches} == {"O0", "O2"} and not job.transient.hold.held
 
 
 def test_held_offers_are_released_after_the_hold_limit():
     job = Job.new(spec_of(worker={"count": 3, "cpus": 1.5}), 0.0)
     job.offers([offer(0, cpus=2)], 0.0)
-    assert job.transient.held
-    actions = job.tick(job.transient.hold_limit + 0.1)
-    assert of(act.Decline, actions) and not job.transient.held
+    assert job.transient.hold.held
+    actions = job.tick(job.transient.hold.hold_limit + 0.1)
+    assert of(act.Decline, actions) and not job.transient.hold.held
 
 
 def test_placement_timeout_fails_with_the_reason():
@@ -107,7 +107,7 @@ def test_worker_failure_relaunches_it_alone_at_the_same_address():
     (relaunch,) = [t for l in of(act.Launch, actions) for t in l.tasks]
     assert relaunch.key == TaskKey("worker", 1) and relaunch.port == w1.port and relaunch.task_id != w1.task_id
     assert relaunch.restarts == 1
-    version = job.spec_version
+    version = job.cluster_spec_version
     assert version == 1, "same host:port: the ClusterSpec did not change"
     assert "worker:1" in job.events[-1]
 
@@ -220,7 +220,7 @@ def test_agent_loss_relaunches_elsewhere():
     assert l.agent_id == "S1", "not back on the agent that was lost"
     # A worker at a new address: the running chief does not know it, so it restarts too.
     assert [k.task_id for k in of(act.Kill, actions)] == [launched[TaskKey("chief", 0)].task_id]
-    assert job.spec_version == 2
+    assert job.cluster_spec_version == 2
 
 
 def test_active_deadline():
@@ -249,7 +249,7 @@ def test_state_round_trip_keeps_task_ids_and_reconciles():
     again.status(StatusUpdate(launched[TaskKey("worker", 0)].task_id, TaskState.TASK_FAILED, exit_code=1, agent_id="S0"), 1.0)
     _, relaunched = launch_all(again, now=10.0)
     assert relaunched[TaskKey("worker", 0)].task_id not in {t.task_id for t in launched.values()}
-    assert chief.task_id in again.by_task_id
+    assert again.key_of(chief.task_id) == TaskKey("chief", 0)
 
 
 def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_others_by_message():
@@ -260,7 +260,7 @@ def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_othe
     job.status(StatusUpdate(worker.task_id, TaskState.TASK_FAILED, agent_id="S0"), 1.0)
     actions = job.offers([offer(1, cpus=8, mem=16384)], 100.0)
     (launch,) = of(act.Launch, actions)
-    assert launch.spec is not None and launch.spec["version"] == job.spec_version > 0
+    assert launch.cluster_spec is not None and launch.cluster_spec["version"] == job.cluster_spec_version > 0
     messaged = {a.task_id for a in of(act.SendClusterSpec, actions)}
     others = {t.task_id for k, t in launched.items() if k != worker.key}
     assert messaged == others, "running peers learn the new address by framework message"
@@ -274,7 +274,7 @@ def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():
     worker = launched[TaskKey("worker", 0)]
     running = job.status(StatusUpdate(worker.task_id, TaskState.TASK_RUNNING, agent_id="S0"), 1.0)
     assert not of(act.Persist, running), "RUNNING is learnt again by reconciliation: no write"
-    assert not of(act.Persist, job.executor_asks_spec(worker.task_id))
+    assert not of(act.Persist, job.executor_asks_cluster_spec(worker.task_id))
     failed = job.status(StatusUpdate(worker.task_id, TaskState.TASK_FAILED, agent_id="S0"), 2.0)
     assert failed and isinstance(failed[0], act.Persist), "a task's end is durable"
     assert isinstance(job.abort("stop", 3.0)[0], act.Persist)

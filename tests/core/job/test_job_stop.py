@@ -108,7 +108,7 @@ def test_the_end_of_a_stopping_job_survives_a_scheduler_restart():
 @pytest.mark.parametrize("succeeded, phase", [(True, SUCCEEDED), (False, FAILED)])
 def test_a_record_from_before_killed_existed_ends_as_its_succeeded_field_says(succeeded, phase):
     job, _ = _running_job()
-    finishing.finish(job, job.transient, phase, "whatever", 5.0)
+    finishing.finish(job.state, job.transient, phase, "whatever", 5.0)
     old = job.to_dict()
     del old["ending"]  # written by a tfmesos without KILLED
     restarted = Job.from_dict(job.spec, old)

@@ -5,7 +5,8 @@ from tfmesos.core import actions as act
 from tfmesos.core.job import gang, recovery
 from tfmesos.core.phase import FINISHING, PLACING
 from tfmesos.core.task_state import PENDING, StatusUpdate, TaskState
-from tfmesos.core.state.record import NoSuchTask, TaskRecord
+from tfmesos.core.state.record import NoSuchTask
+from tfmesos.core.state.tasks import TaskRecord
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of, state_of
@@ -37,7 +38,7 @@ def test_an_update_answers_the_reconciliation():
 
 def test_a_failed_task_is_requeued_after_its_backoff_and_offers_revived():
     job, tr = running(worker={"count": 1, "restart_policy": "OnFailure", "max_restarts": 2})
-    tr.suppressed = True
+    tr.interest.suppressed = True
     actions = recovery.status(job, tr, StatusUpdate(job.tasks[W0].task_id, TaskState.TASK_FAILED, exit_code=137), 5.0)
     rec = job.tasks[W0]
     assert actions == [act.Revive()] and rec.state == PENDING and rec.restarts == 1 and rec.not_before > 5.0

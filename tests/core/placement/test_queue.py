@@ -56,11 +56,11 @@ def test_a_queued_gang_holds_its_partial_offers_longer_as_it_ages_within_a_bound
     job = placing_job(placement_timeout_seconds=1000)
     job.queue("queued (the cluster fits the job, but not now): needs cpus 1", 0.0)
     job.offers([offer(0, cpus=0.6)], 100.0)  # one task's worth held
-    assert job.transient.held
-    job.tick(100.0 + job.transient.hold_limit + 1)
-    assert job.transient.held, "an aged gang keeps its partial placement past the base hold"
+    assert job.transient.hold.held
+    job.tick(100.0 + job.transient.hold.hold_limit + 1)
+    assert job.transient.hold.held, "an aged gang keeps its partial placement past the base hold"
     job.tick(100.0 + HOLD_MAX_SECONDS + 0.1)
-    assert not job.transient.held, "but gives it back within HOLD_MAX_SECONDS"
+    assert not job.transient.hold.held, "but gives it back within HOLD_MAX_SECONDS"
 
 
 def test_a_job_waits_behind_an_older_tfmesos_job_still_being_placed_for_a_bounded_time():
@@ -82,10 +82,10 @@ def test_a_job_waits_behind_an_older_tfmesos_job_still_being_placed_for_a_bounde
 def test_a_job_behind_an_older_one_gives_its_offers_back():
     job = placing_job()
     job.offers([offer(0, cpus=0.6)], 0.0)
-    assert job.transient.held
+    assert job.transient.hold.held
     assert job.wait_behind("gang") == []
     actions = job.offers([offer(1, cpus=4)], 1.0)
-    assert not any(isinstance(a, act.Launch) for a in actions) and not job.transient.held
+    assert not any(isinstance(a, act.Launch) for a in actions) and not job.transient.hold.held
     (decline,) = [a for a in actions if isinstance(a, act.Decline)]
     assert set(decline.offer_ids) == {"O0", "O1"}
     assert job.wait_behind("") == [act.Revive()], "the filters of the offers given back are cleared"

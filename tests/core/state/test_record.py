@@ -3,7 +3,8 @@ from dataclasses import fields
 
 from tfmesos.core.job.codec import to_dict
 from tfmesos.core.task_state import LIVE, PENDING
-from tfmesos.core.state.record import JobState, TaskRecord, Transient, job_seed, task_names
+from tfmesos.core.state.record import JobState, Transient, job_seed, task_names
+from tfmesos.core.state.tasks import TaskRecord
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import spec_of, state_of
@@ -13,9 +14,10 @@ def test_the_record_holds_exactly_what_is_persisted_and_the_transient_state_none
     job, tr = state_of(spec_of(worker={"count": 1}))
     written = set(to_dict(job, tr))
     record = {f.name for f in fields(JobState)}
-    # The spec comes from the options, the task ids are written as "task_ids"; "suppressed" is
+    # The spec comes from the options, the task ids are written as "task_ids", the ClusterSpec's
+    # version as "spec_version" (its name before "spec" meant the JobSpec only); "suppressed" is
     # written (transient, a loaded job asks for offers again) for the record's readers.
-    assert written == (record - {"spec", "by_task_id"}) | {"task_ids", "suppressed"}
+    assert written == (record - {"spec", "by_task_id", "cluster_spec_version"}) | {"task_ids", "spec_version", "suppressed"}
     assert not record & {f.name for f in fields(Transient)}
 
 

@@ -55,6 +55,6 @@ def test_the_job_keeps_the_series_of_the_task_that_decides_success_across_its_re
     job.report(worker, {"step": 999, "loss": 9.0}, 2.5)  # not the chief: not in the chart
     job.report(chief, {"step": 300, "accuracy": 0.9}, 4.0)  # no loss this time: the last one stands
     assert job.snapshot().to_json()["series"] == [[2.0, 100.0, 0.5], [4.0, 300.0, 0.5]]
-    assert Job.from_dict(spec, job.to_dict()).series.to_list() == job.series.to_list()
+    assert Job.from_dict(spec, job.to_dict()).state.series.to_list() == job.state.series.to_list()
     old = {k: v for k, v in job.to_dict().items() if k != "series"}  # a record from before format 4
-    assert Job.from_dict(spec, old).series.to_list() == []
+    assert Job.from_dict(spec, old).state.series.to_list() == []

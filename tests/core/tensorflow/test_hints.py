@@ -34,7 +34,7 @@ def _waiting_notes(job):
 
 
 def test_a_job_without_any_offer_is_told_why_early_and_once():
-    from tfmesos.core.job.timers import NO_OFFER_NOTE_SECONDS
+    from tfmesos.core.job.gang import NO_OFFER_NOTE_SECONDS
     from tfmesos.core.job.job import Job
 
     from tests.core.helpers import offer, spec_of

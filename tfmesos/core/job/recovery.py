@@ -1,22 +1,26 @@
-"""What a task's status update decides: a live state is noted; an end relaunches the task (with
-backoff, core/restart.py), restarts the whole job from its checkpoint, succeeds or fails the job.
-A person's restart (``tfmesos restart``) and a peer's restart after a task moved come here too."""
+"""Recovery: what a task's status update decides. A live state is noted; an end relaunches the task
+(with backoff: the retry policy, core/job/retry_policy.py, says whether and when), restarts the
+whole job from its checkpoint, or ends the job (core/job/finishing.py). A person's restart
+(``tfmesos restart``) and a peer's restart after a task moved come here too. The one writer of the
+job's restart count and of what those decisions cache."""
 from __future__ import annotations
 
-from ..actions import Action, Kill
-from ..placement.offer_interest import revive
-from ..spec import TaskKey
 from .. import phase
+from ..actions import Action, Kill
 from ..phase import ENDED_PHASES, FAILED, FINISHING, PLACING, RUNNING, SUCCEEDED
-from ..state.record import JobState, NoSuchTask, TaskRecord, Transient, task_names
+from ..placement import offer_interest
+from ..spec import TaskKey
+from ..state import notices, tasks
+from ..state.record import JobState, NoSuchTask, Transient, task_names
+from ..state.tasks import TaskRecord
 from ..task_state import LIVE, PENDING, TASK_FINISHED, TASK_STAGING, StatusUpdate
-from . import retry_policy
-from .cluster_spec_sync import sync_specs
+from . import reconciliation, retry_policy
+from .cluster_spec_sync import sync_cluster_specs
 from .finishing import finish, maybe_done, success_cause
 
 
 def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> list[Action]:
-    tr.unreconciled.discard(update.task_id)
+    reconciliation.answered(tr, update.task_id)
     key = job.by_task_id.get(update.task_id)
     if key is None or job.tasks[key].task_id != update.task_id or job.tasks[key].state == PENDING:
         # An earlier attempt, or a task we never launched: make sure it does not linger.
@@ -27,26 +31,20 @@ def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> li
     if rec.state not in LIVE:
         return []  # already terminal: a duplicate or a reconciliation echo
     if update.state in LIVE:
-        rec.state = update.state
-        if update.agent_id:
-            rec.agent_id = update.agent_id
-        return sync_specs(job, tr, rec)
+        tasks.reported(rec, update)
+        return sync_cluster_specs(job, tr, rec)
     return ended(job, tr, rec, update, now)
 
 
 def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
     staged = rec.state == TASK_STAGING  # its executor never started it (in an image: the image is at fault)
-    rec.state = update.state
-    rec.exit_code, rec.reason, rec.message, rec.exception = (update.exit_code, update.reason, update.message,
-                                                             update.exception)
-    rec.log_tail = update.log_tail or rec.log_tail
+    tasks.ended(rec, update)
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
         # Ending, or ended (FINISHING's grace was over before every kill was confirmed): no more decisions.
-        return maybe_done(job, tr, now)
+        return maybe_done(job, tr, now, ended=rec.key)
     if rec.relaunch_after_kill:
-        rec.relaunch_after_kill = False
-        rec.state = PENDING
-        return revive(tr)
+        tasks.killed_for_relaunch(rec)
+        return offer_interest.revive(tr.interest)
     key = rec.key
     if update.state == TASK_FINISHED and job.spec.decides_success(key):
         if _all_success_keys_finished(job, tr, key):
@@ -66,7 +64,7 @@ def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, n
         if ending.succeeded:
             return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
         if not job.spec.profile.essential(job.spec, key):  # e.g. TensorBoard: the training goes on
-            job.note(f"{describe_failure(rec, decision.why)}; the job goes on without it")
+            notices.note(job, f"{describe_failure(rec, decision.why)}; the job goes on without it")
             return []
         return finish(job, tr, FAILED, describe_failure(rec, decision.why), now)
     return _recover(job, tr, rec, ending, decision.delay, now)
@@ -88,7 +86,7 @@ def _recover(job: JobState, tr: Transient, rec: TaskRecord, ending: retry_policy
     job.job_restarts += 1
     whole_job = _restarts_whole_job(job, rec.key)
     number = (_whole_job_restarts(job) if whole_job else rec.restarts) + 1
-    job.note(
+    notices.note(job,
         f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
         f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}"
         f"{f' ({rec.exception})' if rec.exception else ''}: "
@@ -96,9 +94,9 @@ def _recover(job: JobState, tr: Transient, rec: TaskRecord, ending: retry_policy
            else f"relaunch #{number} in {delay:.1f}s")
         + (" with the whole job from its checkpoint" if whole_job else "")
     )
-    _requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
+    tasks.requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
     actions = _restart_all_but(job, tr, rec, now, now + delay) if whole_job else []
-    return actions + revive(tr)
+    return actions + offer_interest.revive(tr.interest)
 
 
 def _restarts_whole_job(job: JobState, key: TaskKey) -> bool:
@@ -117,14 +115,11 @@ def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, 
     for other in job.tasks.values():
         if other is rec:
             continue
-        other.not_before = not_before
-        if other.live:
-            actions += _kill_for_relaunch(tr, other, now)
-        elif other.state != PENDING:
-            other.state = PENDING  # e.g. a worker that had already finished
+        if tasks.hold_back(other, not_before):
             tr.others_changed = True
+        elif other.live:
+            actions += _kill_for_relaunch(tr, other, now)
     phase.move(job, PLACING, now, "a whole-job restart")
-    tr.held_since = 0.0
     return actions
 
 
@@ -141,9 +136,9 @@ def restart_task(job: JobState, tr: Transient, key: TaskKey, now: float) -> list
     if not rec.live or rec.relaunch_after_kill:
         raise ValueError(f"{key} is {rec.state}{' (already restarting)' if rec.relaunch_after_kill else ''}: "
                          "only a running task can be restarted")
-    rec.requested_restarts += 1
+    tasks.restart_asked(rec)
     whole_job = _restarts_whole_job(job, key)
-    job.note(f"{key}: restart asked for by a person"
+    notices.note(job, f"{key}: restart asked for by a person"
              f"{' (the whole job restarts from its checkpoint)' if whole_job else ''}")
     actions = _kill_for_relaunch(tr, rec, now)
     if whole_job:
@@ -155,23 +150,22 @@ def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: s
     actions: list[Action] = []
     for rec in job.tasks.values():
         if rec.key.role == role and rec.live and not rec.relaunch_after_kill:
-            job.note(f"{rec.key}: restarting from its checkpoint because {why}")
+            notices.note(job, f"{rec.key}: restarting from its checkpoint because {why}")
             actions += _kill_for_relaunch(tr, rec, now)
     return actions
 
 
-def _requeue(rec: TaskRecord, not_before: float, avoid: bool, counted: bool = True) -> None:
-    rec.restarts += counted
-    rec.state = PENDING
-    rec.not_before = not_before
-    rec.avoid_agent = rec.agent_id if avoid else ""
-
-
 def _kill_for_relaunch(tr: Transient, rec: TaskRecord, now: float) -> list[Action]:
     tr.others_changed = True  # for the journal: conservative (the event's own task too)
-    rec.relaunch_after_kill = True
-    rec.killing_since = now
+    tasks.kill_for_relaunch(rec, now)
     return [Kill(rec.task_id, rec.agent_id)]
+
+
+def take_others_changed(tr: Transient) -> bool:
+    """Whether tasks besides the one an event was about changed since the last call (the job
+    store's journal policy asks before appending a one-task entry)."""
+    changed, tr.others_changed = tr.others_changed, False
+    return changed
 
 
 def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) -> bool:

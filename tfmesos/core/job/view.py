@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..state.record import JobState, TaskRecord, Transient
 from ..spec import TENSORBOARD, TaskKey
-from ..task_state import TASK_RUNNING
+from ..state.record import JobState, Transient
+from ..state.tasks import TaskRecord
 from ..status import Progress, StatusSnapshot, TaskStatus
+from ..task_state import TASK_RUNNING
 
 
 def report(job: JobState, tr: Transient, task_id: str, values: dict[str, Any], now: float) -> None:
@@ -41,7 +42,7 @@ def snapshot(job: JobState, tr: Transient) -> StatusSnapshot:
     rank = job.spec.profile.rank
     ordered = sorted(job.tasks.values(), key=lambda r: (rank(r.key.role), r.key.index))
     return StatusSnapshot(
-        name=job.spec.service.name, clusterspec_version=job.spec_version, **same_name,
+        name=job.spec.service.name, clusterspec_version=job.cluster_spec_version, **same_name,
         progress=Progress.from_json(lead) if lead is not None else None,
         series=tuple((at, step, loss) for at, step, loss in job.series.to_list()),
         tasks=tuple(_task_status(tr, r) for r in ordered), tensorboard=_tensorboard(job),

@@ -10,7 +10,7 @@ rate over that stretch however many reports were dropped in between.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 MAX_POINTS = 240  # about one point per 2-3 px of the page's chart
 
@@ -19,6 +19,8 @@ Point = tuple[float, float, "float | None"]  # (seconds since the epoch, step, l
 
 @dataclass
 class ProgressSeries:
+    OWNER: ClassVar[str] = "state.series"  # its methods alone write its fields (tests/test_state_owners.py)
+
     points: list[Point] = field(default_factory=list)
     stride: int = 1  # keep one report in ``stride``
     seen: int = 0  # reports offered since the stride last changed
