@@ -26,7 +26,6 @@ class ActionRunner:
     def __init__(self, shell: JobShell):
         self.shell = shell
         self.raw_offers: dict[str, dict[str, Any]] = {}  # an offer's JSON by id: a launch draws from it
-        self._events_seen = len(shell.job.events)  # the job's notable events already shown
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
 
     def apply(self, actions: list[act.Action], changed: TaskKey | None = None) -> None:
@@ -56,15 +55,14 @@ class ActionRunner:
         shell.cond.notify_all()
 
     def _tell(self) -> None:
-        """The job's new events, to the front-end: the one that says how the job ends to its own hook."""
-        job, hooks = self.shell.job, self.shell.hooks
-        end_note = job.end_note()
-        for text in job.events[self._events_seen:]:
-            if text == end_note and hooks.end_note is not None:
-                hooks.end_note(job.ending, text)
+        """What the job told (its events, its tasks' states), to the front-end: the notice that
+        says how the job ends to its own hook, where it has one."""
+        hooks = self.shell.hooks
+        for notice in self.shell.job.take_notices():
+            if notice.end is not None and hooks.end_note is not None:
+                hooks.end_note(notice.end, notice.text)
             else:
-                hooks.event(text)
-        self._events_seen = len(job.events)
+                hooks.event(notice.text)
 
     def offers_in(self, raw: dict[str, dict[str, Any]]) -> None:
         self.raw_offers.update(raw)

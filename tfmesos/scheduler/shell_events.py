@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import actions as act
 from ..core.phase import FAILED, FINISHING
-from ..core.task_state import TASK_FAILED, TASK_FINISHED, TASK_KILLED, TASK_RUNNING, StatusUpdate
+from ..core.task_state import TASK_FAILED, TASK_FINISHED, TASK_KILLED, StatusUpdate
 from ..mesos.agent_files import agent_address_from_offer
 from ..mesos.events import OffersArrived, Subscribed
 from ..mesos.messages import NeedSpec, OutputLines, Progress
@@ -17,7 +17,6 @@ from ..mesos.messages import NeedSpec, OutputLines, Progress
 if TYPE_CHECKING:
     from .job_shell import JobShell
 
-RECONCILIATION = "REASON_RECONCILIATION"
 # The ends its agent reported, so its sandbox answers: a task LOST, UNREACHABLE or GONE is on an
 # agent the master cannot reach, whose files API would only hold this thread (and the relaunch).
 ENDS_AN_AGENT_REPORTS = frozenset({TASK_FINISHED, TASK_FAILED, TASK_KILLED})
@@ -28,7 +27,6 @@ class MesosEvents:
 
     def __init__(self, shell: JobShell):
         self.shell = shell
-        self._reconciled_shown: set[str] = set()  # task ids whose reconciliation answer was shown since subscribing
 
     def subscribed(self, event: Subscribed) -> None:
         shell = self.shell
@@ -38,7 +36,6 @@ class MesosEvents:
                 shell.hooks.event(f"the Mesos master is back after {shell.clock() - shell.disconnected_at:.0f} s")
             shell.subscribed_once, shell.disconnected_at = True, None
             shell.framework_id = event.framework_id
-            self._reconciled_shown.clear()
             if event.again:
                 shell.hooks.event(f"re-registered as framework {shell.framework_id}; reconciling")
             else:
@@ -79,14 +76,12 @@ class MesosEvents:
         with shell.cond:
             job = shell.job
             key = job.key_of(update.task_id)
-            if key is not None and update.task_id == job.tasks[key].task_id and self._announce(update):
-                detail = update.message if update.state != TASK_RUNNING else ""
-                shell.hooks.event(f"{key} {update.state}{' (' + update.reason + ')' if update.reason else ''}"
-                                  f"{': ' + detail if detail else ''}")
+            if key is not None and update.task_id == job.tasks[key].task_id:  # its current attempt
                 rec = job.tasks[key]
                 shell.places.ran(update.task_id, update.agent_id)
                 shell.metrics.task_ended(key, update.state, update.reason,
                                          counts=rec.live and not rec.relaunch_after_kill and job.phase != FINISHING)
+            # What a person is told of it the core composes (core/state/notices.py), once.
             shell.actions.apply(job.status(update, shell.clock()), changed=key)
 
     def protocol_mismatch(self, reason: str) -> None:
@@ -94,15 +89,6 @@ class MesosEvents:
         with shell.cond:
             if not shell.job.terminal:
                 shell.actions.apply(shell.job.abort(reason, shell.clock()))
-
-    def _announce(self, update: StatusUpdate) -> bool:
-        """Whether the console shows the update: a reconciliation answer once per task since
-        subscribing (explicit and implicit reconciliation each answer for every task)."""
-        if update.reason != RECONCILIATION:
-            return True
-        seen = update.task_id in self._reconciled_shown
-        self._reconciled_shown.add(update.task_id)
-        return not seen
 
     def executor_said(self, message: Any) -> None:
         shell = self.shell

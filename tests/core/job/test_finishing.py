@@ -5,7 +5,7 @@ from tfmesos.core import actions as act
 from tfmesos.core.job import finishing, gang
 from tfmesos.core.phase import FAILED, FINISHING, KILLED
 from tfmesos.core.placement.offer_interest import REFUSE_WHEN_IDLE, revive, suppress_if_idle
-from tfmesos.core.state import tasks
+from tfmesos.core.state import notices, tasks
 from tfmesos.core.task_state import PENDING, StatusUpdate, TaskState
 
 from tests.core.helpers import offer, spec_of, state_of
@@ -17,7 +17,7 @@ def test_finishing_gives_back_held_offers_kills_live_tasks_and_suppresses_once()
     assert tr.hold.held
     actions = finishing.finish(job, tr, FAILED, "boom", 5.0)
     assert actions == [act.Decline(("O0",), REFUSE_WHEN_IDLE), act.Suppress(), act.Done(FAILED, "boom")]
-    assert job.phase == FAILED and job.events == ["failed: boom"] and finishing.end_note(job) == "failed: boom"
+    assert job.phase == FAILED and job.events == ["failed: boom"] and notices.end_text(FAILED, "boom") == "failed: boom"
     assert finishing.finish(job, tr, KILLED, "again", 6.0) == [], "a job already ending keeps its end"
 
 

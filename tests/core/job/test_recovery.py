@@ -6,7 +6,6 @@ from tfmesos.core.job import gang, recovery
 from tfmesos.core.phase import FINISHING, PLACING
 from tfmesos.core.task_state import PENDING, StatusUpdate, TaskState
 from tfmesos.core.state.record import NoSuchTask
-from tfmesos.core.state.tasks import TaskRecord
 from tfmesos.core.spec import TaskKey
 
 from tests.core.helpers import offer, spec_of, state_of
@@ -87,12 +86,6 @@ def test_while_finishing_an_end_only_counts_towards_the_job_s_end():
     job.phase, job.ending = FINISHING, "KILLED"
     actions = recovery.status(job, tr, StatusUpdate(job.tasks[W0].task_id, TaskState.TASK_KILLED), 6.0)
     assert actions == [act.Done("KILLED", "")] and job.tasks[W0].restarts == 0
-
-
-def test_describe_failure_says_the_exception_or_else_the_message():
-    rec = TaskRecord(W0, state="TASK_FAILED", task_id="t.worker.0.3", exit_code=2, message="x" * 300)
-    text = recovery.describe_failure(rec, "max_restarts (0) reached")
-    assert text == f"worker:0 (t.worker.0.3) ended TASK_FAILED, exit code 2, {'x' * 200!r}; not relaunched: max_restarts (0) reached"
 
 
 def of(kind, actions):

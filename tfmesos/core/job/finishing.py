@@ -8,22 +8,12 @@ from typing import Sequence
 
 from .. import phase
 from ..actions import Action, Decline, Done, Kill
-from ..phase import CLOSED, ENDED_PHASES, FAILED, FINISHING, KILLED, SUCCEEDED, JobPhase
+from ..phase import ENDED_PHASES, FINISHING, SUCCEEDED, JobPhase
 from ..placement import offer_hold, offer_interest
 from ..placement.offer_interest import REFUSE_WHEN_IDLE
 from ..spec import TaskKey
 from ..state import notices, tasks
 from ..state.record import JobState, Transient
-
-# The event that says how the job is ending. A stop on request is no failure: its cause says it
-# all ("stopped by SIGINT (Ctrl-C)", "cluster closed").
-END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: "", CLOSED: ""}
-
-
-def end_note(job: JobState) -> str | None:
-    """The event that said how the job is ending (None before it ends): a front-end that
-    prints the end in its summary leaves this one out (one line per end)."""
-    return END_NOTES[job.ending] + job.cause if job.ending else None
 
 
 def finish(job: JobState, tr: Transient, end: JobPhase, cause: str, now: float) -> list[Action]:
@@ -31,7 +21,7 @@ def finish(job: JobState, tr: Transient, end: JobPhase, cause: str, now: float) 
         return []
     phase.move(job, FINISHING, now, f"to end {end}: {cause}")
     job.ending, job.succeeded, job.cause = end, end == SUCCEEDED, cause
-    notices.note(job, END_NOTES[end] + cause)
+    notices.job_ends(job, tr, end, cause)
     actions: list[Action] = []
     if tr.hold.held:
         actions.append(Decline(offer_hold.release_all(tr.hold), REFUSE_WHEN_IDLE))

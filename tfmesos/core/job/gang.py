@@ -157,7 +157,7 @@ def queue(job: JobState, tr: Transient, reason: str, now: float) -> None:
     if job.phase != PLACING:
         return
     if tr.queued_since is None or reason.split(":")[0] != tr.queued.split(":")[0]:
-        notices.note(job, reason)
+        notices.note(job, tr, reason)
     tr.queued_since = now if tr.queued_since is None else tr.queued_since
     tr.queued = reason
 
@@ -204,4 +204,4 @@ def note_no_offer(job: JobState, tr: Transient, now: float) -> None:
     if job.phase == PLACING and tr.largest_seen is None and not tr.no_offer_noted and (
             now - job.placing_since >= NO_OFFER_NOTE_SECONDS):
         tr.no_offer_noted = True
-        notices.note(job, f"still waiting after {NO_OFFER_NOTE_SECONDS:g} s: " + no_offer_hint(job.spec.gpus_needed))
+        notices.note(job, tr, f"still waiting after {NO_OFFER_NOTE_SECONDS:g} s: " + no_offer_hint(job.spec.gpus_needed))

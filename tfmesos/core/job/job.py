@@ -21,7 +21,7 @@ from ..phase import FAILED, FINISHING, KILLED, JobPhase
 from ..placement import offer_hold
 from ..placement.offers import Offer
 from ..spec import JobSpec, TaskKey
-from ..state import record
+from ..state import notices, record
 from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..status import StatusSnapshot
@@ -197,7 +197,14 @@ class Job:
         return self._tr.reports.get(key)
 
     def end_note(self) -> str | None:
-        return finishing.end_note(self._state)
+        """The event that says how the job ends (None before it does)."""
+        ending = self._state.ending
+        return notices.end_text(ending, self._state.cause) if ending is not None else None
+
+    def take_notices(self) -> list[notices.Notice]:
+        """What the job has told since the last call, for the front-end, oldest first: each of
+        its events, and each task's state as Mesos said it (notices.py composes them all)."""
+        return notices.take(self._tr)
 
     def waiting_for(self) -> str:
         return finishing.waiting_for(self._state)

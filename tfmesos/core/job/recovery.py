@@ -11,6 +11,7 @@ from ..phase import ENDED_PHASES, FAILED, FINISHING, PLACING, RUNNING, SUCCEEDED
 from ..placement import offer_interest
 from ..spec import TaskKey
 from ..state import notices, tasks
+from ..state.notices import Outcome, TaskEnd
 from ..state.record import JobState, NoSuchTask, Transient, task_names
 from ..state.tasks import TaskRecord
 from ..task_state import LIVE, PENDING, TASK_FINISHED, TASK_STAGING, StatusUpdate
@@ -22,33 +23,41 @@ from .finishing import finish, maybe_done, success_cause
 def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> list[Action]:
     reconciliation.answered(tr, update.task_id)
     key = job.by_task_id.get(update.task_id)
-    if key is None or job.tasks[key].task_id != update.task_id or job.tasks[key].state == PENDING:
+    rec = job.tasks[key] if key is not None else None
+    if rec is None or rec.task_id != update.task_id or rec.state == PENDING:
+        if rec is not None and rec.task_id == update.task_id:
+            notices.task_update(tr, rec.key, update)  # about an attempt that ended, its task queued again
         # An earlier attempt, or a task we never launched: make sure it does not linger.
         if update.state in LIVE and update.agent_id:
             return [Kill(update.task_id, update.agent_id)]
         return []
-    rec = job.tasks[key]
     if rec.state not in LIVE:
+        notices.task_update(tr, rec.key, update)
         return []  # already terminal: a duplicate or a reconciliation echo
     if update.state in LIVE:
         tasks.reported(rec, update)
+        notices.task_update(tr, rec.key, update)
         return sync_cluster_specs(job, tr, rec)
     return ended(job, tr, rec, update, now)
 
 
 def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, now: float) -> list[Action]:
+    """The current attempt of ``rec``'s task ended so: what the job does about it, told once (notices.py)."""
     staged = rec.state == TASK_STAGING  # its executor never started it (in an image: the image is at fault)
     tasks.ended(rec, update)
+    key = rec.key
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
         # Ending, or ended (FINISHING's grace was over before every kill was confirmed): no more decisions.
-        return maybe_done(job, tr, now, ended=rec.key)
+        notices.task_ended(job, tr, TaskEnd(key, update))
+        return maybe_done(job, tr, now, ended=key)
     if rec.relaunch_after_kill:
+        notices.task_ended(job, tr, TaskEnd(key, update))
         tasks.killed_for_relaunch(rec)
         return offer_interest.revive(tr.interest)
-    key = rec.key
     if update.state == TASK_FINISHED and job.spec.decides_success(key):
-        if _all_success_keys_finished(job, tr, key):
+        if _all_success_keys_finished(job, tr, key):  # the job's end says it
             return finish(job, tr, SUCCEEDED, success_cause(job.spec.success_keys), now)
+        notices.task_ended(job, tr, TaskEnd(key, update))
         return []
     role = job.spec.role(key.role)
     assert role is not None
@@ -61,39 +70,25 @@ def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, n
         job.spec.policies.backoff_max_seconds, whole_job,
     )
     if not decision.retry:
-        if ending.succeeded:
-            return []  # e.g. MultiWorkerMirrored worker 1 done before worker 0
-        if not job.spec.profile.essential(job.spec, key):  # e.g. TensorBoard: the training goes on
-            notices.note(job, f"{describe_failure(rec, decision.why)}; the job goes on without it")
+        if ending.succeeded:  # e.g. MultiWorkerMirrored worker 1 done before worker 0
+            notices.task_ended(job, tr, TaskEnd(key, update))
             return []
-        return finish(job, tr, FAILED, describe_failure(rec, decision.why), now)
-    return _recover(job, tr, rec, ending, decision.delay, now)
+        if not job.spec.profile.essential(job.spec, key):  # e.g. TensorBoard: the training goes on
+            notices.task_ended(job, tr, TaskEnd(key, update, Outcome.GOES_ON, decision.why))
+            return []
+        failed = TaskEnd(key, update, Outcome.FAILS_JOB, decision.why)
+        notices.task_ended(job, tr, failed)
+        return finish(job, tr, FAILED, notices.text(failed), now)  # its end says it
+    return _recover(job, tr, rec, update, ending, decision.delay, now)
 
 
-def describe_failure(rec: TaskRecord, why: str) -> str:
-    parts = [f"{rec.key} ({rec.task_id}) ended {rec.state}"]
-    if rec.exit_code is not None:
-        parts.append(f"exit code {rec.exit_code}")
-    if rec.reason:
-        parts.append(rec.reason)
-    if rec.exception or rec.message:  # the exception says why; the executor's message only how
-        parts.append(rec.exception or repr(rec.message[:200]))
-    return ", ".join(parts) + f"; not relaunched: {why}"
-
-
-def _recover(job: JobState, tr: Transient, rec: TaskRecord, ending: retry_policy.Ending, delay: float,
-             now: float) -> list[Action]:
+def _recover(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, ending: retry_policy.Ending,
+             delay: float, now: float) -> list[Action]:
     job.job_restarts += 1
     whole_job = _restarts_whole_job(job, rec.key)
     number = (_whole_job_restarts(job) if whole_job else rec.restarts) + 1
-    notices.note(job,
-        f"{rec.key} {rec.state}{' ' + rec.reason if rec.reason else ''}"
-        f"{'' if rec.exit_code is None else f' exit {rec.exit_code}'}"
-        f"{f' ({rec.exception})' if rec.exception else ''}: "
-        + (f"its launch never reached an agent: placed again in {delay:.1f}s" if ending.never_launched
-           else f"relaunch #{number} in {delay:.1f}s")
-        + (" with the whole job from its checkpoint" if whole_job else "")
-    )
+    outcome = Outcome.NEVER_LAUNCHED if ending.never_launched else Outcome.RELAUNCHED
+    notices.task_ended(job, tr, TaskEnd(rec.key, update, outcome, delay=delay, number=number, whole_job=whole_job))
     tasks.requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
     actions = _restart_all_but(job, tr, rec, now, now + delay) if whole_job else []
     return actions + offer_interest.revive(tr.interest)
@@ -138,7 +133,7 @@ def restart_task(job: JobState, tr: Transient, key: TaskKey, now: float) -> list
                          "only a running task can be restarted")
     tasks.restart_asked(rec)
     whole_job = _restarts_whole_job(job, key)
-    notices.note(job, f"{key}: restart asked for by a person"
+    notices.note(job, tr, f"{key}: restart asked for by a person"
              f"{' (the whole job restarts from its checkpoint)' if whole_job else ''}")
     actions = _kill_for_relaunch(tr, rec, now)
     if whole_job:
@@ -150,7 +145,7 @@ def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: s
     actions: list[Action] = []
     for rec in job.tasks.values():
         if rec.key.role == role and rec.live and not rec.relaunch_after_kill:
-            notices.note(job, f"{rec.key}: restarting from its checkpoint because {why}")
+            notices.note(job, tr, f"{rec.key}: restarting from its checkpoint because {why}")
             actions += _kill_for_relaunch(tr, rec, now)
     return actions
 

@@ -9,7 +9,7 @@ from ..phase import FAILED, FINISHING, PLACING
 from ..placement import offer_hold, offer_interest
 from ..placement.offer_interest import REFUSE_WHILE_PENDING
 from ..placement.queue import queue_timed_out
-from ..state import tasks
+from ..state import notices, tasks
 from ..state.record import JobState, Transient
 from ..task_state import PENDING, STARTING_UP, TASK_FAILED, EndKind, StatusUpdate
 from . import reconciliation
@@ -24,6 +24,7 @@ FINISH_GRACE_SECONDS = 30.0
 def start(job: JobState, tr: Transient) -> list[Action]:
     """First actions after (re)subscribing: ask for offers, reconcile what we launched."""
     live = tuple(r.task_id for r in job.tasks.values() if r.live)
+    notices.subscribed(tr)
     # The framework id may be new: REVIVE whatever was suppressed or filtered before.
     return [Persist(), *offer_interest.revive_now(tr.interest), *reconciliation.start(tr, live)]
 

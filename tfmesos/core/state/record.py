@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..phase import ENDED_PHASES, PLACING, JobPhase
 from ..placement import offer_hold
@@ -28,6 +28,10 @@ from ..placement.offers import Offer
 from ..spec import JobSpec, TaskKey
 from .series import ProgressSeries
 from .tasks import TaskRecord
+
+if TYPE_CHECKING:
+    from ..task_state import StatusUpdate
+    from .notices import Notice
 
 # Explicit reconciliation is asked again for the tasks Mesos has not answered about, with backoff:
 # after a master failover it answers nothing for an agent that has not re-registered, and only a
@@ -105,6 +109,10 @@ class Transient:
     behind: str = owned("job.gang", default="")  # an older job still being placed, which this one gives way to
     done_emitted: bool = owned("job.finishing", default=False)
     live_while_finishing: set[TaskKey] | None = owned("job.finishing", default=None)  # a cache: the tasks to end
+    # What the job has told that the front-end has not taken yet (a task's state as Mesos said it
+    # is kept as it came, composed when taken), and the reconciliation answers told since subscribing.
+    told: list[Notice | tuple[TaskKey, StatusUpdate]] = owned("state.notices", default_factory=list)
+    reconciliation_told: set[str] = owned("state.notices", default_factory=set)
     reports: dict[TaskKey, dict[str, Any]] = owned("job.view", default_factory=dict)  # tfmesos.report() values
     cluster_spec_cache: dict[str, Any] | None = owned("job.cluster_spec_sync", default=None)  # of cluster_spec_version
     # Success keys not seen TASK_FINISHED (a cache, rebuilt whenever it says none are left but a
