@@ -1,5 +1,7 @@
 """The job as plain, immutable data: what the core decides over (built from options by
-``tfmesos.options.jobspec``; nothing here reads options or refuses input)."""
+``tfmesos.options.jobspec``; nothing here reads options or refuses input). The rules of the
+framework its tasks run are given to it by whoever builds it (``JobSpec.profile``): the plain job
+data names no framework."""
 from __future__ import annotations
 
 import functools
@@ -7,11 +9,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from .profile import FrameworkProfile
 from .task_key import TENSORBOARD, TaskKey  # noqa: F401 - TENSORBOARD: callers import the spec's names here
-from .tensorflow.profile import TENSORFLOW
 
 if TYPE_CHECKING:
-    from .profile import FrameworkProfile
     from .secrets import SecretUse
 
 # Overhead of the tfmesos executor that wraps every task (a small Python process).
@@ -202,6 +203,9 @@ class JobSpec:
     external: tuple[tuple[TaskKey, str], ...] = ()
     # Tasks whose output is streamed to the scheduler; None: the task that decides success.
     streamed: tuple[TaskKey, ...] | None = None
+    # The rules of the framework the tasks run, which the lifecycle asks (options/jobspec.py gives
+    # TensorFlow's, core/tensorflow/profile.py): no default, so the plain data names no framework.
+    profile: FrameworkProfile = field(kw_only=True, repr=False)
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -219,11 +223,6 @@ class JobSpec:
     def task_keys(self) -> list[TaskKey]:
         outside = {key for key, _ in self.external}
         return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
-
-    @property
-    def profile(self) -> "FrameworkProfile":
-        """The rules of the framework the tasks run, which the lifecycle asks (TensorFlow's)."""
-        return framework_profile()
 
     @functools.cached_property  # asked on every task end: built once (1,000 TaskKeys otherwise)
     def success_keys(self) -> tuple[TaskKey, ...]:
@@ -244,9 +243,3 @@ class JobSpec:
     @property
     def gpus_needed(self) -> bool:
         return any(r.resources.gpus for r in self.roles if r.count)
-
-
-def framework_profile() -> "FrameworkProfile":
-    """The rules of the framework jobs run: TensorFlow's, the only profile so far. What
-    ``JobSpec.profile`` answers, and what a reader of a job's record (which has no spec) asks."""
-    return TENSORFLOW

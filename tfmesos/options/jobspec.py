@@ -14,7 +14,7 @@ from typing import Any
 from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RestartPolicy, RoleSpec, ServiceSpec, TaskKey, Volume
 from ..core.tensorflow.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
-from ..core.tensorflow.profile import TF_ROLES
+from ..core.tensorflow.profile import TENSORFLOW, TF_ROLES
 from .load import OptionsError
 
 
@@ -139,6 +139,7 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
         checkpoint_dir=job["checkpoint_dir"],
         secrets=secret_uses(job),
         external=external,
+        profile=TENSORFLOW,  # the framework tfmesos runs (the only one so far)
     )
     problems += spec.profile.problems(spec)
     if problems:
