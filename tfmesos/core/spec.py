@@ -33,7 +33,7 @@ def add(into: dict[str, float], more: Mapping[str, float], times: float = 1.0) -
 class Resources(Mapping[str, float]):
     """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
     out. Immutable and hashable, equal whatever the order they were given in: placement groups the
-    tasks of one demand by it. What a person reads orders the names itself (core/fit.py's names_of).
+    tasks of one demand by it. What a person reads orders the names itself (core/placement/fit.py's names_of).
 
     Generic code iterates the names. cpus/mem/disk/gpus are read-only by convention attributes
     for the places Mesos (or the executor's overhead) treats them specially, and the positional
@@ -140,7 +140,7 @@ class RoleSpec:
     max_restarts: int = 3
     job_command: bool = False  # its command is the job's: the role gave none of its own
 
-    @property
+    @functools.cached_property  # asked per task per placement: built once (two Resources a task otherwise)
     def demand(self) -> Resources:
         """What one task takes from an offer: the task plus its executor."""
         return self.resources + Resources(EXECUTOR_CPUS, EXECUTOR_MEM)
