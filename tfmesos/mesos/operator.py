@@ -18,7 +18,7 @@ from ..core.spec import add
 
 log = logging.getLogger("tfmesos.mesos.operator")
 
-# The FrameworkInfo label that marks a tfmesos job in the master's state (core/queue.py's older_waiting).
+# The FrameworkInfo label that marks a tfmesos job in the master's state (core/placement/queue.py's older_waiting).
 QUEUE_LABEL = "tfmesos.job"
 
 

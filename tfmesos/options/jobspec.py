@@ -3,7 +3,7 @@
 Schema validation (``tfmesos.options.load``) checks each field on its own; this module adds the
 checks that span fields of the document (a command for every non-server role), then asks the
 framework's profile what it cannot run (TensorFlow's: a task to train, a task to decide success;
-``core/tf_profile.py``, the one home of such checks).
+``core/tensorflow/profile.py``, the one home of such checks).
 """
 from __future__ import annotations
 

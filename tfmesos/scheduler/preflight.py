@@ -37,7 +37,7 @@ MAX_TASKS = 100_000  # a job far beyond what a cluster runs: a typo (a count of 
 FILE_NAME_MAX = 255  # NAME_MAX: DirStore names a job's files after it ('/' as '__')
 _PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
 RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
-# What tfmesos.core.clusterspec.substitute_placeholders fills in.
+# What tfmesos.core.tensorflow.clusterspec.substitute_placeholders fills in.
 PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in TF_ROLES))
 
 

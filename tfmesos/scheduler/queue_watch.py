@@ -1,10 +1,10 @@
 """Asking the master, while a job is placed, whether it can ever fit and what holds it back.
 
 Mesos tells a framework neither that a job is larger than the cluster nor that quota or other
-frameworks hold it back. While a placing job is held back (core/quota.py's ``ask_about_quota``)
+frameworks hold it back. While a placing job is held back (core/placement/quota.py's ``ask_about_quota``)
 the scheduler reads the master's state (agents' totals and usage, frameworks) and its Mesos roles'
 quota, at most once every ``ASK_EVERY`` seconds; the core judges: a job that never fits fails at
-once (core/fit.py), one held by quota or by others' work is queued with the figures (core/queue.py).
+once (core/placement/fit.py), one held by quota or by others' work is queued with the figures (core/placement/queue.py).
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class QueueWatch:
         self._asked_at = float("-inf")
         self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
         self._fits = False  # the job has fitted the cluster as built once: not asked again
-        self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/queue.py)
+        self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/placement/queue.py)
 
     def due(self, job: Job, now: float) -> bool:
         """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""

@@ -1,4 +1,4 @@
-"""Which task gets which ClusterSpec, alone (core/spec_sync.py)."""
+"""Which task gets which ClusterSpec, alone (core/job/cluster_spec_sync.py)."""
 from tfmesos.core import actions as act
 from tfmesos.core.job import cluster_spec_sync, gang
 from tfmesos.core.spec import TaskKey

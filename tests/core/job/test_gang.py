@@ -1,4 +1,4 @@
-"""Gang gathering and placement alone (core/gang.py), on a bare record and transient state."""
+"""Gang gathering and placement alone (core/job/gang.py), on a bare record and transient state."""
 import random
 
 from tfmesos.core import actions as act
@@ -80,7 +80,7 @@ def test_a_relaunch_waits_for_its_backoff_then_takes_the_first_offer_that_fits()
     job, tr = state_of(spec_of(worker={"count": 1}))
     gang.offers(job, tr, [offer(0)], 0.0)
     rec = job.tasks[next(iter(job.tasks))]
-    rec.state, rec.not_before = PENDING, 10.0  # failed, backing off (core/recovery.py)
+    rec.state, rec.not_before = PENDING, 10.0  # failed, backing off (core/job/recovery.py)
     assert gang.offers(job, tr, [offer(1)], 5.0)[0] == act.Decline(("O1",), REFUSE_WHILE_PENDING)
     assert tr.interest.declined_in_backoff, "the next tick revives to clear that filter"
     (launch,) = of(act.Launch, gang.offers(job, tr, [offer(2)], 11.0))

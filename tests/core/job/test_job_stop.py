@@ -1,6 +1,6 @@
 """Honest endings: a job stopped on request ends KILLED (no failure), the end survives a
 scheduler restart, a relaunched task shows no exit code until its new attempt has one; and
-what a stop signal means (core.stopping)."""
+what a stop signal means (scheduler/signal_steps.py)."""
 from __future__ import annotations
 
 import pytest

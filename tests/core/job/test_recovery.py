@@ -1,4 +1,4 @@
-"""Status updates, relaunch and restarts alone (core/recovery.py), on a bare record and transient state."""
+"""Status updates, relaunch and restarts alone (core/job/recovery.py), on a bare record and transient state."""
 import pytest
 
 from tfmesos.core import actions as act

@@ -1,4 +1,4 @@
-"""The clock and reconciliation alone (core/timers.py), on a bare record and transient state."""
+"""The clock and reconciliation alone (core/job/timers.py), on a bare record and transient state."""
 from tfmesos.core import actions as act
 from tfmesos.core.job import gang, reconciliation, recovery, timers
 from tfmesos.core.state.record import RECONCILE_RETRY_SECONDS

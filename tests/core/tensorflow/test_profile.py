@@ -1,4 +1,4 @@
-"""TensorFlow's profile (tfmesos/core/tf_profile.py) alone, and the lifecycle asking it rather
+"""TensorFlow's profile (tfmesos/core/tensorflow/profile.py) alone, and the lifecycle asking it rather
 than knowing TensorFlow itself."""
 import dataclasses
 

@@ -1,4 +1,4 @@
-"""The exception line of a failed task (core/tracebacks.py), from real stderr: TensorFlow's, as
+"""The exception line of a failed task (core/tensorflow/tracebacks.py), from real stderr: TensorFlow's, as
 recorded in tests/data/tracebacks/, and this Python's own, written by running the scripts here."""
 from __future__ import annotations
 

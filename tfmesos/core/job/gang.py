@@ -152,7 +152,7 @@ def pending_demand(job: JobState) -> dict[str, float]:
 
 
 def queue(job: JobState, tr: Transient, reason: str, now: float) -> None:
-    """The placing job fits the cluster but waits for room (core/queue.py): say so when it starts
+    """The placing job fits the cluster but waits for room (core/placement/queue.py): say so when it starts
     waiting or why changes kind, and keep the figures for the status."""
     if job.phase != PLACING:
         return

@@ -2,7 +2,7 @@
 
 Plain data in (the agents' totals, usage and reservations as the master's ``/state`` reports them,
 the job's tasks' needs), a sentence or None out. A job that can never fit fails at once, naming
-the resource; one that fits an empty cluster but not the busy one waits (core/queue.py).
+the resource; one that fits an empty cluster but not the busy one waits (core/placement/queue.py).
 """
 from __future__ import annotations
 

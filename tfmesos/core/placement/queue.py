@@ -1,7 +1,7 @@
 """A job that fits the cluster but not now waits, queued: what it says, and how long it may wait.
 
 A job is queued when its placement is held back and the master's figures say it fits the cluster
-as built (core/fit.py) or a Mesos role's quota holds it (core/quota.py). Then the placement timeout
+as built (core/placement/fit.py) or a Mesos role's quota holds it (core/placement/quota.py). Then the placement timeout
 ends one attempt only: held offers go back and a new attempt gathers again, with no failure; only
 ``policies.queue_timeout_seconds`` (0: no bound) ends the wait with a failure.
 
@@ -28,7 +28,7 @@ BEHIND_REFUSE_SECONDS = 10.0
 
 
 def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any]) -> str:
-    """'queued: needs ...; free ... of ...; held by ...' from core/fit.py's ``holders`` figures."""
+    """'queued: needs ...; free ... of ...; held by ...' from core/placement/fit.py's ``holders`` figures."""
     names = [n for n in names_of(need) if need.get(n, 0.0) > 0] or ["cpus"]
     parts = [f"queued (the cluster fits the job, but not now): needs {amounts(need, names)}",
              f"free {amounts(figures['free'], names, zeros=True)} of {amounts(figures['usable'], names)}"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..phase import CLOSED, FAILED, KILLED, SUCCEEDED, JobPhase
 from ..spec import TaskKey
@@ -31,8 +31,7 @@ RECONCILIATION = "REASON_RECONCILIATION"
 END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: "", CLOSED: ""}
 
 
-@dataclass(frozen=True)
-class Notice:
+class Notice(NamedTuple):  # a tuple: one is made per status update (a 1,000-task job: 3,000)
     text: str
     recorded: bool = True  # one of the job's events (kept in its record); else for the front-end only
     end: JobPhase | None = None  # it says how the job ends (a front-end may say that in its summary instead)
@@ -138,8 +137,4 @@ def subscribed(tr: Transient) -> None:
 def take(tr: Transient) -> list[Notice]:
     """The notices not yet taken, oldest first."""
     told, tr.told = tr.told, []
-    return [n if isinstance(n, Notice) else _update_notice(*n) for n in told]
-
-
-def _update_notice(key: TaskKey, update: StatusUpdate) -> Notice:
-    return Notice(_said(key, update), recorded=False)
+    return [n if n.__class__ is Notice else Notice(_said(*n), False) for n in told]

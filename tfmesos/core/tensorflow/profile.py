@@ -11,7 +11,7 @@
   without one), worker 0, every worker, or none ("never": a cluster of servers runs until stopped).
 - TensorBoard is a view on the job, not part of it: its failure ends nothing.
 - Servers: a ps, and a role without a command (the built-in TensorFlow server), serve until stopped.
-- The cluster: TensorFlow's ClusterSpec (``core/clusterspec.py``), and the roles in its order
+- The cluster: TensorFlow's ClusterSpec (``core/tensorflow/clusterspec.py``), and the roles in its order
   (chief, ps, worker, evaluator), the order a job's tasks are listed in.
 - What TensorFlow cannot run (``problems``, the one home of such checks): a job with no chief and
   no worker to train (unless it is a cluster of servers: success "never", the caller trains), a
