@@ -643,7 +643,7 @@ def _import_task_start() -> None:
     try:
         import subprocess  # noqa: F401
 
-        from ..core.tensorflow import clusterspec, tracebacks
+        from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401
         from ..core import spec  # noqa: F401
         from ..mesos import messages  # noqa: F401
         from ..task import keras_check  # noqa: F401
