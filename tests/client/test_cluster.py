@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tfmesos.client import cluster as cluster_api, douban, tfrun
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.options.load import OptionsError
 from tfmesos.core.spec import TaskKey, Volume
 from tfmesos.options.jobspec import parse_volume
@@ -230,7 +230,7 @@ def test_douban_jobs_keywords_and_job_objects_are_taken_as_douban_took_them(tmp_
 
 
 def test_hosts_env_gives_douban_s_host_lists():
-    from tfmesos.core.clusterspec import hosts_env
+    from tfmesos.core.tensorflow.clusterspec import hosts_env
 
     assert hosts_env({"ps": ["a:1"], "worker": ["b:2", "c:3"], "chief": ["d:4"]}) == {
         "TFMESOS_PS_HOSTS": "a:1", "TFMESOS_WORKER_HOSTS": "b:2,c:3", "TFMESOS_DISTRIBUTED": "1"}

@@ -11,7 +11,7 @@ import sys
 import psutil
 
 from tests.e2e.harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
-from tfmesos.core.tf_noise import is_start_up_noise
+from tfmesos.core.tensorflow.start_up_noise import is_start_up_noise
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")

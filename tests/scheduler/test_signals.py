@@ -181,7 +181,7 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
     import io
 
     from tfmesos.core.status import StatusSnapshot
-    from tfmesos.scheduler import job_end
+    from tfmesos.scheduler import after_end
     from tfmesos.scheduler.console import Console
     from tfmesos.scheduler.http_api import ApiServer, Operations
 
@@ -195,7 +195,7 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
     timer.start()
     started = time.monotonic()
     try:
-        job_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
+        after_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
                              Console(io.StringIO()))
     finally:
         timer.cancel()  # a serving that failed before the signal must not leave it to hit pytest

@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
@@ -248,7 +248,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from . import records
     from .history import jobs_lines, running_lines
 
-    from ..scheduler.job_end import whoami
+    from ..scheduler.after_end import whoami
 
     ends = records.all_ends(args, args.name)
     me = whoami()

@@ -21,8 +21,8 @@ import sys
 from typing import Any, Mapping
 
 from ..core.actions import Launch
-from ..core.fit import names_of
-from ..core.job import Job
+from ..core.placement.fit import names_of
+from ..core.job.job import Job
 from ..core.secrets import SecretValues, read_by_scheduler
 from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec, Resources, add
 from ..masking import HIDDEN, mask_entry, mask_options
@@ -95,7 +95,7 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     hidden = SecretValues({use: HIDDEN.encode() for use in read_by_scheduler(spec.secrets)})
     settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user, secrets=hidden)
     ledger = OfferLedger(offer, spec.service.revocable)
-    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.spec) for a in launches for t in a.tasks]
+    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.cluster_spec) for a in launches for t in a.tasks]
     if show_env_values:
         shown = [(info, decode(info["data"], "the dry run")) for info in infos]
     else:

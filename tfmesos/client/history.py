@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..api.status_text import progress_text, task_row
-from ..core.spec import framework_profile
+from ..core.tensorflow.profile import TENSORFLOW
 from ..core.status import Progress, StatusSnapshot, TaskStatus
 
 
@@ -34,7 +34,7 @@ def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
                                requested_restarts=t.get("requested_restarts", 0), exit_code=t.get("exit_code"),
                                reason=t.get("reason", ""), message=t.get("message", ""),
                                exception=t.get("exception", "")))
-    rank = framework_profile().rank
+    rank = TENSORFLOW.rank  # a record has no spec: its framework's, the only one so far
     return sorted(rows, key=lambda r: (rank(r.role), r.index))
 
 
@@ -100,7 +100,7 @@ def snapshot_of(rec: dict[str, Any]) -> StatusSnapshot | None:
     shape whether the job runs or ended), or None for a record without its options (format 1)."""
     import dataclasses
 
-    from ..core.job import Job
+    from ..core.job.job import Job
     from ..options.jobspec import job_spec_from_options
     from ..options.load import OptionsError, resolve_options
 

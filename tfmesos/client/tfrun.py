@@ -113,7 +113,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     import dataclasses
 
     from . import cluster as cluster_api
-    from ..core.clusterspec import hosts_env, substitute_placeholders, tf_config
+    from ..core.tensorflow.clusterspec import hosts_env, substitute_placeholders, tf_config
     from localmesos import DEFAULT_PATH, task_path
     from ..core.spec import TaskKey
 

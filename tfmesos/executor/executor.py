@@ -224,7 +224,7 @@ class TaskProcess:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
         import subprocess
 
-        from ..core.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
+        from ..core.tensorflow.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
 
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
         self._tracebacks = TracebackReader()  # of pumped stderr
@@ -275,7 +275,7 @@ class TaskProcess:
         """The exception line of the last Python traceback on the task's stderr ("" if none)."""
         if not self._files:
             return self._tracebacks.line
-        from ..core.tracebacks import exception_line
+        from ..core.tensorflow.tracebacks import exception_line
 
         path, offset = self._files[1]
         return exception_line(_last_lines(path, offset, sys.maxsize, TRACEBACK_SCAN_BYTES))
@@ -537,7 +537,7 @@ class TFExecutor:
             log.debug("output not forwarded: %s", exc)
 
     def _environment(self, key: TaskKey, cluster: dict[str, list[str]], sandbox: str) -> dict[str, str]:
-        from ..core.clusterspec import ROLE_ENV, hosts_env, tf_config
+        from ..core.tensorflow.clusterspec import ROLE_ENV, hosts_env, tf_config
         from .report_pipe import REPORT_ENV
 
         env = dict(os.environ)
@@ -580,7 +580,7 @@ class TFExecutor:
                 self.forwarder("stderr", f"tfmesos: warning: {line}")
 
     def _run_task(self) -> None:
-        from ..core.clusterspec import substitute_placeholders
+        from ..core.tensorflow.clusterspec import substitute_placeholders
         from ..core.spec import TaskKey
         from .report_pipe import PROGRESS_FILE, ReportPipe, progress_message
 
@@ -721,7 +721,8 @@ def _import_task_start() -> None:
     try:
         import subprocess  # noqa: F401
 
-        from ..core import clusterspec, spec, tracebacks  # noqa: F401
+        from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401
+        from ..core import spec  # noqa: F401
         from ..mesos import messages  # noqa: F401
         from ..task import keras_check  # noqa: F401
         from . import report_pipe  # noqa: F401

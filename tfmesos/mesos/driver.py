@@ -16,7 +16,7 @@ import socket
 import time
 from typing import Any, Callable, Protocol
 
-from ..core.job_state import StatusUpdate
+from ..core.task_state import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
 from .operator import QUEUE_LABEL

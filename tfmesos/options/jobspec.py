@@ -3,7 +3,7 @@
 Schema validation (``tfmesos.options.load``) checks each field on its own; this module adds the
 checks that span fields of the document (a command for every non-server role), then asks the
 framework's profile what it cannot run (TensorFlow's: a task to train, a task to decide success;
-``core/tf_profile.py``, the one home of such checks).
+``core/tensorflow/profile.py``, the one home of such checks).
 """
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import dataclasses
 import shlex
 from typing import Any
 
-from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, TaskKey, Volume
-from ..core.legacy_keras import with_legacy_keras
+from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RestartPolicy, RoleSpec, ServiceSpec, TaskKey, Volume
+from ..core.tensorflow.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
-from ..core.tf_profile import TF_ROLES
+from ..core.tensorflow.profile import TENSORFLOW, TF_ROLES
 from .load import OptionsError
 
 
@@ -32,7 +32,7 @@ def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
     command = (f'exec "$TFMESOS_PYTHON" -m tensorboard.main --logdir {logdir} --port "$TFMESOS_PORT" '
                '--host "${LIBPROCESS_IP:-0.0.0.0}"')
     resources = Resources(float(options.get("cpus", 0.2)), float(options.get("mem", 512)))
-    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy="OnFailure", max_restarts=3)
+    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy=RestartPolicy.ON_FAILURE, max_restarts=3)
 
 
 def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -110,7 +110,7 @@ def job_spec_and_problems(options: dict[str, Any], external: tuple[tuple[TaskKey
                 resources=role_resources(name, raw, problems),
                 command=command,
                 env=_env_pairs(raw["env"]),
-                restart_policy=raw["restart_policy"],
+                restart_policy=RestartPolicy(raw["restart_policy"]),  # the schema allows only its values
                 max_restarts=raw["max_restarts"],
                 job_command=command is not None and not raw["command"],
             )
@@ -150,6 +150,7 @@ def job_spec_and_problems(options: dict[str, Any], external: tuple[tuple[TaskKey
         checkpoint_dir=job["checkpoint_dir"],
         secrets=secret_uses(job),
         external=external,
+        profile=TENSORFLOW,  # the framework tfmesos runs (the only one so far)
     )
     problems += spec.profile.problems(spec)
     volumes = []

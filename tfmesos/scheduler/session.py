@@ -30,12 +30,13 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..api import routes
-from ..core.job import Job
-from ..core.job_state import ENDED_PHASES, KILLED, job_seed
+from ..core.job.job import Job
+from ..core.phase import ENDED_PHASES, KILLED
+from ..core.state.record import job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from ..options.load import OptionsError
-from . import job_end
+from . import after_end as job_end
 from .console import Console
 from .embedded import start_embedded_master
 from .live_run import LiveRun
@@ -244,7 +245,7 @@ class Session:
                         self.on_end_note),
             clock=self.clock, quota_probe=quota_probe, cluster_probe=cluster_probe,
         )
-        self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
+        self.api = self._start_api(sched.snapshot, lambda: sched.job.cluster_spec_message(),
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
         if self._live is not None:  # tfmesos status NAME finds it, and the job's last state
             self._live.announce(self.api.address)
@@ -317,7 +318,7 @@ class Session:
                 handlers["health"] = sched.loop_health
             if live and self.kind.restart:
                 def restart(task: str) -> str:
-                    from ..core.job_state import NoSuchTask
+                    from ..core.state.record import NoSuchTask
 
                     try:
                         return sched.restart(task)  # type: ignore[union-attr]

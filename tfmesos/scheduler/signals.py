@@ -1,5 +1,5 @@
 """SIGINT, SIGTERM and SIGHUP while ``tfmesos run``, ``tfrun`` or a ``tfmesos.cluster()`` block
-runs: the handlers count them and carry out the step ``core.stopping`` decides (stop, say what
+runs: the handlers count them and carry out the step ``scheduler.signal_steps`` decides (stop, say what
 the stop waits for, give up). Main thread only (Python runs handlers there).
 
 (With ``--driver pymesos``, pymesos' import installs a SIGINT handler over ours that calls ours
@@ -15,7 +15,7 @@ import threading
 from types import FrameType
 from typing import Any, Callable
 
-from ..core import stopping
+from . import signal_steps as stopping
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LAST_WORDS_SECONDS = 3.0  # at most this long keeping the record after the third signal
