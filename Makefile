@@ -9,16 +9,21 @@ PYTEST_ARGS ?=
 
 .PHONY: setup run test test-fast test-real-mesos chaos bench bench-quick docs clean
 
-$(STAMP): setup.cfg setup.py tools/install_pymesos.py
+$(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
 	# A venv made when the extra named tensorflow-cpu: the `tensorflow` distribution replaces it.
 	$(BIN)/pip uninstall -q -y tensorflow-cpu 2>/dev/null || true
 	# README's route: one pip install brings tfmesos, TensorFlow and its tf-keras (setup.cfg's extras).
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[tensorflow,test]'
-	# For the tests only: they also drive the scheduler with pymesos (the pymesos extra, --driver pymesos).
-	$(BIN)/python tools/install_pymesos.py
 	touch $(STAMP)
+
+# For the tests only, not the default path: they also drive the scheduler with pymesos (the
+# pymesos extra, --driver pymesos), installed the way docs/install.md tells a user who wants it.
+TEST_STAMP := $(VENV)/.installed-test
+$(TEST_STAMP): $(STAMP) tools/install_pymesos.py
+	$(BIN)/python tools/install_pymesos.py
+	touch $(TEST_STAMP)
 
 setup: $(STAMP)
 
@@ -27,7 +32,7 @@ run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
 # Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos.
-test: $(STAMP)
+test: $(TEST_STAMP)
 	tools/ensure_test_deps.sh
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS) tests
 
@@ -35,7 +40,7 @@ test: $(STAMP)
 # processes (pytest-xdist). These tests mostly wait (offer intervals, backoffs, timeouts: about a
 # quarter of their wall time is CPU), so more workers than cores still pays on a 2-core machine.
 FAST_WORKERS ?= 4
-test-fast: $(STAMP)
+test-fast: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
 
 # The real-Mesos suite (tests/e2e/test_*real_mesos*.py): the scenarios of the embedded-master tests,
@@ -44,12 +49,12 @@ test-fast: $(STAMP)
 # pytest's temp dir; its master listens on REAL_MESOS_PORT, its agents on the ports after it.
 MESOS_TOOLS ?= ../shared/tools/real-mesos
 REAL_MESOS_PORT ?= 5050
-test-real-mesos: $(STAMP)
+test-real-mesos: $(TEST_STAMP)
 	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
 		$(BIN)/python -m pytest -q $(PYTEST_ARGS) $(sort $(wildcard tests/e2e/test_*real_mesos*.py))
 
 # Many seeded chaos runs (kill -9 of tasks, executors, the scheduler); writes chaos-summary.json.
-chaos: $(STAMP)
+chaos: $(TEST_STAMP)
 	$(BIN)/python -m tests.chaos.harness --seeds $(SEEDS) --summary chaos-summary.json
 
 bench: $(STAMP)
