@@ -15,7 +15,10 @@
 #
 # The venv with TensorFlow is made in a stage of its own and copied whole into the image: its layer
 # is reused as long as the stage is, so a change to tfmesos' code adds only a small layer on top.
-# No pip cache, no sources, no compilers reach the image. The secrets `pip` (a pip.conf: index,
+# pip keeps its downloads in a cache mount, shared by the builds on this machine and never part of
+# a layer (`make images-real-mesos` builds two TensorFlow releases: what they share, TensorBoard's
+# and scikit-learn's dependencies, SciPy, Keras, is fetched once). No sources, no compilers reach
+# the image. The secrets `pip` (a pip.conf: index,
 # timeout) and `pipca` (the CA bundle it names) come from build.sh, made from the building
 # machine's settings: pip reaches the index the way that machine does, and neither lands in a layer.
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
@@ -26,9 +29,9 @@ ARG TF_VERSION=
 # install_pymesos.py's compiled parser needs a C compiler, which the image leaves out: the error it
 # prints is expected, and it installs pymesos' pure-Python parser instead.
 COPY tools/install_pymesos.py tools/install_tf_keras.py /tmp/
-RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca \
+RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
- && export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ && export PIP_DISABLE_PIP_VERSION_CHECK=1 \
  && python3 -m venv /opt/tfmesos \
  && /opt/tfmesos/bin/python /tmp/install_pymesos.py \
  && /opt/tfmesos/bin/pip install -q "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tensorboard scikit-learn \
@@ -52,9 +55,9 @@ LABEL org.tfmesos.source=${TFMESOS_SOURCE}
 # tfmesos from the working tree (built from a copy: pip writes into the folder it builds), then
 # a marker of what the image holds, for people and for the tests that check a task ran in it.
 RUN --mount=type=bind,from=source,source=/src,target=/src \
-    --mount=type=secret,id=pip --mount=type=secret,id=pipca \
+    --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
- && export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ && export PIP_DISABLE_PIP_VERSION_CHECK=1 \
  && cp -r /src /tmp/tfmesos-src && pip install -q /tmp/tfmesos-src && rm -rf /tmp/tfmesos-src \
  && python3 -c "import tensorflow as tf, tfmesos; \
 open('/etc/tfmesos-image', 'w').write(f'tfmesos {tfmesos.__version__}\ntensorflow {tf.__version__}\n')" \
