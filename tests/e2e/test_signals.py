@@ -225,6 +225,7 @@ def test_a_second_and_third_ctrl_c_to_a_cluster_script_say_and_give_up(spawn):
     _assert_nothing_left(run, service, started)
 
 
+@pytest.mark.serial("its Ctrl-C must land after the script printed CLOSING and began the close, microseconds later")
 def test_ctrl_c_while_a_cluster_block_closes_lets_the_close_finish_then_exits_130(spawn):
     """The block was left normally and the close waits for tasks that ignore SIGTERM: a Ctrl-C then
     does not cut the close short (teardown, kept record and summary were skipped before)."""
