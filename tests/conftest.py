@@ -56,9 +56,20 @@ def worker_task_ports(worker: tuple[int, int] | None) -> str:
     return f"{low + index * size}-{low + (index + 1) * size - 1}"
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own: its temporary folders are set up
 def pytest_configure(config):
     config.addinivalue_line("markers", "serial(reason): runs while no other test runs, under pytest-xdist too "
                                        "(it times what tests beside it would stretch: tests/side_by_side.py)")
+    # This run's folder (pytest's basetemp; side by side, the one that holds every worker's) holds
+    # what its tests make: tmp_path, and through TMPDIR the work dirs of the embedded masters that
+    # `tfmesos run` and `tfmesos.cluster()` start, so that their sandboxes, and the processes that
+    # run in them, can be told from those of another run on this machine (tests/e2e/harness.py).
+    basetemp = config._tmp_path_factory.getbasetemp()
+    root = basetemp.parent if xdist_worker() is not None else basetemp
+    scratch = root / f"tmp-{os.environ.get('PYTEST_XDIST_WORKER') or 'main'}"
+    scratch.mkdir(exist_ok=True)
+    os.environ["TMPDIR"], tempfile.tempdir = str(scratch), None
+    os.environ["TFMESOS_TEST_ROOT"] = str(root)
     # A home of the suite's own: `tfmesos run --master` keeps state under ~/.tfmesos by default,
     # and a record left by one test (or by the user's own jobs) must not meet another. Each
     # xdist worker is a process of its own and gets its own.
