@@ -6,15 +6,17 @@
 #   BASE        any Debian/Ubuntu-like image with python3 (>= 3.11) and its venv module, e.g. the
 #               public python:3.11-slim-bookworm (the default); `make image` builds a local Debian 12
 #               base from Debian packages instead (tools/image/base.sh), so no registry is needed.
-#   TF_PACKAGE  tensorflow-cpu (default). GPU variant: TF_PACKAGE='tensorflow[and-cuda]' (pip brings
-#               CUDA and cuDNN; the agent's GPU isolator brings the driver), optionally on a CUDA
-#               base such as BASE=nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04 plus python3-venv.
-#   TF_VERSION  a TensorFlow release, e.g. 2.16.2; empty for the newest. The tf-keras release that
-#               matches it comes too (tools/install_tf_keras.py), for Keras model.fit under the
-#               distribution strategies (tasks get TF_USE_LEGACY_KERAS=1: job.legacy_keras).
+#   TF_PACKAGE  tensorflow (default: what tfmesos' `tensorflow` extra installs). GPU variant:
+#               TF_PACKAGE='tensorflow[and-cuda]' (pip brings CUDA and cuDNN; the agent's GPU isolator
+#               brings the driver), optionally on a CUDA base such as
+#               BASE=nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04 plus python3-venv.
+#   TF_VERSION  a TensorFlow release, e.g. 2.16.2; empty for the newest. pip picks the tf-keras
+#               release that requires it, for Keras model.fit under the distribution strategies
+#               (tasks get TF_USE_LEGACY_KERAS=1: job.legacy_keras).
 #
-# The venv with TensorFlow is made in a stage of its own and copied whole into the image: its layer
-# is reused as long as the stage is, so a change to tfmesos' code adds only a small layer on top.
+# The install is README's `pip install '.[tensorflow]'`. Its TensorFlow part is made first, in a stage
+# of its own copied whole into the image: that layer is reused as long as the stage is, so a change
+# to tfmesos' code adds only a small layer on top, where the extra then finds TensorFlow in place.
 # pip keeps its downloads in a cache mount, shared by the builds on this machine and never part of
 # a layer (`make images-real-mesos` builds two TensorFlow releases: what they share, TensorBoard's
 # and scikit-learn's dependencies, SciPy, Keras, is fetched once). No sources, no compilers reach
@@ -24,19 +26,13 @@
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
 
 FROM ${BASE} AS tensorflow
-ARG TF_PACKAGE=tensorflow-cpu
+ARG TF_PACKAGE=tensorflow
 ARG TF_VERSION=
-# install_pymesos.py's compiled parser needs a C compiler, which the image leaves out: the error it
-# prints is expected, and it installs pymesos' pure-Python parser instead.
-COPY tools/install_pymesos.py tools/install_tf_keras.py /tmp/
 RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
  && export PIP_DISABLE_PIP_VERSION_CHECK=1 \
  && python3 -m venv /opt/tfmesos \
- && /opt/tfmesos/bin/python /tmp/install_pymesos.py \
- && /opt/tfmesos/bin/pip install -q "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tensorboard scikit-learn \
- && /opt/tfmesos/bin/python /tmp/install_tf_keras.py -q \
- && /opt/tfmesos/bin/pip uninstall -q -y Cython
+ && /opt/tfmesos/bin/pip install -q "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tf-keras tensorboard scikit-learn
 
 # The working tree as .dockerignore lets it in, read by the last step through a bind mount.
 FROM ${BASE} AS source
@@ -52,13 +48,14 @@ ENV PATH=/opt/tfmesos/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 # that step (and what the marker and the label name).
 ARG TFMESOS_SOURCE=unknown
 LABEL org.tfmesos.source=${TFMESOS_SOURCE}
-# tfmesos from the working tree (built from a copy: pip writes into the folder it builds), then
-# a marker of what the image holds, for people and for the tests that check a task ran in it.
+# tfmesos from the working tree with its tensorflow extra (built from a copy: pip writes into the
+# folder it builds), then a marker of what the image holds, for people and for the tests that check
+# a task ran in it.
 RUN --mount=type=bind,from=source,source=/src,target=/src \
     --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
  && export PIP_DISABLE_PIP_VERSION_CHECK=1 \
- && cp -r /src /tmp/tfmesos-src && pip install -q /tmp/tfmesos-src && rm -rf /tmp/tfmesos-src \
+ && cp -r /src /tmp/tfmesos-src && pip install -q "/tmp/tfmesos-src[tensorflow]" && rm -rf /tmp/tfmesos-src \
  && python3 -c "import tensorflow as tf, tfmesos; \
 open('/etc/tfmesos-image', 'w').write(f'tfmesos {tfmesos.__version__}\ntensorflow {tf.__version__}\n')" \
  && (python3 -c "import importlib.metadata as m; print('tf-keras', m.version('tf-keras'))" >> /etc/tfmesos-image || true) \

@@ -9,15 +9,15 @@ PYTEST_ARGS ?=
 
 .PHONY: setup run test test-fast test-real-mesos chaos bench bench-quick docs clean
 
-$(STAMP): setup.cfg setup.py tools/install_pymesos.py tools/install_tf_keras.py
+$(STAMP): setup.cfg setup.py tools/install_pymesos.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
-	# pymesos' http-parser no longer builds from its sdist on Python >= 3.11: see the script.
-	$(BIN)/python tools/install_pymesos.py
+	# A venv made when the extra named tensorflow-cpu: the `tensorflow` distribution replaces it.
+	$(BIN)/pip uninstall -q -y tensorflow-cpu 2>/dev/null || true
+	# README's route: one pip install brings tfmesos, TensorFlow and its tf-keras (setup.cfg's extras).
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[tensorflow,test]'
-	# tf-keras for model.fit under both strategies, pinned to TensorFlow's release, without its
-	# dependency on the full tensorflow distribution: see the script.
-	$(BIN)/python tools/install_tf_keras.py -q --disable-pip-version-check
+	# For the tests only: they also drive the scheduler with pymesos (the pymesos extra, --driver pymesos).
+	$(BIN)/python tools/install_pymesos.py
 	touch $(STAMP)
 
 setup: $(STAMP)

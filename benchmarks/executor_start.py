@@ -25,6 +25,7 @@ from benchmarks.common import PYTHON, log, summary
 from localmesos.agent.sandbox import executor_environment
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.spec import JobSpec, Resources, RoleSpec, ServiceSpec, TaskKey
+from tfmesos.core.tensorflow.profile import TENSORFLOW
 from tfmesos.mesos.messages import encode
 from tfmesos.mesos.taskinfo import task_payload
 from tests.mesos.test_executor_driver import ScriptedAgent
@@ -47,7 +48,8 @@ def _running(agent: ScriptedAgent) -> bool:
 def _task_data(port: int) -> str:
     key = TaskKey("worker", 0)
     spec = JobSpec(service=ServiceSpec(name="bench"),
-                   roles=(RoleSpec("worker", 1, Resources(cpus=0.1, mem=32), "exec sleep 30"),), streamed=())
+                   roles=(RoleSpec("worker", 1, Resources(cpus=0.1, mem=32), "exec sleep 30"),), streamed=(),
+                   profile=TENSORFLOW)
     launch = TaskLaunch(key, TASK, port, Resources(cpus=0.1, mem=32), 0)
     payload = task_payload(spec, launch, PYTHON, {"version": 1, "cluster": {"worker": [f"127.0.0.1:{port}"]}})
     return encode(payload)

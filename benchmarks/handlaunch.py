@@ -23,7 +23,7 @@ from unittest import mock
 
 from tfmesos.client.cli import load_job
 from tfmesos.core.actions import TaskLaunch
-from tfmesos.core.clusterspec import cluster_spec, substitute_placeholders
+from tfmesos.core.tensorflow.clusterspec import cluster_spec, substitute_placeholders
 from tfmesos.executor.executor import TFExecutor, _die_with_parent, command_argv
 from localmesos.agent.sandbox import executor_environment
 from tfmesos.mesos.taskinfo import task_payload

@@ -13,8 +13,8 @@ import statistics
 import time
 from typing import Any
 
-from tfmesos.core.job import Job
-from tfmesos.core.offers import Offer
+from tfmesos.core.job.job import Job
+from tfmesos.core.placement.offers import Offer
 from tfmesos.mesos.offers import parse_offer
 from tfmesos.options.load import resolve_options
 from tfmesos.core.spec import JobSpec

@@ -151,7 +151,7 @@ def event_cost(tmp: Path, tasks: int, samples: int = 20) -> dict[str, Any]:
     import random
     import statistics
 
-    from tfmesos.core.job import Job
+    from tfmesos.core.job.job import Job
     from tfmesos.mesos.offers import parse_offer
     from tfmesos.mesos.taskinfo import ExecutorSettings
     from tfmesos.scheduler.job_shell import JobShell

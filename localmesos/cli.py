@@ -65,7 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ports-per-agent", type=int, default=d.ports_per_agent,
                         help=f"ports offered per agent (default {d.ports_per_agent})")
     parser.add_argument("--work-dir", type=Path, default=None,
-                        help="sandbox root (default: a temporary directory removed on exit)")
+                        help="sandbox root (default: a temporary directory removed on exit); a master started "
+                             "again on it recovers the executors left running (they wait 15 minutes for it)")
+    parser.add_argument("--no-recovery", action="store_true",
+                        help="no master will be started again on --work-dir: executors end as soon as this "
+                             "process does, however it ends (as without --work-dir)")
     parser.add_argument("--credentials", type=Path, default=None,
                         help='Mesos\' credentials file ({"credentials": [{"principal": P, "secret": S}]}): '
                              'enables HTTP Basic authentication')
@@ -81,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="role weights as Mesos takes them, e.g. 'team-a=2,team-b=1'")
     parser.add_argument("--acls", default=None, metavar="JSON|PATH",
                         help="Mesos ACLs (register_frameworks, run_tasks; see Mesos' authorization docs)")
+    parser.add_argument("--machine-per-agent", action="store_true",
+                        help="each agent on its own loopback address (127.0.0.2, .3, ...), a machine of its own "
+                             "for Mesos' maintenance schedule (otherwise all share 127.0.0.1: one machine)")
     parser.add_argument("--zk", default=None,
                         help="zk://HOST:PORT/PATH: announce this master there as a Mesos master does")
     t = Tuning()
@@ -93,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--gc-delay", type=_seconds, default=t.gc_delay,
                         help="seconds after a framework ended that its sandboxes are removed (Mesos' agent "
                              "--gc_delay; default one week)")
+    parser.add_argument("--heartbeat-interval", type=_seconds, default=15.0,
+                        help="seconds between the HEARTBEATs of a scheduler's stream (Mesos: 15, fixed)")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
 
@@ -236,10 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
                              agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,
-                             work_dir=args.work_dir, credentials=credentials, **teams,
+                             work_dir=args.work_dir, credentials=credentials, heartbeat_interval=args.heartbeat_interval,
+                             **teams, agents_recover=args.work_dir is not None and not args.no_recovery,
                              tuning=dataclasses.replace(Tuning(), max_completed_frameworks=args.max_completed_frameworks,
                                                         max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
-                                                        gc_delay=args.gc_delay))
+                                                        gc_delay=args.gc_delay),
+                             machine_per_agent=args.machine_per_agent)
     except ValueError as exc:
         print(f"tfmesos local-master: {exc}", file=sys.stderr)
         return 2

@@ -72,6 +72,14 @@ class MasterConfig:
     quotas: dict[str, "QuotaConfig"] = field(default_factory=dict)
     acls: dict | None = None
     tuning: Tuning = field(default_factory=Tuning)
+    # Whether a master restarted on this work dir can recover the agents' executors. Not when the
+    # work dir goes with this process (LocalMaster made it): executors then end with the process
+    # (AGENT_PROCESS_ENV) instead of waiting MESOS_RECOVERY_TIMEOUT for an agent that cannot come back.
+    agents_recover: bool = True
+    # Each agent on its own loopback address (127.0.0.2, .3, ...: on Linux all of 127/8 is the
+    # loopback), so that each is a machine of its own for maintenance, as real agents started with
+    # distinct --ip are. Otherwise they all share ``host``, one machine.
+    machine_per_agent: bool = False
 
     def __post_init__(self) -> None:
         if self.agents < 0:
@@ -90,6 +98,13 @@ class MasterConfig:
         for role, weight in self.weights.items():
             if not weight > 0:
                 raise ValueError(f"weights: the weight of role '{role}' must be > 0, not {weight}")
+        if self.machine_per_agent and (self.host != "127.0.0.1" or self.agents > 253):
+            raise ValueError("machine_per_agent: needs host 127.0.0.1 and at most 253 agents "
+                             f"(their addresses are 127.0.0.2 on), not host {self.host} with {self.agents}")
+
+    def agent_host(self, index: int) -> str:
+        """The address agent ``index`` listens on and names itself by."""
+        return f"127.0.0.{index + 2}" if self.machine_per_agent else self.host
 
     def effective_ports_per_agent(self) -> int:
         """All agents share 127.0.0.1, so each gets a disjoint slice below 65536."""

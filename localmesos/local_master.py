@@ -45,7 +45,8 @@ class LocalMaster:
                  allocation_interval: float = 1.0, heartbeat_interval: float = 15.0,
                  credentials: dict[str, str] | None = None, *, agent_resources: dict[int, str] | None = None,
                  weights: dict[str, float] | None = None, quotas: dict[str, QuotaConfig] | None = None,
-                 acls: dict[str, Any] | None = None, tuning: Tuning | None = None) -> None:
+                 acls: dict[str, Any] | None = None, tuning: Tuning | None = None,
+                 agents_recover: bool | None = None, machine_per_agent: bool = False) -> None:
         self._owns_work_dir = work_dir is None
         self._work_dir_arg = Path(work_dir).resolve() if work_dir is not None else None
         self._settings: dict[str, Any] = dict(
@@ -54,7 +55,9 @@ class LocalMaster:
             first_port=first_port, allocation_interval=allocation_interval,
             heartbeat_interval=heartbeat_interval, credentials=dict(credentials) if credentials else None,
             agent_resources=dict(agent_resources or {}), weights=dict(weights or {}), quotas=dict(quotas or {}),
-            acls=acls, tuning=tuning or Tuning())
+            acls=acls, tuning=tuning or Tuning(), machine_per_agent=machine_per_agent,
+            # Default: recoverable where the work dir outlives this process (given, not made here).
+            agents_recover=work_dir is not None if agents_recover is None else agents_recover)
         MasterConfig(work_dir=Path("."), **self._settings)  # validate arguments early
         self._config: MasterConfig | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -233,7 +236,7 @@ class LocalMaster:
             master.add_agent(agent)
             for framework_info, executor_info, tasks in agent.recover():
                 master.recover_executor(agent.id, framework_info, executor_info, tasks)
-        save_agents(config.work_dir, master.agent_entries())
+        save_agents(config.work_dir, master.agent_book.entries())
         master.start()
         self._forkserver.prestart()
         log.info("local master %s listening on %s with %d agents", ids.master_id, master.address,
@@ -273,12 +276,12 @@ def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int |
             wanted = preferred[len(sockets)] if len(sockets) < len(preferred) else None
             if wanted and usable(wanted):
                 try:
-                    sockets.append(bind_socket(config.host, wanted))
+                    sockets.append(bind_socket(config.agent_host(len(sockets)), wanted))
                     continue
                 except OSError:
                     log.warning("agent port %d of the previous run is taken", wanted)
             if len(rejected) < _EPHEMERAL_TRIES:
-                sock = bind_socket(config.host, 0)
+                sock = bind_socket(config.agent_host(len(sockets)), 0)
                 if usable(sock.getsockname()[1]):
                     sockets.append(sock)
                 else:
@@ -290,7 +293,7 @@ def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int |
             if not usable(port):
                 continue
             try:
-                sockets.append(bind_socket(config.host, port))
+                sockets.append(bind_socket(config.agent_host(len(sockets)), port))
             except OSError:
                 continue
     except BaseException:

@@ -232,7 +232,8 @@ def under(*prefixes: str) -> Callable[[str], bool]:
 
 # ---------------------------------------------------------------- the rules, one per folder
 # Package __init__ modules that only hold a docstring (and tfmesos' lazy __getattr__): running them is no dependency.
-_INITS = {"tfmesos", "tfmesos.core", "tfmesos.task", "tfmesos.executor", "tfmesos.mesos", "tfmesos.options",
+_INITS = {"tfmesos", "tfmesos.core", "tfmesos.core.job", "tfmesos.core.state", "tfmesos.core.placement",
+          "tfmesos.core.tensorflow", "tfmesos.task", "tfmesos.executor", "tfmesos.mesos", "tfmesos.options",
           "tfmesos.store", "tfmesos.api"}
 LOCALMESOS_ENTRY_POINTS = {"localmesos", "localmesos.cli", "localmesos.config", "localmesos.ports",
                            "localmesos.local_master", "localmesos.resources", "localmesos.roles", "localmesos.ids",
@@ -311,6 +312,53 @@ def test_no_import_circles() -> None:
     found = cycles(GRAPH)
     assert not found, (f"{len(found)} import circle(s) (lazy imports count): move what both sides need into a "
                        "module of its own below them, or pass it in:\n  " + "\n  ".join(cycle_lines(GRAPH, c) for c in found))
+
+
+# The core's layers: its plain data at its top (spec, task_key, task_state, phase, actions, status,
+# secrets, profile) imports none of its subpackages, so the job's data names no framework (the
+# spec is given its profile); each subpackage may import the ones listed, and the plain data.
+CORE_LAYERS: dict[str, tuple[str, ...]] = {
+    "tfmesos.core.tensorflow": (),  # TensorFlow's rules and texts: a leaf beside placement
+    "tfmesos.core.placement": (),  # offers, matching, fit, queue, quota, the offer hold and interest
+    "tfmesos.core.state": ("tfmesos.core.placement",),  # the job's state, each field with its one writer
+    "tfmesos.core.job": ("tfmesos.core.placement", "tfmesos.core.state"),  # the decisions, the Job facade
+}
+
+
+def core_layering(graph: Graph) -> list[str]:
+    """The chains by which a module of the core reaches a core subpackage its layer may not."""
+    problems: list[str] = []
+    for start in sorted(n for n in graph if under("tfmesos.core")(n) and n not in _INITS):
+        layer = next((s for s in CORE_LAYERS if under(s)(start)), None)  # None: the plain data at the top
+        allowed = (layer, *CORE_LAYERS[layer]) if layer else ()
+        forbidden = [s for s in CORE_LAYERS if s not in allowed]
+        came_from = reached(graph, start)
+        problems += [chain(came_from, n) for n in sorted(came_from) if n not in _INITS and under(*forbidden)(n)]
+    return problems
+
+
+def test_the_core_s_layers_hold_transitively() -> None:
+    assert all(any(under(s)(n) for n in GRAPH) for s in CORE_LAYERS), "a core subpackage moved? update CORE_LAYERS"
+    problems = core_layering(GRAPH)
+    assert not problems, "the core's layers (CORE_LAYERS):\n  " + "\n  ".join(problems)
+
+
+def test_a_core_layer_break_is_found_two_modules_away(tmp_path: Path) -> None:
+    graph = _synthetic(tmp_path, {
+        "tfmesos/__init__.py": "", "tfmesos/core/__init__.py": "",
+        "tfmesos/core/spec.py": "from .profile import FrameworkProfile\n",
+        "tfmesos/core/profile.py": "def default():\n    from .tensorflow.profile import TENSORFLOW\n",  # lazy: counts
+        "tfmesos/core/tensorflow/__init__.py": "", "tfmesos/core/tensorflow/profile.py": "",
+        "tfmesos/core/placement/__init__.py": "", "tfmesos/core/placement/fit.py": "from ..state import record\n",
+        "tfmesos/core/state/__init__.py": "", "tfmesos/core/state/record.py": "from ..placement import offers\n",
+        "tfmesos/core/placement/offers.py": "",
+        "tfmesos/core/job/__init__.py": "", "tfmesos/core/job/gang.py": "from ..placement import fit\n",
+    })
+    found = core_layering(graph)
+    assert "tfmesos.core.spec -> tfmesos.core.profile -> tfmesos.core.tensorflow.profile" in found
+    assert "tfmesos.core.placement.fit -> tfmesos.core.state.record" in found  # placement is below state
+    assert not any(p.startswith("tfmesos.core.state.record") for p in found), "state may use placement"
+    assert not any(p.startswith("tfmesos.core.job.gang ->") and p.endswith("fit") for p in found)
 
 
 def test_no_core_module_reads_mesos_json_ids() -> None:

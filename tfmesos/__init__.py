@@ -6,7 +6,10 @@ if TYPE_CHECKING:  # not at run time: every executor imports this package cold, 
     from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["report", "KerasProgress", "cluster", "ClusterError", "Job"]
+__all__ = ["report", "KerasProgress", "notice", "stop_requested", "watch_sigterm", "exit_planned", "PLANNED_EXIT",
+           "BackupAndRestore", "cluster", "ClusterError", "Job"]
+# A planned stop, seen from the training script (tfmesos/task/notice.py: stdlib only, like report).
+_NOTICE_NAMES = ("notice", "stop_requested", "watch_sigterm", "exit_planned", "PLANNED_EXIT")
 
 
 def __getattr__(name: str) -> Any:
@@ -21,6 +24,14 @@ def __getattr__(name: str) -> Any:
         from .task.keras_progress import KerasProgress
 
         return KerasProgress
+    if name in _NOTICE_NAMES:  # tfmesos.notice(), tfmesos.stop_requested(): a planned stop announced
+        from .task import notice as module
+
+        return getattr(module, name)
+    if name == "BackupAndRestore":  # tf.keras' BackupAndRestore that also saves at the batch on notice
+        from .task.keras_backup import BackupAndRestore
+
+        return BackupAndRestore
     if name in ("cluster", "ClusterError"):
         from .client import cluster as module
 

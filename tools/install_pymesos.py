@@ -1,4 +1,6 @@
-"""Install pymesos 0.3.15 and its http-parser dependency into the running interpreter.
+"""Install tfmesos' ``pymesos`` extra (pymesos 0.3.15, for ``--driver pymesos``) and its http-parser
+dependency into the running interpreter. The default driver is tfmesos' own: nothing here is
+needed for it.
 
 Why this exists: http-parser 0.9.0 (the last release, required by pymesos) ships a
 Cython-generated ``parser.c`` that no longer compiles on CPython >= 3.11
@@ -7,7 +9,8 @@ on 3.12+. We download the sdist, regenerate the C file with Cython 3, replace th
 ``imp`` import, and build it. Should the build still fail, we install the package's
 own pure-Python parser (``http_parser.pyparser``), which pymesos falls back to.
 
-Usage: python tools/install_pymesos.py   (idempotent; exits 0 when pymesos imports)
+Usage: python tools/install_pymesos.py   (idempotent; exits 0 when pymesos imports); then
+``pip install '.[pymesos]'`` finds the extra's requirements met.
 """
 from __future__ import annotations
 

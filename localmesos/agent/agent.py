@@ -40,7 +40,7 @@ from .procs import ManagedProcess, spawn, wait_status
 from .recovery import CheckpointWriter, record_container, recover_containers, reregistration_termination
 from ..http.protojson import b64decode, b64encode
 from ..resources import Resources, parse_resources_text
-from .sandbox import command_argv, create_sandbox, executor_environment, sandbox_path
+from .sandbox import AGENT_PROCESS_ENV, command_argv, create_sandbox, executor_environment, own_process, sandbox_path
 from .secrets import write_secret_volumes
 from ..master.status_updates import StatusUpdate, StatusUpdateManager
 
@@ -75,9 +75,10 @@ class Agent:
                  forkserver: ForkServer | None = None, first_gpu: int = 0) -> None:
         self.index = index
         self.id = agent_id
-        self.hostname = config.host
+        self.hostname = config.agent_host(index)
         self.port = 0
         self._config = config
+        self._own_process = "" if config.agents_recover else own_process()
         self.tuning = config.tuning
         self.work_dir = config.work_dir
         self._loop = loop
@@ -114,6 +115,7 @@ class Agent:
                                            self.tuning.status_update_retry_max)
         self.sessions = ExecutorSessions(self, loop, functools.partial(master.executor_message, agent_id))
         self.freeze = Freeze()  # kill -STOP / -CONT of a mesos-agent, for tests of agent loss
+        self.draining: tuple[int | None, bool] | None = None  # (max_grace_period ns, mark_gone) while draining
 
     # -- stopped and continued (SIGSTOP / SIGCONT of a real agent) ---------
     @property
@@ -241,6 +243,21 @@ class Agent:
         if kill_policy:
             event["kill_policy"] = kill_policy
         executor.send({"type": "KILL", "kill": event})
+
+    def drain(self, max_grace_period_ns: int | None, mark_gone: bool) -> None:
+        """Slave::drain: kill every task at once. A custom executor's KILL carries the task's kill
+        policy capped at ``max_grace_period`` (filled in where it has none); the command executor
+        keeps the task's own, as Mesos' does (trace 13). Until no executor is left, the tasks'
+        TASK_KILLING and TASK_KILLED carry REASON_AGENT_DRAINING (``accept_status``)."""
+        if not self._live:
+            return  # nothing to drain: done at once
+        self.draining = (max_grace_period_ns, mark_gone)
+        for framework in list(self.frameworks.values()):
+            for executor in list(framework.executors.values()):
+                for task in [*executor.launched.values(), *executor.queued.values()]:
+                    policy = None if executor.command_task else _capped(task.info.get("kill_policy"),
+                                                                        max_grace_period_ns)
+                    self.kill_task(framework.id, task.task_id, policy)
 
     def shutdown_executor(self, framework_id: str, executor_id: str) -> None:
         executor = self.find_executor(framework_id, executor_id)
@@ -381,6 +398,8 @@ class Agent:
                 checkpoint=executor.checkpoint, shutdown_grace_period=executor.shutdown_grace_period,
                 gpus=executor.gpus if self.has_gpus else None, command=command,
                 extra=_allocation_role_env(task) if task is not None else None)
+            if not self._config.agents_recover:
+                env[AGENT_PROCESS_ENV] = self._own_process
             argv, executable = command_argv(command)
             process = None
             warm = self._forkserver.wants(command, env) if task is None and self._forkserver else None
@@ -502,6 +521,7 @@ class Agent:
         self._live.discard(executor)
         if not self._live:
             self._all_dead.set()
+            self.draining = None  # Slave::updateDrainStatus: nothing left, the drain is over
 
     def _maybe_remove_framework(self, framework: AgentFramework) -> None:
         if framework.terminating and not framework.executors:
@@ -611,6 +631,11 @@ class Agent:
             now = status["timestamp"]  # the (v0) command executor stamps update and status alike
         status_timestamp = float(status.get("timestamp", now if source == "SOURCE_AGENT" else 0.0))
         status["timestamp"] = now
+        if self.draining is not None and status["state"] in ("TASK_KILLING", "TASK_KILLED"):
+            status["reason"] = "REASON_AGENT_DRAINING"  # whoever sent it (Slave::statusUpdate)
+            framework_info = self.frameworks.get(framework_id)
+            if self.draining[1] and framework_info is not None and framework_info.partition_aware:
+                status["state"] = "TASK_GONE_BY_OPERATOR"
         task_id = status["task_id"]["value"]
         if executor is not None and source == "SOURCE_EXECUTOR" and task_id not in executor.queued:
             container_status = executor.container_status(self.hostname)
@@ -646,6 +671,16 @@ class Agent:
     def state_executors(self) -> list[tuple[AgentFramework, list[Executor], list[Executor]]]:
         frameworks = list(self.frameworks.values()) + list(self.completed_frameworks)
         return [(f, list(f.executors.values()), list(f.completed_executors)) for f in frameworks]
+
+
+def _capped(kill_policy: dict[str, Any] | None, max_grace_period_ns: int | None) -> dict[str, Any] | None:
+    """Slave::drain's calculateKillPolicy: the cap where the task's grace is missing or longer."""
+    if max_grace_period_ns is None:
+        return None
+    grace = ((kill_policy or {}).get("grace_period") or {}).get("nanoseconds")
+    if grace is None or max_grace_period_ns < grace:
+        return {"grace_period": {"nanoseconds": max_grace_period_ns}}
+    return None
 
 
 def _for_executor(task: dict[str, Any]) -> dict[str, Any]:

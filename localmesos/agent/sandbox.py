@@ -15,7 +15,19 @@ from ..durations import format_duration
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 RECOVERY_TIMEOUT = 15 * 60.0  # agent --recovery_timeout
+# Set by an agent that no restart can recover (its work dir goes with its process): "PID START" of
+# that process, which the executor watches to end with it (tfmesos/mesos/executor_driver.py). Real
+# Mesos has no such variable; its executors follow MESOS_RECOVERY_TIMEOUT.
+AGENT_PROCESS_ENV = "LOCALMESOS_AGENT_PROCESS"
 EXECUTOR_REREGISTRATION_TIMEOUT = 2.0  # agent --executor_reregistration_timeout
+
+
+def own_process() -> str:
+    """This process as AGENT_PROCESS_ENV names it: its pid and when it started (/proc/self/stat's
+    22nd field, clock ticks after boot), so that a pid given to another process is told apart."""
+    with open("/proc/self/stat", "rb") as f:
+        stat = f.read()
+    return f"{os.getpid()} {int(stat[stat.rfind(b')') + 2:].split()[19])}"
 
 
 def sandbox_path(work_dir: Path, agent_id: str, framework_id: str, executor_id: str, container_id: str) -> Path:

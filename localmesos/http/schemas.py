@@ -182,6 +182,20 @@ _d("QuotaConfig", role=_s(required=True), guarantees=_RAW, limits=_RAW)
 _d("UpdateQuota", force=_BOOL, quota_configs=_m("QuotaConfig", repeated=True))
 _d("WeightInfo", weight=Field("double", required=True), role=_s())
 _d("UpdateWeights", weight_infos=_m("WeightInfo", repeated=True))
+# Planned change: draining (google.protobuf.Duration, which Mesos takes as an object only) and the
+# maintenance schedule (include/mesos/v1/maintenance/maintenance.proto).
+_d("Duration", seconds=_INT, nanos=_INT)
+_d("DrainAgent", agent_id=_m("AgentID", required=True), max_grace_period=_m("Duration"), mark_gone=_BOOL)
+_d("AgentCall", agent_id=_m("AgentID", required=True))
+_d("MachineID", hostname=_s(), ip=_s())
+_d("TimeInfo", nanoseconds=Field("int", required=True))
+_d("Unavailability", start=_m("TimeInfo", required=True), duration=_m("DurationInfo"))
+_d("MaintenanceWindow", machine_ids=_m("MachineID", repeated=True), unavailability=_m("Unavailability", required=True))
+_d("Schedule", windows=_m("MaintenanceWindow", repeated=True))
+_d("UpdateMaintenanceSchedule", schedule=_m("Schedule", required=True))
+_d("Machines", machines=_m("MachineID", repeated=True))
 _d("OperatorCall", type=_s(), mark_agent_gone=_m("MarkAgentGone"), reserve_resources=_m("ReserveResources"),
    unreserve_resources=_m("UnreserveResources"), update_quota=_m("UpdateQuota"),
-   update_weights=_m("UpdateWeights"))
+   update_weights=_m("UpdateWeights"), drain_agent=_m("DrainAgent"), deactivate_agent=_m("AgentCall"),
+   reactivate_agent=_m("AgentCall"), update_maintenance_schedule=_m("UpdateMaintenanceSchedule"),
+   start_maintenance=_m("Machines"), stop_maintenance=_m("Machines"))

@@ -11,20 +11,25 @@ A round is one pass over the agents with O(1) work for an agent that has
 nothing to offer, so 1,000 idle agents cost well under a millisecond. An agent's
 resources reserved to a role go only to that role's frameworks; its unreserved
 resources may go to several frameworks, one offer each (``FairOrder`` decides who
-is first: quota guarantees, weighted DRF among roles, DRF within a role).
+is first: quota guarantees, weighted DRF among roles, DRF within a role). A deactivated or
+draining agent is offered nothing; after each round, ``after_round`` sends the inverse offers.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Mapping, Protocol
 
+from ..config import QuotaConfig
 from .framework import Framework, OfferFilter
 from ..resources import Resources, to_fixed
+from .usage import (SHARE_RESOURCES, cluster_totals, framework_allocation, role_allocations,
+                    unallocated_reservations, unreserved_available)
 
 if TYPE_CHECKING:
-    from .master import Master
+    from .cluster import AgentRecord
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +37,40 @@ MIN_CPUS = to_fixed(0.01)
 MIN_MEM = to_fixed(32.0)
 MAX_REFUSE_SECONDS = 365 * 24 * 3600.0
 DEFAULT_REFUSE_SECONDS = 5.0
-_SHARE_RESOURCES = ("cpus", "mem", "disk", "gpus")
+
+
+class AllocatorView(Protocol):
+    """What an allocation round reads of the master (``cluster.Cluster`` is one). The allocator
+    changes none of it but its own state on the frameworks: offer filters and suppressed roles."""
+
+    @property
+    def agents(self) -> Mapping[str, "AgentRecord"]: ...
+
+    @property
+    def frameworks(self) -> Mapping[str, Framework]: ...
+
+    @property
+    def weights(self) -> Mapping[str, float]: ...
+
+    @property
+    def quotas(self) -> Mapping[str, QuotaConfig]: ...
+
+    @property
+    def deactivated(self) -> AbstractSet[str]: ...  # agent ids offered nothing (deactivated, draining)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One offer a round decided: ``resources`` (unallocated) of ``agent`` to ``framework`` as ``role``."""
+
+    framework: Framework
+    role: str
+    agent: "AgentRecord"
+    resources: Resources
+
+
+# What the master does with a round's decisions: make the offers and send them.
+OfferSink = Callable[[list[Grant]], None]
 
 
 def refuse_timeout(filters: dict | None, allocation_interval: float) -> float:
@@ -48,8 +86,11 @@ def refuse_timeout(filters: dict | None, allocation_interval: float) -> float:
 
 
 class Allocator:
-    def __init__(self, master: "Master", loop: asyncio.AbstractEventLoop, interval: float) -> None:
-        self._master = master
+    def __init__(self, view: AllocatorView, make_offers: OfferSink, loop: asyncio.AbstractEventLoop,
+                 interval: float, after_round: Callable[[], None] = lambda: None) -> None:
+        self._view = view
+        self._make_offers = make_offers
+        self._after_round = after_round  # the maintenance half: inverse offers
         self._loop = loop
         self._interval = interval
         self._tick: asyncio.TimerHandle | None = None
@@ -115,28 +156,30 @@ class Allocator:
     # -- the round ----------------------------------------------------------
     def allocate(self) -> None:
         started = time.perf_counter()
-        master = self._master
+        view = self._view
         candidates = [
             (framework, role)
-            for framework in master.frameworks.values()
+            for framework in view.frameworks.values()
             if framework.active and framework.connected
             for role in framework.roles
             if role not in framework.suppressed_roles
         ]
         if candidates:
-            self._allocate(master, candidates)
+            self._allocate(view, candidates)
+        self._after_round()
         self.rounds += 1
         self.last_round_seconds = time.perf_counter() - started
         self.max_round_seconds = max(self.max_round_seconds, self.last_round_seconds)
         self.total_round_seconds += self.last_round_seconds
 
-    def _allocate(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
+    def _allocate(self, view: AllocatorView, candidates: list[tuple[Framework, str]]) -> None:
         now = time.monotonic()
-        order = FairOrder(master, candidates)
-        batches: dict[str, list] = {}
-        for record in master.agents.values():
+        order = FairOrder(view, candidates)
+        grants: list[Grant] = []
+        deactivated = view.deactivated
+        for record in view.agents.values():
             available = record.available
-            if available.empty() or not _allocatable(available):
+            if available.empty() or not _allocatable(available) or (deactivated and record.agent.id in deactivated):
                 continue
             reserved = bool(available.reserved_roles())
             for framework, role in order.sorted():
@@ -149,15 +192,14 @@ class Allocator:
                     continue
                 if self._filtered(framework, role, record.agent.id, offerable, now):
                     continue
-                offer = master.create_offer(framework, record, role, offerable)
-                batches.setdefault(framework.id, []).append(offer)
-                order.charge(framework, role, offer.resources)
-                available = record.available
+                grants.append(Grant(framework, role, record, offerable))
+                order.charge(framework, role, offerable)
+                available = available - offerable
                 if available.empty() or not _allocatable(available):
                     break
                 reserved = bool(available.reserved_roles())
-        for framework_id, offers in batches.items():
-            master.send_offers(framework_id, offers)
+        if grants:
+            self._make_offers(grants)
 
 
 class FairOrder:
@@ -173,25 +215,25 @@ class FairOrder:
     consumption are computed once per round and updated per offer: no O(n^2).
     """
 
-    def __init__(self, master: "Master", candidates: list[tuple[Framework, str]]) -> None:
+    def __init__(self, view: AllocatorView, candidates: list[tuple[Framework, str]]) -> None:
         self._candidates = candidates
-        self._weights = master.weights
-        self._quotas = {role: q for role, q in master.quotas.items() if q.guarantees or q.limits}
+        self._weights = view.weights
+        self._quotas = {role: q for role, q in view.quotas.items() if q.guarantees or q.limits}
         roles = {role for _, role in candidates}
         self._rank = len(candidates) > 1
-        self._totals = master.cluster_totals() if self._rank else {}
+        self._totals = cluster_totals(view.agents.values()) if self._rank else {}
         self._framework_alloc: dict[str, dict[str, float]] = {}
         self._role_alloc: dict[str, dict[str, float]] = {}
         self._consumed: dict[str, dict[str, float]] = {}
         if self._rank:
             for framework, _ in candidates:
-                self._framework_alloc[framework.id] = master.framework_allocation(framework)
+                self._framework_alloc[framework.id] = framework_allocation(framework)
         if self._rank and len(roles) > 1 or self._quotas:
-            self._role_alloc = master.role_allocations()
+            self._role_alloc = role_allocations(view.frameworks)
         self._guarantees = {role: q.guarantees for role, q in self._quotas.items() if q.guarantees}
-        self._free = master.unreserved_available() if self._guarantees else {}
+        self._free = unreserved_available(view.agents.values()) if self._guarantees else {}
         if self._quotas:
-            unallocated = master.unallocated_reservations(set(self._quotas))
+            unallocated = unallocated_reservations(view.agents.values(), set(self._quotas))
             for role in self._quotas:
                 allocated = self._role_alloc.get(role, {})
                 reserved = unallocated.get(role, {})
@@ -266,6 +308,6 @@ def _allocatable(resources: Resources) -> bool:
 
 
 def _dominant_share(allocation: dict[str, float], totals: dict[str, float]) -> float:
-    return max((allocation.get(name, 0.0) / totals[name] for name in _SHARE_RESOURCES if totals.get(name)),
+    return max((allocation.get(name, 0.0) / totals[name] for name in SHARE_RESOURCES if totals.get(name)),
                default=0.0)
 

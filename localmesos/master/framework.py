@@ -93,10 +93,7 @@ class Framework:
 
     @property
     def roles(self) -> list[str]:
-        """protobuf::framework::getRoles."""
-        if self.has_capability("MULTI_ROLE"):
-            return list(self.info.get("roles", []))
-        return [self.info.get("role", "*")]
+        return roles_of(self.info)
 
     def send(self, event: dict[str, Any]) -> None:
         if self.stream is not None:
@@ -116,3 +113,19 @@ class Framework:
         for offer in self.offers.values():
             total = total + offer.resources
         return total
+
+
+def roles_of(info: dict[str, Any]) -> list[str]:
+    """protobuf::framework::getRoles of a FrameworkInfo."""
+    if any(c.get("type") == "MULTI_ROLE" for c in info.get("capabilities", [])):
+        return list(info.get("roles", []))
+    return [info.get("role", "*")]
+
+
+def ordered_info(info: dict[str, Any]) -> dict[str, Any]:
+    """FrameworkInfo as Mesos echoes it to executors: declaration order, id included."""
+    order = ("user", "name", "id", "failover_timeout", "checkpoint", "role", "roles", "hostname", "principal",
+             "webui_url", "capabilities", "labels", "offer_filters")
+    ordered = {k: info[k] for k in order if k in info}
+    ordered.update({k: v for k, v in info.items() if k not in ordered})
+    return ordered

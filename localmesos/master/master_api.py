@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..http.calls import method_not_allowed
 from ..http.server import Request, Response, StreamResponse
 from .master import Master
+from .maintenance_api import PATHS as MAINTENANCE_PATHS, MaintenanceApi
 from .operator_api import OperatorApi
 from .scheduler_api import SchedulerApi
 from .metrics import metrics_snapshot
@@ -16,6 +17,7 @@ class MasterApi:
         self._master = master
         self._scheduler = scheduler
         self._operator = operator
+        self._maintenance = MaintenanceApi(master.maintenance)
 
     def handle(self, request: Request) -> Response | StreamResponse:
         path = request.path
@@ -25,6 +27,8 @@ class MasterApi:
             return self._scheduler.handle(request)
         if path == "/api/v1":
             return self._operator.handle(request)
+        if path in MAINTENANCE_PATHS:
+            return self._maintenance.handle(request, path)
         if path == "/metrics/snapshot":
             return Response.json(200, metrics_snapshot(self._master)) if request.method == "GET" \
                 else method_not_allowed(request, "GET")

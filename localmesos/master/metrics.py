@@ -11,10 +11,11 @@ if TYPE_CHECKING:
 def metrics_snapshot(master: "Master") -> dict[str, float]:
     allocator = master.allocator
     runs = allocator.rounds
+    cluster = master.cluster
     return {
-        "master/slaves_active": float(len(master.agents)),
-        "master/frameworks_active": float(sum(1 for f in master.frameworks.values() if f.active)),
-        "master/outstanding_offers": float(len(master.offers)),
+        "master/slaves_active": float(sum(1 for agent_id in cluster.agents if agent_id not in cluster.deactivated)),
+        "master/frameworks_active": float(sum(1 for f in cluster.frameworks.values() if f.active)),
+        "master/outstanding_offers": float(len(cluster.offers)),
         "allocator/mesos/allocation_runs": float(runs),
         "allocator/mesos/allocation_run_ms": allocator.last_round_seconds * 1e3,
         "allocator/mesos/allocation_run_ms/count": float(runs),

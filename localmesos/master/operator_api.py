@@ -1,7 +1,9 @@
 """``POST /api/v1`` on the master (operator API).
 
-Emulated: MARK_AGENT_GONE; RESERVE_RESOURCES / UNRESERVE_RESOURCES (dynamic reservations);
-GET_QUOTA / UPDATE_QUOTA; GET_ROLES; GET_WEIGHTS / UPDATE_WEIGHTS. Answers follow trace 11.
+Emulated: GET_AGENTS; MARK_AGENT_GONE; DRAIN_AGENT / DEACTIVATE_AGENT / REACTIVATE_AGENT; the
+maintenance calls (``maintenance_api``); RESERVE_RESOURCES / UNRESERVE_RESOURCES (dynamic
+reservations); GET_QUOTA / UPDATE_QUOTA; GET_ROLES; GET_WEIGHTS / UPDATE_WEIGHTS. Answers follow
+traces 11 and 13-17.
 """
 from __future__ import annotations
 
@@ -10,9 +12,12 @@ from typing import Any
 from ..http.calls import decode_call, method_not_allowed
 from ..config import QuotaConfig
 from ..http.server import Request, Response
+from .agents_json import get_agents
+from .maintenance_api import MaintenanceApi
 from .master import Master
 from ..resources import ResourceError, Resources
 from ..roles import validate_role
+from .usage import cluster_totals, role_allocations
 
 # master::Call types real Mesos implements.
 _KNOWN_TYPES = {
@@ -27,12 +32,15 @@ _KNOWN_TYPES = {
 }
 _NEEDS = {"MARK_AGENT_GONE": "mark_agent_gone", "RESERVE_RESOURCES": "reserve_resources",
           "UNRESERVE_RESOURCES": "unreserve_resources", "UPDATE_QUOTA": "update_quota",
-          "UPDATE_WEIGHTS": "update_weights"}
+          "UPDATE_WEIGHTS": "update_weights", "DRAIN_AGENT": "drain_agent", "DEACTIVATE_AGENT": "deactivate_agent",
+          "REACTIVATE_AGENT": "reactivate_agent", "UPDATE_MAINTENANCE_SCHEDULE": "update_maintenance_schedule",
+          "START_MAINTENANCE": "start_maintenance", "STOP_MAINTENANCE": "stop_maintenance"}
 
 
 class OperatorApi:
     def __init__(self, master: Master) -> None:
         self._master = master
+        self._maintenance = MaintenanceApi(master.maintenance)
 
     def handle(self, request: Request) -> Response:
         if request.method != "POST":
@@ -52,9 +60,38 @@ class OperatorApi:
         return handler(call[field] if field else {})
 
     # -- agents -------------------------------------------------------------
+    def _get_agents(self, _: dict[str, Any]) -> Response:
+        return Response.json(200, get_agents(self._master))
+
     def _mark_agent_gone(self, body: dict[str, Any]) -> Response:
-        status, message = self._master.mark_agent_gone(body["agent_id"]["value"])
-        return Response.empty(status) if status == 200 else Response.text(status, message)
+        return _answer(self._master.agent_book.mark_gone(body["agent_id"]["value"]))
+
+    def _drain_agent(self, body: dict[str, Any]) -> Response:
+        grace = body.get("max_grace_period")
+        grace_ns = None if grace is None else grace.get("seconds", 0) * 1_000_000_000 + grace.get("nanos", 0)
+        return _answer(self._master.drains.drain(body["agent_id"]["value"], grace_ns, body.get("mark_gone", False)))
+
+    def _deactivate_agent(self, body: dict[str, Any]) -> Response:
+        return _answer(self._master.drains.deactivate(body["agent_id"]["value"]))
+
+    def _reactivate_agent(self, body: dict[str, Any]) -> Response:
+        return _answer(self._master.drains.reactivate(body["agent_id"]["value"]))
+
+    # -- maintenance ----------------------------------------------------------
+    def _get_maintenance_schedule(self, _: dict[str, Any]) -> Response:
+        return self._maintenance.get_schedule()
+
+    def _update_maintenance_schedule(self, body: dict[str, Any]) -> Response:
+        return self._maintenance.update_schedule(body)
+
+    def _get_maintenance_status(self, _: dict[str, Any]) -> Response:
+        return self._maintenance.get_status()
+
+    def _start_maintenance(self, body: dict[str, Any]) -> Response:
+        return self._maintenance.start(body)
+
+    def _stop_maintenance(self, body: dict[str, Any]) -> Response:
+        return self._maintenance.stop(body)
 
     def _reserve_resources(self, body: dict[str, Any]) -> Response:
         return self._change_reservation(body, reserve=True)
@@ -79,12 +116,12 @@ class OperatorApi:
                 return Response.text(400, f"Invalid reservation: {error}")
         source = wanted.pop_reservation() if reserve else wanted
         target = wanted if reserve else wanted.pop_reservation()
-        status, message = self._master.convert_agent_resources(body["agent_id"]["value"], source, target)
+        status, message = self._master.agent_book.convert_resources(body["agent_id"]["value"], source, target)
         return Response.empty(202) if status == 202 else Response.text(status, message)
 
     # -- quota and weights --------------------------------------------------
     def _get_quota(self, _: dict[str, Any]) -> Response:
-        quotas = sorted(self._master.quotas.items())
+        quotas = sorted(self._master.cluster.quotas.items())
         status: dict[str, Any] = {}
         infos = [{"role": role, "guarantee": _scalar_resources(q.guarantees)} for role, q in quotas if q.guarantees]
         if infos:
@@ -111,9 +148,9 @@ class OperatorApi:
                                           f"limits for {', '.join(sorted(over))}")
             updates[role] = QuotaConfig(guarantees, limits)
         if not body.get("force"):
-            totals = self._master.cluster_totals()
+            totals = cluster_totals(self._master.cluster.agents.values())
             guaranteed: dict[str, float] = {}
-            for role, quota in {**self._master.quotas, **updates}.items():
+            for role, quota in {**self._master.cluster.quotas, **updates}.items():
                 for name, amount in quota.guarantees.items():
                     guaranteed[name] = guaranteed.get(name, 0.0) + amount
             short = [n for n, amount in guaranteed.items() if amount > totals.get(n, 0.0) + 1e-9]
@@ -122,14 +159,14 @@ class OperatorApi:
                                           f"capacity for {', '.join(sorted(short))} (use 'force' to set anyway)")
         for role, quota in updates.items():
             if quota.guarantees or quota.limits:
-                self._master.quotas[role] = quota
+                self._master.cluster.quotas[role] = quota
             else:
-                self._master.quotas.pop(role, None)
+                self._master.cluster.quotas.pop(role, None)
         self._master.allocator.trigger()
         return Response.empty(200)
 
     def _get_weights(self, _: dict[str, Any]) -> Response:
-        infos = [{"weight": w, "role": role} for role, w in sorted(self._master.weights.items())]
+        infos = [{"weight": w, "role": role} for role, w in sorted(self._master.cluster.weights.items())]
         return Response.json(200, {"type": "GET_WEIGHTS", "get_weights": {"weight_infos": infos}})
 
     def _update_weights(self, body: dict[str, Any]) -> Response:
@@ -141,28 +178,34 @@ class OperatorApi:
                 return Response.text(400, f"Invalid weight for role '{role}': "
                                           f"{error or 'weight must be greater than zero'}")
         for info in infos:
-            self._master.weights[info["role"]] = float(info["weight"])
+            self._master.cluster.weights[info["role"]] = float(info["weight"])
         self._master.allocator.trigger()
         return Response.empty(200)
 
     def _get_roles(self, _: dict[str, Any]) -> Response:
-        master = self._master
+        cluster = self._master.cluster
         frameworks: dict[str, list[str]] = {}
-        for framework in master.frameworks.values():
+        for framework in cluster.frameworks.values():
             for role in framework.roles:
                 frameworks.setdefault(role, []).append(framework.id)
-        allocated = master.role_allocations()
-        reserved = {role for record in master.agents.values() for role in record.total.reserved_roles()}
-        names = (set(frameworks) | set(master.weights) | set(master.quotas) | reserved | set(allocated)) - {"*"}
+        allocated = role_allocations(cluster.frameworks)
+        reserved = {role for record in cluster.agents.values() for role in record.total.reserved_roles()}
+        names = (set(frameworks) | set(cluster.weights) | set(cluster.quotas) | reserved | set(allocated)) - {"*"}
         roles = []
         for name in sorted(names):
-            entry: dict[str, Any] = {"name": name, "weight": master.weights.get(name, 1.0)}
+            entry: dict[str, Any] = {"name": name, "weight": cluster.weights.get(name, 1.0)}
             if frameworks.get(name):
                 entry["frameworks"] = [{"value": f} for f in frameworks[name]]
             if allocated.get(name):
                 entry["resources"] = _scalar_resources(allocated[name])
             roles.append(entry)
         return Response.json(200, {"type": "GET_ROLES", "get_roles": {"roles": roles}})
+
+
+def _answer(outcome: tuple[int, str]) -> Response:
+    """(200, "") is an empty 200; anything else Mesos' refusal as text."""
+    status, message = outcome
+    return Response.empty(status) if status == 200 else Response.text(status, message)
 
 
 def _scalar_resources(amounts: dict[str, float]) -> list[dict[str, Any]]:

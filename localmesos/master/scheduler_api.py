@@ -84,10 +84,10 @@ class SchedulerApi:
         if kind == "SUBSCRIBE":
             if "Mesos-Stream-Id" in request.headers:
                 return Response.text(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
-            return self._master.subscribe(call["subscribe"], principal)
+            return self._master.subscriptions.subscribe(call["subscribe"], principal)
 
         master = self._master
-        framework = master.frameworks.get(call["framework_id"]["value"])
+        framework = master.cluster.frameworks.get(call["framework_id"]["value"])
         if framework is None:
             return Response.text(400, "Framework cannot be found")
         if principal is not None and principal != framework.info.get("principal"):
@@ -102,30 +102,33 @@ class SchedulerApi:
             return Response.text(400, f"The stream ID '{stream_id}' included in this request didn't match the "
                                       f"stream ID currently associated with framework ID {framework.id}")
 
+        calls = master.scheduler_calls
         if kind == "TEARDOWN":
-            master.teardown(framework)
+            calls.teardown(framework)
         elif kind == "ACCEPT":
-            master.accept(framework, call["accept"])
+            calls.accept(framework, call["accept"])
         elif kind == "DECLINE":
-            master.decline(framework, call["decline"])
+            calls.decline(framework, call["decline"])
         elif kind == "REVIVE":
-            master.revive(framework, call.get("revive", {}))
+            calls.revive(framework, call.get("revive", {}))
         elif kind == "SUPPRESS":
-            master.suppress(framework, call.get("suppress", {}))
+            calls.suppress(framework, call.get("suppress", {}))
         elif kind == "KILL":
-            master.kill(framework, call["kill"])
+            calls.kill(framework, call["kill"])
         elif kind == "SHUTDOWN":
-            master.shutdown(framework, call["shutdown"])
+            calls.shutdown(framework, call["shutdown"])
         elif kind == "ACKNOWLEDGE":
-            master.acknowledge(framework, call["acknowledge"])
+            calls.acknowledge(framework, call["acknowledge"])
         elif kind == "RECONCILE":
-            master.reconcile(framework, call["reconcile"])
+            calls.reconcile(framework, call["reconcile"])
         elif kind == "MESSAGE":
-            master.message(framework, call["message"])
+            calls.message(framework, call["message"])
         elif kind == "UPDATE_FRAMEWORK":
-            status, message = master.update_framework(framework, call["update_framework"])
+            status, message = master.subscriptions.update(framework, call["update_framework"])
             return Response.empty(200) if status == 200 else Response.text(status, message)
+        elif kind in ("ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS"):
+            calls.answer_inverse_offers(call[kind.lower()], accepted=kind == "ACCEPT_INVERSE_OFFERS")
         elif kind == "UNKNOWN":
             return Response.text(501, "501 Not Implemented.")
-        # REQUEST, inverse offers and operation feedback have nothing to act on here.
+        # REQUEST and operation feedback have nothing to act on here.
         return Response.empty(202)

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent
     from ..agent.containers import AgentFramework, AgentTask, Executor
     from .framework import Framework, Task
-    from .master import AgentRecord, Master
+    from .cluster import AgentRecord, Cluster
+    from .master import Master
 
 VERSION = "1.12.0"
 BUILD = {"build_date": "", "build_time": 0.0, "build_user": "tfmesos-localmaster"}
@@ -25,6 +26,7 @@ def version_json() -> dict[str, Any]:
 
 def master_state(master: "Master") -> dict[str, Any]:
     config = master.config
+    cluster = master.cluster
     info = master.master_info()
     leader_info = {"id": info["id"], "pid": info["pid"], "port": info["port"], "hostname": info["hostname"]}
     return {
@@ -36,9 +38,9 @@ def master_state(master: "Master") -> dict[str, Any]:
         "pid": info["pid"],
         "hostname": info["hostname"],
         "capabilities": [c["type"] for c in info["capabilities"]],
-        "activated_slaves": float(len(master.agents)),
-        "deactivated_slaves": 0.0,
-        "unreachable_slaves": float(len(master.unreachable_agents)),
+        "activated_slaves": float(sum(1 for agent_id in cluster.agents if agent_id not in cluster.deactivated)),
+        "deactivated_slaves": float(sum(1 for agent_id in cluster.agents if agent_id in cluster.deactivated)),
+        "unreachable_slaves": float(len(cluster.unreachable_agents)),
         "leader": info["pid"],
         "leader_info": leader_info,
         "flags": {
@@ -55,17 +57,18 @@ def master_state(master: "Master") -> dict[str, Any]:
             "registry": "in_memory",
             "work_dir": str(config.work_dir),
         },
-        "slaves": [_slave(record) for record in master.agents.values()],
+        "slaves": [_slave(record, cluster) for record in cluster.agents.values()],
         "recovered_slaves": [],
-        "frameworks": [_framework(master, f) for f in master.frameworks.values()],
-        "completed_frameworks": [_framework(master, f) for f in master.completed_frameworks],
+        "frameworks": [_framework(master, f) for f in cluster.frameworks.values()],
+        "completed_frameworks": [_framework(master, f) for f in cluster.completed_frameworks],
         "orphan_tasks": [],
         "unregistered_frameworks": [],
     }
 
 
-def _slave(record: "AgentRecord") -> dict[str, Any]:
+def _slave(record: "AgentRecord", cluster: "Cluster") -> dict[str, Any]:
     agent = record.agent
+    deactivated = agent.id in cluster.deactivated
     return {
         "id": agent.id,
         "hostname": agent.hostname,
@@ -79,11 +82,23 @@ def _slave(record: "AgentRecord") -> dict[str, Any]:
         "reserved_resources": {role: record.total.filter(lambda k, role=role: k.role == role).summary()
                                for role in sorted(record.total.reserved_roles())},
         "unreserved_resources": record.total.unreserved().summary(),
-        "active": True,
-        "deactivated": False,
+        "active": not deactivated,
+        "deactivated": deactivated,
         "version": VERSION,
         "capabilities": list(AGENT_CAPABILITIES),
+        **drain_fields(agent.id, cluster, time_info=False),
     }
+
+
+def drain_fields(agent_id: str, cluster: "Cluster", time_info: bool) -> dict[str, Any]:
+    """``drain_info`` and the estimated drain start (a TimeInfo in GET_AGENTS, seconds in /state)."""
+    drain = cluster.draining.get(agent_id)
+    if drain is None:
+        return {}
+    if time_info:
+        return {"drain_info": drain.config_json(),
+                "estimated_drain_start_time": {"nanoseconds": int(drain.started * 1e9)}}
+    return {"drain_info": drain.config_json(), "estimated_drain_start_time_seconds": drain.started}
 
 
 def _framework(master: "Master", framework: "Framework") -> dict[str, Any]:
@@ -131,7 +146,7 @@ def _framework(master: "Master", framework: "Framework") -> dict[str, Any]:
         entry = executor_info_json(executor_info)
         entry["slave_id"] = agent_id
         # Extension: where the sandbox is (real Mesos has it only in the agent's /state).
-        record = master.agents.get(agent_id)
+        record = master.cluster.agents.get(agent_id)
         run = record.agent.find_executor(framework.id, executor_id) if record else None
         if run is not None:
             entry["directory"] = str(run.directory)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tfmesos.client import cluster as cluster_api, douban, tfrun
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.options.load import OptionsError
 from tfmesos.core.spec import TaskKey, Volume
 from tfmesos.options.jobspec import parse_volume
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spec(doc, external=None):
-    return cluster_api.cluster_job_spec(doc, external or {})[0]
+    return cluster_api.cluster_job(doc, external or {}, "127.0.0.1:5050").spec
 
 
 def test_roles_become_relaunching_servers_and_the_caller_is_the_chief():
@@ -58,8 +58,7 @@ def test_bad_roles_name_the_field():
 
 
 def _checked(doc):
-    spec, resolved = cluster_api.cluster_job_spec(doc, {})
-    return cluster_api.refuse_or_warn(spec, resolved, "127.0.0.1:5050")
+    return cluster_api.cluster_job(doc, {}, "127.0.0.1:5050").warnings
 
 
 def test_douban_jobs_def_maps_onto_roles_with_douban_defaults():
@@ -231,7 +230,7 @@ def test_douban_jobs_keywords_and_job_objects_are_taken_as_douban_took_them(tmp_
 
 
 def test_hosts_env_gives_douban_s_host_lists():
-    from tfmesos.core.clusterspec import hosts_env
+    from tfmesos.core.tensorflow.clusterspec import hosts_env
 
     assert hosts_env({"ps": ["a:1"], "worker": ["b:2", "c:3"], "chief": ["d:4"]}) == {
         "TFMESOS_PS_HOSTS": "a:1", "TFMESOS_WORKER_HOSTS": "b:2,c:3", "TFMESOS_DISTRIBUTED": "1"}

@@ -111,3 +111,23 @@ def test_the_synthetic_offer_holds_exactly_the_gang() -> None:
     # The gang's ClusterSpec rides in every payload, as in a real gang launch.
     assert all(p["cluster"] and sorted(p["cluster"]) == ["ps", "worker"] for p in plan.payloads)
     assert "GPU_RESOURCES" not in json.dumps(plan.framework_info)
+
+
+def test_the_table_shows_the_executors_share_and_what_the_job_takes_in_all() -> None:
+    from tfmesos.client.dry_run import plan_lines
+
+    spec = job_spec_from_options(resolve_options({"job": {"command": "python t.py"}, "roles": {
+        "ps": {"count": 1, "cpus": 0.2, "mem": 768}, "worker": {"count": 2, "cpus": 1, "mem": 1024}}}))
+    rows = {line.split()[0] if not line.startswith("+") else "+": line.split() for line in plan_lines(spec)}
+    assert rows["+"][1:5] == ["executor", f"{EXECUTOR_CPUS:g}", f"{EXECUTOR_MEM:g}", "0"]
+    cpus, mem = 0.2 + 2 * 1 + 3 * EXECUTOR_CPUS, 768 + 2 * 1024 + 3 * EXECUTOR_MEM
+    assert [float(x) for x in rows["in"][2:4]] == pytest.approx([cpus, mem]), rows["in"]
+    assert "3 tasks with their executors" in " ".join(rows["in"])
+
+
+def test_the_options_reference_says_the_executors_share_the_code_takes() -> None:
+    schema = json.loads((ROOT / "config-schema.json").read_text())
+    for role, fields in schema["properties"]["roles"]["properties"].items():
+        cpus, mem = fields["properties"]["cpus"]["description"], fields["properties"]["mem"]["description"]
+        assert f"executor takes {EXECUTOR_CPUS:g} more" in cpus, (role, cpus)
+        assert f"executor takes {EXECUTOR_MEM:g} MB more" in mem, (role, mem)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tfmesos.scheduler.http_api import ApiServer, Operations
-from tfmesos.core.job import Job
-from tfmesos.core.job_state import StatusUpdate
+from tfmesos.core.job.job import Job
+from tfmesos.core.task_state import StatusUpdate, TaskState
 from tfmesos.core.status import StatusSnapshot, TaskStatus
 from tfmesos.client.history import duration, jobs_lines, log_lines, same_address, status_lines, task_counts
 from tfmesos.client.logs import kept_log
@@ -29,7 +29,7 @@ from tfmesos.store.format import end_of, record
 from tfmesos.store.state_store import DirStore
 
 from tests.core.helpers import spec_of
-from tests.core.test_job import PSS, launch_all, run_all
+from tests.core.job.test_job import PSS, launch_all, run_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,10 +42,10 @@ def ended_record(tmp_path: Path, name: str = "hist", at: float = 1_800_000_000.0
     chief = next(t for k, t in launched.items() if k.role == "chief").task_id
     job.report(chief, {"step": 100, "loss": 0.5, "total_steps": 200}, at - 20)
     job.report(chief, {"step": 200, "loss": 0.25, "total_steps": 200}, at - 10)
-    job.status(StatusUpdate(chief, "TASK_FINISHED", agent_id="S0", exit_code=0), at - 5)
+    job.status(StatusUpdate(chief, TaskState.TASK_FINISHED, agent_id="S0", exit_code=0), at - 5)
     for key, t in launched.items():
         if key.role != "chief":
-            job.status(StatusUpdate(t.task_id, "TASK_KILLED", agent_id="S0"), at - 1)
+            job.status(StatusUpdate(t.task_id, TaskState.TASK_KILLED, agent_id="S0"), at - 1)
     sandbox = tmp_path / "sandbox" / chief
     sandbox.mkdir(parents=True)
     (sandbox / "stdout").write_bytes(b"".join(b"line %d\n" % i for i in range(1, 101)) + b"final test accuracy: 0.93\n")
@@ -323,7 +323,7 @@ def test_logs_of_a_newer_scheduler_says_to_upgrade_rather_than_that_the_job_is_o
 
 def test_keep_serving_says_where_even_under_quiet() -> None:
     """-q prints only the job's output and the summary, but --keep-serving's address is its point."""
-    from tfmesos.scheduler import job_end
+    from tfmesos.scheduler import after_end as job_end
     from tfmesos.scheduler.console import Console
 
     out = io.StringIO()

@@ -17,7 +17,7 @@ from tfmesos.options.load import OptionsError
 SIZE = {"agents": 1, "agent_cpus": 2.0}  # the embedded cluster both are given
 CASES = {
     # the document: the schema
-    "document": ({"worker": {"count": 1, "cpus": -1}}, {}),
+    "document": ({"worker": {"count": 1, "cpus": -1, "command": "true"}}, {}),
     # what would never end on Mesos (preflight's option_problems)
     "restart policy": ({"worker": {"count": 1, "command": "true", "restart_policy": "Always"}}, {}),
     # the place: this process' environment, and the embedded agents' size

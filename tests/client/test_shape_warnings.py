@@ -1,4 +1,4 @@
-"""A job shape TensorFlow can run but that is often a slip (core/tf_profile.warnings) is said
+"""A job shape TensorFlow can run but that is often a slip (core/tensorflow/profile.warnings) is said
 before anything starts, where each way in says things: `tfmesos run` (and --dry-run) on stderr,
 `tfmesos.cluster()` as a Python warning. The job still runs."""
 from __future__ import annotations

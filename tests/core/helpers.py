@@ -1,8 +1,9 @@
 """Plain-data builders for core tests."""
 from __future__ import annotations
 
-from tfmesos.core.job_state import JobState, TaskRecord, Transient
-from tfmesos.core.offers import Offer
+from tfmesos.core.state.record import JobState, Transient
+from tfmesos.core.state.tasks import TaskRecord
+from tfmesos.core.placement.offers import Offer
 from tfmesos.options.load import resolve_options
 from tfmesos.core.spec import JobSpec, Resources
 from tfmesos.options.jobspec import job_spec_from_options
@@ -22,6 +23,5 @@ def offer(i: int, cpus: float = 4, mem: float = 8192, gpus: int = 0, ports: tupl
 
 def state_of(spec: JobSpec, now: float = 0.0) -> tuple[JobState, Transient]:
     """A new job as the decision modules see it, without the Job facade: its record and transient state."""
-    job = JobState(spec=spec, started_at=now, placing_since=now)
-    job.tasks = {key: TaskRecord(key) for key in spec.task_keys()}
+    job = JobState(spec=spec, tasks={key: TaskRecord(key) for key in spec.task_keys()}, started_at=now, placing_since=now)
     return job, Transient()

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.core.status import VERSION, NewerStatusError, Progress, StatusSnapshot, TaskStatus
 
 from tests.core.helpers import spec_of
-from tests.core.test_job import PSS, launch_all, run_all
+from tests.core.job.test_job import PSS, launch_all, run_all
 
 
 def _running_job() -> Job:

@@ -11,6 +11,7 @@ import sys
 import psutil
 
 from tests.e2e.harness import ROOT, LineProcess, LocalMaster, accuracy, find_task_process, wait_gone
+from tfmesos.core.tensorflow.start_up_noise import is_start_up_noise
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -94,7 +95,10 @@ def test_douban_plus_prints_42_and_tears_the_framework_down(tmp_path):
         assert run.wait(300) == 0, run.output[-4000:]
         assert "42" in run.output.splitlines()
         assert re.search(r"\] cluster closed$", run.output, re.M), "a block left normally says closed"
-        assert not re.search(r"fail|Traceback", run.output, re.I), run.output[-3000:]
+        # plus.py runs TensorFlow in this process: its start-up lines are its own (the full `tensorflow`
+        # distribution logs a failed cuInit where there is no GPU), as the console folds them in tasks.
+        ours = "\n".join(line for line in run.output.splitlines() if not is_start_up_noise(line))
+        assert not re.search(r"fail|Traceback", ours, re.I), ours[-3000:]
         state = master.state()
         assert state["frameworks"] == [] and len(state["completed_frameworks"]) == 1
         assert all(t["state"] == "TASK_KILLED" for t in state["completed_frameworks"][0]["completed_tasks"])

@@ -9,7 +9,7 @@ import pytest
 from pymesos import MesosSchedulerDriver
 
 from localmesos import LocalMaster
-from tfmesos.mesos.driver import driver_class
+from tfmesos.mesos.pymesos_driver import Pymesos
 
 
 class _Offers:
@@ -30,7 +30,7 @@ class _Offers:
 def test_a_refused_accept_does_not_quote_the_tasks_environment(tmp_path) -> None:
     master = LocalMaster(work_dir=tmp_path / "master", agents=1).start()
     sched = _Offers()
-    driver = driver_class(MesosSchedulerDriver)(sched, {"user": "root", "name": "refused", "failover_timeout": 5},
+    driver = Pymesos.driver_class(MesosSchedulerDriver)(sched, {"user": "root", "name": "refused", "failover_timeout": 5},
                                                 master.address, use_addict=False)
     try:
         driver.start()

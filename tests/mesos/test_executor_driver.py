@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.mesos.executor_driver import RecoveringExecutorDriver
+from tfmesos.mesos.executor_driver import AGENT_PROCESS_ENV, RecoveringExecutorDriver, process_start
 
 F, E = "F-0000", "E-1"
 SUBSCRIBED = {"type": "SUBSCRIBED", "subscribed": {
@@ -317,3 +317,40 @@ def test_the_kill_grace_period_is_the_kill_policy_s() -> None:
     assert kill_grace({"grace_period": {"nanoseconds": 10_000_000_000}}) == 10.0
     assert kill_grace({"grace_period": {"nanoseconds": 0}}) == 0.0
     assert kill_grace(None) == kill_grace({}) == KILL_GRACE_SECONDS
+
+
+def test_where_no_agent_can_recover_it_the_executor_ends_as_soon_as_the_agent_s_process_is_gone(agent_env):
+    """LOCALMESOS_AGENT_PROCESS (an embedded agent whose work dir goes with its process): its end
+    shuts the executor down at once, not MESOS_RECOVERY_TIMEOUT (15 minutes) later."""
+    agent_process = subprocess.Popen(["sleep", "60"])
+    try:
+        start = process_start(agent_process.pid)
+        agent_env([[SUBSCRIBED], None], **{AGENT_PROCESS_ENV: f"{agent_process.pid} {start}"})
+        recorder = Recorder()
+        driver = RecoveringExecutorDriver(recorder)
+        driver.start()
+        _wait(recorder, ["registered", "disconnected"])  # the agent away: while its process runs, it may come back
+        assert driver.running
+        agent_process.kill()
+        driver.join()  # ends by itself
+        assert recorder.names()[-1] == "shutdown" and not driver.running
+    finally:
+        agent_process.kill()
+        agent_process.wait()
+
+
+def test_a_pid_that_is_another_process_by_now_is_no_agent_s(agent_env):
+    agent_env([], **{AGENT_PROCESS_ENV: f"{os.getpid()} {process_start(os.getpid()) + 1}"})
+    recorder = Recorder()
+    driver = RecoveringExecutorDriver(recorder)
+    driver.start()
+    driver.join()
+    assert recorder.names() == ["shutdown"]
+
+
+def test_the_agent_names_its_process_as_the_executor_reads_it() -> None:
+    from localmesos.agent import sandbox
+
+    assert sandbox.AGENT_PROCESS_ENV == AGENT_PROCESS_ENV
+    pid, start = sandbox.own_process().split()
+    assert (int(pid), int(start)) == (os.getpid(), process_start(os.getpid()))

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from tests.core.helpers import spec_of
-from tfmesos.mesos.driver import driver_class, framework_info
+from tfmesos.mesos.driver import framework_info
+from tfmesos.mesos.pymesos_driver import Pymesos
 
 
 def _capabilities(info: dict[str, Any]) -> list[str]:
@@ -41,9 +42,9 @@ class _PymesosLike:
         return info
 
 
-def test_the_driver_keeps_gpu_resources_out_of_a_cpu_jobs_subscription():
+def test_the_pymesos_driver_keeps_gpu_resources_out_of_a_cpu_jobs_subscription():
     cpu = framework_info(spec_of(chief={"count": 1}), None, "")
     gpu = framework_info(spec_of(chief={"count": 1, "gpus": 1}), None, "")
-    driver = driver_class(_PymesosLike)
+    driver = Pymesos.driver_class(_PymesosLike)
     assert "GPU_RESOURCES" not in _capabilities(driver(cpu).framework)
     assert "GPU_RESOURCES" in _capabilities(driver(gpu).framework)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tfmesos.core.task_state import TaskState
 from tfmesos.executor.executor import TFExecutor
 from tfmesos.mesos import messages as m
 from tfmesos.mesos.messages import PROTOCOL, ProtocolMismatch, decode, encode
@@ -110,6 +111,14 @@ def test_a_terminal_update_carries_a_task_result() -> None:
     status = _status("digits.worker.1.1", "TASK_FAILED", "exited", {"exit_code": 3, "log_tail": "boom"})
     parsed = parse_status(status)
     assert (parsed.exit_code, parsed.log_tail) == (3, "boom")
+    assert parsed.state is TaskState.TASK_FAILED, "parsed at the edge: the core sees the Enum"
+
+
+def test_a_state_mesos_does_not_have_is_refused_at_the_edge_naming_it() -> None:
+    from tfmesos.mesos.events import parse_status
+
+    with pytest.raises(ValueError, match="TASK_SLEEPING"):
+        parse_status({"task_id": {"value": "t.worker.0.1"}, "state": "TASK_SLEEPING"})
 
 
 def test_a_gang_launched_executor_starts_its_task_from_the_spec_in_the_taskinfo(tmp_path, monkeypatch) -> None:
@@ -138,7 +147,7 @@ class _SchedulerDriver:
 def _launched_worker(worker: dict) -> tuple:
     """A job of one worker (``worker``: its role options) whose task the scheduler has launched:
     (the job's shell, the driver double, the task id)."""
-    from tfmesos.core.job import Job
+    from tfmesos.core.job.job import Job
     from tfmesos.mesos.taskinfo import ExecutorSettings
     from tfmesos.options.load import resolve_options
     from tfmesos.scheduler.job_shell import JobShell

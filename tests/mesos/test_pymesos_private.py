@@ -1,6 +1,6 @@
-"""pymesos' private parts are used in one place: ``tfmesos/mesos/driver.py`` (its ``Pymesos``
-class) for the scheduler, ``tfmesos/mesos/executor_driver.py`` for the executor. A pymesos
-upgrade is then checked there and nowhere else.
+"""pymesos' private parts are used in one place: ``tfmesos/mesos/pymesos_driver.py`` (its
+``Pymesos`` class), for ``--driver pymesos``. A pymesos upgrade is then checked there and nowhere
+else (tfmesos' own drivers, ``scheduler_driver.py`` and ``executor_driver.py``, use none).
 
 The private names are read from pymesos' own source (every ``_name`` its modules and classes
 define or set on ``self``, and ``stream_id``, which it sets as a plain attribute but is its
@@ -16,7 +16,7 @@ import pymesos
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tfmesos"
-ADAPTERS = {PACKAGE / "mesos" / "driver.py", PACKAGE / "mesos" / "executor_driver.py"}
+ADAPTERS = {PACKAGE / "mesos" / "pymesos_driver.py"}
 UNPREFIXED_INTERNALS = {"stream_id"}  # pymesos state without a leading underscore
 
 
@@ -81,7 +81,7 @@ def test_pymesos_private_names_are_read_from_its_source() -> None:
     names = pymesos_private_names()
     # What tfmesos' adapters override or read today: a pymesos without them changes the adapters.
     assert {"_get_conn", "_conn", "_timeout", "_basic_credential", "_framework", "_send", "_prev_handler",
-            "_exc_info", "stream_id"} <= names
+            "stream_id"} <= names
 
 
 def test_the_check_names_what_reaches_into_pymesos() -> None:
@@ -117,14 +117,14 @@ def tame(driver):
                          ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_module_outside_the_adapters_names_a_private_pymesos_attribute(module: Path) -> None:
     found = private_uses(module.read_text(), pymesos_private_names(), str(module.relative_to(PACKAGE.parent)))
-    assert not found, "private pymesos attributes outside tfmesos/mesos/driver.py's Pymesos:\n" + "\n".join(found)
+    assert not found, "private pymesos attributes outside tfmesos/mesos/pymesos_driver.py's Pymesos:\n" + "\n".join(found)
 
 
 def test_the_adapters_are_where_the_private_uses_are() -> None:
     """The check sees the adapters' uses (it would see them anywhere else)."""
-    driver = PACKAGE / "mesos" / "driver.py"
-    found = private_uses(driver.read_text(), pymesos_private_names(), "driver.py")
-    assert any("_basic_credential" in f for f in found) and any("_exc_info" in f for f in found), found
+    driver = PACKAGE / "mesos" / "pymesos_driver.py"
+    found = private_uses(driver.read_text(), pymesos_private_names(), "pymesos_driver.py")
+    assert any("_basic_credential" in f for f in found) and any("_prev_handler" in f for f in found), found
 
 
 def test_the_adapter_answers_every_callback_pymesos_makes() -> None:

@@ -55,7 +55,7 @@ def test_cross_field_problems():
     assert any("no chief and no worker" in p for p in problems({"roles": {"ps": {"count": 1}}}))
     msg = problems({"roles": {"worker": {"count": 1}}})
     assert any(p.startswith("$.roles.worker.command: empty") for p in msg)
-    # The span checks first, then what TensorFlow's profile cannot train (core/tf_profile.py), all at once.
+    # The span checks first, then what TensorFlow's profile cannot train (core/tensorflow/profile.py), all at once.
     msg = problems({"roles": {"chief": {"count": 1}}, "policies": {"success": "worker0"}})
     assert [p.split(":")[0] for p in msg] == ["$.roles.chief.command", "$.policies.success"], msg
     assert msg[1] == '$.policies.success: "worker0" needs workers: expected $.roles.worker.count >= 1'

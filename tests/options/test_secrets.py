@@ -161,11 +161,12 @@ def test_the_dry_run_shows_what_goes_where_with_every_value_hidden(tmp_path):
 
 
 def test_a_relative_file_source_is_taken_from_the_options_files_folder(tmp_path):
-    import argparse
+    from tfmesos.client.cli import _absolute_paths
+    from tfmesos.options.jobspec import job_spec_from_options
+    from tfmesos.options.load import resolve_options
 
-    from tfmesos.client.cli import load_job
-
-    (tmp_path / "o.json").write_text(json.dumps({"service": {"name": "sec"}, "roles": {"chief": {"count": 1}}, "job": {
-        "command": "true", "secret_env": ["A=file:token", "B=env:T", "C=file:/abs"], "secret_files": ["k=file:~/x"]}}))
-    _, spec = load_job(argparse.Namespace(options=str(tmp_path / "o.json"), options_from_env=False))
+    options = resolve_options({"service": {"name": "sec"}, "roles": {"chief": {"count": 1}}, "job": {
+        "command": "true", "secret_env": ["A=file:token", "B=env:T", "C=file:/abs"], "secret_files": ["k=file:~/x"]}})
+    _absolute_paths(options, tmp_path)  # what `tfmesos run` does with the options file's folder
+    spec = job_spec_from_options(options)
     assert [str(u.source) for u in spec.secrets] == [f"file:{tmp_path / 'token'}", "env:T", "file:/abs", "file:~/x"]

@@ -100,7 +100,7 @@ def test_relative_paths_from_the_environment_are_the_tasks_not_the_scheduler_s(m
     for name, value in {"TFMESOS_OPT_JOB_COMMAND": "python train.py", "TFMESOS_OPT_JOB_WORKDIR": "code",
                         "TFMESOS_OPT_ROLES_WORKER_COUNT": "1"}.items():
         monkeypatch.setenv(name, value)
-    _, spec = load_job(argparse.Namespace(options_from_env=True, options=None))
+    spec = load_job(argparse.Namespace(options_from_env=True, options=None)).spec
     assert spec.workdir == "code"
     monkeypatch.setenv("TFMESOS_OPT_JOB_CHECKPOINT_DIR", "ckpt")
     with pytest.raises(OptionsError, match=r"\$\.job\.checkpoint_dir: 'ckpt' is relative: expected an absolute path"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from tfmesos.core.tf_noise import is_start_up_noise
+from tfmesos.core.tensorflow.start_up_noise import is_start_up_noise
 from tfmesos.scheduler.console import Console
 
 # As TensorFlow 2.x writes them at import (twice in a process that imports it twice).

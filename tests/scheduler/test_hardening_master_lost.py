@@ -3,10 +3,12 @@ job alive on the Mesos side, with a line now and then; then the run ends, saying
 console collapses a line repeated by a retry loop."""
 from __future__ import annotations
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
-from tfmesos.scheduler.job_shell import LOST_MASTER_NOTE_EVERY, Hooks, JobShell
+from tfmesos.scheduler import shell_clock
+from tfmesos.scheduler.job_shell import Hooks, JobShell
+from tfmesos.scheduler.shell_clock import LOST_MASTER_NOTE_EVERY
 from tfmesos.store.job_store import JobStore
 from tfmesos.options.jobspec import job_spec_from_options
 
@@ -44,14 +46,15 @@ def test_lost_master_is_waited_for_until_failover_timeout():
     sched.mesos.disconnected(None)
     assert sched.disconnected_at == clock.now and not sched.connected
     clock.now += LOST_MASTER_NOTE_EVERY + 1
-    sched._master_lost(clock.now)
+    shell_clock.master_lost(sched, clock.now)
     assert not sched.done.is_set()
     assert any("no Mesos master for" in e and "failover_timeout (100 s)" in e for e in events), events
     noted = len(events)
-    sched._master_lost(clock.now + 1)  # not again within the interval: no flood
+    shell_clock.master_lost(sched, clock.now + 1)  # not again within the interval: no flood
     assert len(events) == noted
     clock.now += 100
-    sched._master_lost(clock.now)
+    with sched.cond:  # as the clock's loop calls it
+        shell_clock.master_lost(sched, clock.now)
     assert sched.done.is_set() and "failover_timeout (100 s)" in sched.result.cause
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.mesos.offers import parse_offer
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options

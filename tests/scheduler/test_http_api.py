@@ -16,14 +16,14 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tfmesos.scheduler.http_api import ApiServer, Operations, Refused
-from tfmesos.core.job import Job
-from tfmesos.core.job_state import StatusUpdate
+from tfmesos.core.job.job import Job
+from tfmesos.core.task_state import StatusUpdate
 from tfmesos.core.status import VERSION, Progress, StatusSnapshot, TaskStatus
 from tfmesos.mesos.agent_files import LogError
 from tfmesos.scheduler.metrics import JobMetrics
 
 from tests.core.helpers import offer, spec_of
-from tests.core.test_job import PSS, launch_all, run_all
+from tests.core.job.test_job import PSS, launch_all, run_all
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.mesos.taskinfo import ExecutorSettings
 from tfmesos.options.load import resolve_options
 from tfmesos.mesos.driver import stop_driver
@@ -203,6 +203,31 @@ def test_a_reconciliation_answer_is_shown_once_though_explicit_and_implicit_reco
     for task_id, agent in agents.items():
         sched.mesos.statusUpdate(driver, {**_status(task_id, agent, "TASK_RUNNING"), "reason": "REASON_RECONCILIATION"})
     assert len([line for line in shown if "REASON_RECONCILIATION" in line]) == 2 * len(agents)
+
+
+def test_a_task_s_failure_is_one_line_on_the_console_and_the_same_in_the_events(tmp_path: Path) -> None:
+    """One TASK_FAILED: one line, from the one place that composes it (core/state/notices.py); it
+    was two, the shell's own and the core's event."""
+    from tfmesos.scheduler.job_shell import Hooks
+
+    options = resolve_options({**OPTIONS, "roles": {"worker": {"count": 1, "cpus": 0.5, "mem": 256,
+                                                               "restart_policy": "OnFailure"}}})
+    store = DirStore(tmp_path, "shell")
+    shown: list[str] = []
+    sched = JobShell(Job.new(job_spec_from_options(options), 0.0), ExecutorSettings(python="python3"),
+                     JobStore(store, options), hooks=Hooks(event=shown.append), clock=lambda: 10.0)
+    driver = FakeDriver(store)
+    sched.mesos.registered(driver, {"value": "F-1"}, {"hostname": "m", "port": 5050})
+    sched.mesos.resourceOffers(driver, [_offer(1)])
+    (task_id,) = driver.launched
+    sched.mesos.statusUpdate(driver, _status(task_id, "A1", "TASK_RUNNING"))
+    sched.mesos.statusUpdate(driver, {**_status(task_id, "A1", "TASK_FAILED"), "reason": "REASON_EXECUTOR_TERMINATED",
+                                      "message": "Executor terminated"})
+    said = [line for line in shown if "TASK_FAILED" in line]
+    assert said == ["worker:0 TASK_FAILED (REASON_EXECUTOR_TERMINATED) (Executor terminated): relaunch #1 in 1.0s "
+                    "with the whole job from its checkpoint"]  # a collective job: its one worker is all of it
+    assert said[0] in sched.snapshot().events, "the page and the record show the same line"
+    assert "worker:0 TASK_RUNNING" in shown
 
 
 def test_health_fails_while_a_callback_wedges_the_loop_and_recovers_after(tmp_path: Path) -> None:

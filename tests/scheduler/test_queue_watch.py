@@ -2,9 +2,9 @@
 questions return): a job that never fits fails on the second answer, one that fits is queued
 with the figures, behind an older tfmesos job still being placed, or waits for its role's quota."""
 from tfmesos.core import actions as act
-from tfmesos.core.fit import Agent, Framework
-from tfmesos.core.job import Job
-from tfmesos.core.job_state import FAILED, PLACING
+from tfmesos.core.placement.fit import Agent, Framework
+from tfmesos.core.job.job import Job
+from tfmesos.core.phase import FAILED, PLACING
 from tfmesos.scheduler.queue_watch import ASK_EVERY, QueueWatch
 
 from tests.core.helpers import offer, spec_of

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FRONT_ENDS = ("tfmesos/scheduler/runner.py", "tfmesos/client/cluster.py", "tfmesos/client/tfrun.py")
 # What starting a job's parts takes: only the session (and the modules it calls) may name these.
 START_UP = {
-    "MesosSchedulerDriver", "driver_class", "framework_info", "await_subscription", "stop_driver",
+    "MesosSchedulerDriver", "SchedulerDriver", "load", "framework_info", "await_subscription", "stop_driver",
     "JobShell", "JobScheduler", "JobStore", "ApiServer", "Operations", "announce", "open_store",
     "start_embedded_master", "ChildMaster", "LocalMaster", "check_master", "check_state_dir", "record_end",
     "refuse_duplicate", "role_quota", "cluster_state", "ExecutorSettings",
@@ -47,7 +47,7 @@ def test_no_front_end_starts_a_part_of_the_job_itself(path: str) -> None:
 
 def test_the_session_starts_every_part() -> None:
     names = _names("tfmesos/scheduler/session.py")
-    for needed in ("driver_class", "framework_info", "await_subscription", "stop_driver", "start_embedded_master",
+    for needed in ("SchedulerDriver", "load", "framework_info", "await_subscription", "stop_driver", "start_embedded_master",
                    "check_master", "announce", "record_end", "JobShell"):
         assert needed in names, needed
 
@@ -91,3 +91,14 @@ def test_tfrun_goes_through_the_session(opened: list[session.Session]) -> None:
     with pytest.raises(Opened):
         tfrun.main(["-w", "1", "-s", "1", "--", "true"])
     assert len(opened) == 1 and opened[0].kind.persist is False
+
+
+def test_the_driver_is_tfmesos_own_unless_the_flag_or_the_variable_names_pymesos() -> None:
+    from tfmesos.errors import UsageError
+
+    assert session.driver_choice("", "") == session.driver_choice("", "  ") == "own"
+    assert session.driver_choice("", "pymesos") == "pymesos"
+    assert session.driver_choice("own", "pymesos") == "own"  # the flag wins
+    with pytest.raises(UsageError) as bad:
+        session.driver_choice("", "mesos")
+    assert str(bad.value) == "TFMESOS_DRIVER: 'mesos' is no driver; expected one of own, pymesos"

@@ -1,6 +1,6 @@
 """tfmesos/scheduler/signals.py in this very process: real signals to the test's own process, handled by
-the StopSignals edge (pymesos' own SIGINT handler must never run). The whole runs with real
-jobs are in tests/e2e/test_signals.py."""
+the StopSignals edge (with the pymesos driver, pymesos' SIGINT handler on top, calling ours). The
+whole runs with real jobs are in tests/e2e/test_signals.py."""
 from __future__ import annotations
 
 import _thread
@@ -41,18 +41,24 @@ def installed():
         signal.signal(signal.SIGHUP, hangup)
 
 
-def test_the_first_signal_stops_in_a_thread_and_pymesos_handler_never_runs(installed, monkeypatch):
-    import pymesos.process
-
-    # What pymesos' handler calls when the process started with SIGINT ignored (a background
-    # job): not callable, its TypeError was the "'Handlers' object is not callable" of a Ctrl-C.
-    monkeypatch.setattr(pymesos.process, "_prev_handler", signal.SIG_IGN)
+def test_the_first_signal_stops_in_a_thread(installed):
     signals, stop, stops, stopped, said = installed
-    assert signal.getsignal(signal.SIGINT) == signals._handle, "ours, installed after pymesos' import"
+    assert signal.getsignal(signal.SIGINT) == signals._handle
     signals.arm(stop)
     _signalled(signal.SIGINT)
     assert stopped.wait(10) and stops == [signal.SIGINT]
     assert (signals.exit_code, signals.cause) == (130, "stopped by SIGINT (Ctrl-C)")
+
+
+def test_installing_the_stop_handlers_imports_no_pymesos():
+    """The SIGINT workaround lives with the pymesos driver: the default path never imports pymesos."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from tfmesos.scheduler.signals import StopSignals; "
+             "s = StopSignals(lambda: '', print).install(); s.restore(); print('pymesos' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stdout + done.stderr
 
 
 def test_a_second_signal_says_what_the_stop_waits_for(installed):
@@ -74,35 +80,39 @@ def test_a_signal_before_there_is_a_job_unwinds_with_its_exit_code(installed):
     assert stopped.value.code == 129
 
 
-def test_an_error_of_pymesos_io_thread_still_reaches_the_main_thread(installed):
-    """pymesos hands its IO thread's error over with interrupt_main (a SIGINT): raised, not a stop."""
+def test_with_the_pymesos_driver_its_handler_runs_on_top_of_ours(installed, monkeypatch):
+    """pymesos hands its IO thread's error over with interrupt_main (a SIGINT): raised, not a stop;
+    a Ctrl-C goes on to our handler. Loaded again (a later session), it is on top again."""
     import pymesos.process
+
+    from tfmesos.mesos.pymesos_driver import Pymesos
 
     signals, stop, stops, stopped, said = installed
     signals.arm(stop)
+    for _ in range(2):
+        Pymesos.handler_on_top()
+        assert signal.getsignal(signal.SIGINT) is pymesos.process._handle_sigint
+        assert pymesos.process._prev_handler == signals._handle
+        signal.signal(signal.SIGINT, signals._handle)  # as restoring our handlers leaves it
+    Pymesos.handler_on_top()
     try:
         raise RuntimeError("Failed with HTTP 401: Unauthorized")
     except RuntimeError:
         import sys
 
-        pymesos.process._exc_info = sys.exc_info()
+        monkeypatch.setattr(pymesos.process, "_exc_info", sys.exc_info())
     with pytest.raises(RuntimeError, match="HTTP 401"):
         _thread.interrupt_main()
         time.sleep(1)
     assert not stops and signals.signum is None
+    _signalled(signal.SIGINT)
+    assert stopped.wait(10) and stops == [signal.SIGINT]
 
 
-def test_restore_puts_back_the_previous_handlers_but_never_pymesos_own():
-    import pymesos.process
-
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    signal.signal(signal.SIGINT, pymesos.process._handle_sigint)  # as importing pymesos leaves it
-    try:
-        StopSignals(lambda: "", print).install().restore()
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        assert {sig: signal.getsignal(sig) for sig in before} == before
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+def test_restore_puts_back_the_previous_handlers():
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    StopSignals(lambda: "", print).install().restore()
+    assert {sig: signal.getsignal(sig) for sig in before} == before
 
 
 def test_an_ignored_sighup_stays_ignored_under_nohup():
@@ -145,19 +155,23 @@ def test_the_console_scripts_start_quiet_on_ctrl_c_before_the_command_runs():
     assert signal.getsignal(signal.SIGINT) is before
 
 
-def test_off_the_main_thread_pymesos_handler_raises_a_plain_keyboard_interrupt(monkeypatch):
-    """A cluster() opened from another thread cannot install handlers: pymesos' stays, tamed."""
-    import pymesos.process
+def test_off_the_main_thread_the_pymesos_driver_is_refused_plainly():
+    """A cluster() opened from another thread cannot install signal handlers, which pymesos' import
+    does: its driver is refused with the reason (tfmesos' own driver installs none)."""
+    from tfmesos.mesos.pymesos_driver import load
 
-    monkeypatch.setattr(pymesos.process, "_prev_handler", signal.SIG_IGN)
-    installed = threading.Event()
-    thread = threading.Thread(target=lambda: (StopSignals(lambda: "", print).install(), installed.set()))
+    failed: list[BaseException] = []
+
+    def try_load() -> None:
+        try:
+            load()
+        except RuntimeError as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=try_load)
     thread.start()
     thread.join(10)
-    assert installed.is_set()
-    assert pymesos.process._prev_handler is signal.default_int_handler
-    with pytest.raises(KeyboardInterrupt):
-        pymesos.process._handle_sigint(signal.SIGINT, None)  # what Ctrl-C would run there: no TypeError
+    assert len(failed) == 1 and "main thread" in str(failed[0]) and "TFMESOS_DRIVER=own" in str(failed[0])
 
 
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT])
@@ -167,7 +181,7 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
     import io
 
     from tfmesos.core.status import StatusSnapshot
-    from tfmesos.scheduler import job_end
+    from tfmesos.scheduler import after_end
     from tfmesos.scheduler.console import Console
     from tfmesos.scheduler.http_api import ApiServer, Operations
 
@@ -181,7 +195,7 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
     timer.start()
     started = time.monotonic()
     try:
-        job_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
+        after_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
                              Console(io.StringIO()))
     finally:
         timer.cancel()  # a serving that failed before the signal must not leave it to hit pytest

@@ -55,6 +55,7 @@ def test_a_tiny_run_registers_without_the_modules_only_other_runs_need(tmp_path:
         "job": {"command": "true", "workdir": str(tmp_path)},
         "roles": {"chief": {"count": 1, "cpus": 0.1, "mem": 64}},
     })
-    assert {"localmesos.local_master", "pymesos"} <= loaded  # the probe saw the started run
+    assert {"localmesos.local_master", "tfmesos.mesos.scheduler_driver"} <= loaded  # the probe saw the started run
+    assert not [m for m in loaded if m == "pymesos" or m.startswith("pymesos.")], "the default driver is tfmesos' own"
     early = sorted(m for m in loaded if any(m == n or m.startswith(n + ".") for n in NOT_AT_START))
     assert early == [], f"loaded before the first launch: {early}"

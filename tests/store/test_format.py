@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.options.load import load_options_file
 from tfmesos.store.job_store import options_digest, resumable_with
 from tfmesos.options.jobspec import job_spec_from_options
@@ -64,7 +64,7 @@ def test_a_running_job_of_format_3_loads_with_its_journal_replayed_and_no_end(tm
     assert saved["job"]["tasks"][0]["state"] == "TASK_RUNNING", "its generation's entry, not the stale one"
     assert saved["job"]["events"][-1] == "ps:0 TASK_RUNNING" and "stale" not in saved["job"]["events"]
     job = Job.from_dict(_spec(), saved["job"])
-    assert job.phase == "RUNNING" and job.series.to_list() == []
+    assert job.phase == "RUNNING" and job.state.series.to_list() == []
 
 
 def test_a_finished_job_of_format_4_loads_with_its_end_and_no_deployment() -> None:

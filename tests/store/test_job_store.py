@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmesos.core.job import Job
+from tfmesos.core.job.job import Job
 from tfmesos.errors import UsageError
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import OptionsError, load_options_file
@@ -126,7 +126,7 @@ def test_a_whole_job_restart_is_written_whole_and_resumes_as_it_was(tmp_path: Pa
     relaunch. That event is about one task, but the journal's one-task entry would lose the others'
     change, and a scheduler resumed from it took their kills for failures (an audit)."""
     from tfmesos.core import actions as act
-    from tfmesos.core.job_state import StatusUpdate
+    from tfmesos.core.task_state import StatusUpdate, TaskState
     from tests.core.helpers import offer, spec_of
 
     spec = spec_of(worker={"count": 3, "restart_policy": "OnFailure", "max_restarts": 3})
@@ -136,9 +136,9 @@ def test_a_whole_job_restart_is_written_whole_and_resumes_as_it_was(tmp_path: Pa
     launched = [t for a in job.offers([offer(0, cpus=8, mem=16384)], 1.0) if isinstance(a, act.Launch) for t in a.tasks]
     store.record(job, "F-1")  # the task ids: a whole record
     for t in launched:
-        job.status(StatusUpdate(t.task_id, "TASK_RUNNING", agent_id="S0"), 2.0)
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_RUNNING, agent_id="S0"), 2.0)
     failed = launched[0]
-    actions = job.status(StatusUpdate(failed.task_id, "TASK_FAILED", exit_code=1, agent_id="S0"), 3.0)
+    actions = job.status(StatusUpdate(failed.task_id, TaskState.TASK_FAILED, exit_code=1, agent_id="S0"), 3.0)
     assert len([a for a in actions if isinstance(a, act.Kill)]) == 2, "the peers are killed for the restart"
     store.record(job, "F-1", changed=failed.key)  # what the shell does for that event
     resumed = Job.from_dict(spec, store.saved().job)

@@ -15,16 +15,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import TfmesosError, UsageError, cut, mute_library_logs
 from .history import status_lines
 from localmesos.cli import add_agent_flags, tcp_port
-from ..options.load import OptionsError, load_options_file, resolve_options
-from ..scheduler.preflight import place_problems
+from ..options.load import OptionsError, read_options_file
 from ..scheduler.reach import DEFAULT_CONNECT_TIMEOUT
-from ..core.spec import JobSpec
-from ..options.jobspec import job_spec_from_options
+from .job_checks import CheckedJob, check_job
 
 
 def _absolute_paths(options: dict[str, Any], base: Path | None) -> None:
@@ -54,19 +52,21 @@ def _absolute_source(item: str, base: Path) -> str:
     return f"{target}=file:{(base / path).resolve()}"
 
 
-def load_job(args: argparse.Namespace) -> tuple[dict[str, Any], JobSpec]:
+def load_job(args: argparse.Namespace, embedded: bool = True) -> CheckedJob:
+    """The options of ``tfmesos run`` (a file, or the environment under the DC/OS package) and
+    the job they describe, every check asked in one round (``job_checks.py``). ``embedded``: the
+    job runs on the embedded master; the checkpoint directory is made only for a run that starts."""
     if getattr(args, "options_from_env", False):
         from ..options.env import options_from_env
 
-        options = resolve_options(options_from_env(os.environ))
-        base = None
+        document, base, source = options_from_env(os.environ), None, None
     else:
         if not args.options:
             raise OptionsError(["no options: expected OPTIONS.json or --options-from-env"])
-        options = load_options_file(args.options)
-        base = Path(args.options).resolve().parent
-    _absolute_paths(options, base)
-    return options, job_spec_from_options(options)  # the document (the schema), the job (the profile)
+        source = Path(args.options)
+        document, base = read_options_file(source), source.resolve().parent
+    return check_job(document, os.environ, embedded, create=not getattr(args, "dry_run", False),
+                     prepare=lambda options: _absolute_paths(options, base), source=source)
 
 
 def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
@@ -87,13 +87,11 @@ def _ignored_flags(args: argparse.Namespace, master: str | None) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from ..scheduler.runner import RunSettings, run_job
 
-    options, spec = load_job(args)
     master = None if args.master in (None, "", "local") else args.master
-    problems, warnings = place_problems(spec, options, os.environ, embedded=master is None, create=not args.dry_run)
-    for warning in spec.profile.warnings(spec) + warnings:
+    job = load_job(args, embedded=master is None)
+    options, spec = job.options, job.spec
+    for warning in job.warnings:
         print(f"tfmesos: warning: {warning}", file=sys.stderr)
-    if problems:
-        raise OptionsError(problems)
     for flag in _ignored_flags(args, master):
         print(f"tfmesos: warning: {flag}", file=sys.stderr)
     settings = RunSettings(
@@ -111,6 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         tf_noise=args.tf_noise,
         connect_timeout=args.connect_timeout,
         keep_serving=args.keep_serving,
+        driver=args.driver or "",
     )
     if master is None:  # the embedded agents against this machine: a word before it matters
         from ..scheduler.preflight import oversold_warnings
@@ -150,6 +149,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         snap = records.probe_status(api, records.QUICK_PROBE_SECONDS)
         if snap is not None:
             return _print_live(snap, args.json)
+    # A live marker whose scheduler is gone without a word (kill -9): said at once, with its last state.
+    gone = records.gone_run(args, args.name) if args.name else records.gone_at(args, api) if api else None
+    if gone is not None and not _ended_since(records.recorded(args, gone["name"]), gone):
+        return _print_gone(gone, args.json)
     kept = records.recorded(args, args.name) if args.name else records.end_served_at(args, api)
     if kept is not None and (not api or kept["job"].get("phase") in ENDED_PHASES):
         if args.json:  # the live status' shape, as the API served it at the end, with the kept "end"
@@ -175,6 +178,25 @@ def cmd_status(args: argparse.Namespace) -> int:
                          f"scheduler API at {api} runs job {snap.name!r}",
                          "check the name, --api and TFMESOS_API, and --state-dir/--zk (what 'tfmesos run' was given)")
     return _print_live(snap, args.json)
+
+
+def _ended_since(kept: dict[str, Any] | None, gone: dict[str, Any]) -> bool:
+    """Whether the job's kept end is newer than the gone run's start (it ended and kept its record,
+    and only then was its scheduler killed: the record is the better word)."""
+    return kept is not None and kept["job"].get("phase") in ENDED_PHASES and \
+        ((kept.get("end") or {}).get("at") or 0) >= (gone.get("since") or 0)
+
+
+def _print_gone(gone: dict[str, Any], as_json: bool) -> int:
+    import time
+
+    if as_json:
+        print(json.dumps({"name": gone.get("name"), "phase": "GONE", "gone": gone}, indent=2))
+    else:
+        from .history import gone_lines
+
+        print("\n".join(gone_lines(gone, time.time())))
+    return 0
 
 
 def _live_status(api: str, timeout: float) -> StatusSnapshot:
@@ -226,7 +248,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from . import records
     from .history import jobs_lines, running_lines
 
-    from ..scheduler.job_end import whoami
+    from ..scheduler.after_end import whoami
 
     ends = records.all_ends(args, args.name)
     me = whoami()
@@ -237,6 +259,15 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     live = running_lines(records.running(args, args.name))
     if live:
         print("running from this machine:\n" + "\n".join("  " + line for line in live))
+    gone = [g for g in records.gone(args) if (not args.name or g.get("name") == args.name)
+            and not _ended_since(records.recorded(args, g["name"]), g)]
+    if gone:
+        import time
+
+        from .history import gone_row
+
+        print("gone from this machine without a word (tfmesos status NAME says what was last known):\n"
+              + "\n".join("  " + gone_row(g, time.time()) for g in gone))
     if not mine:
         print(f"no ended job of yours is kept in {records.where(args)}", file=sys.stderr)
     else:
@@ -313,6 +344,9 @@ def build_parser(only_run: bool = False) -> argparse.ArgumentParser:
     run.add_argument("--tf-noise", action="store_true",
                      help="show TensorFlow's start-up messages (absl, oneDNN, CUDA) in the tasks' output; by default "
                           "they are folded into one line per task (the task's logs keep them all)")
+    run.add_argument("--driver", choices=("own", "pymesos"), default=None,
+                     help="the Mesos scheduler driver: own (default; TFMESOS_DRIVER sets another default) or "
+                          "pymesos (its extra installed: python tools/install_pymesos.py)")
     run.add_argument("--keep-serving", type=_serve_seconds, default=0.0, metavar="SECONDS",
                      help="after the job ends, keep its API and status page up this long (tfmesos kill ends it sooner)")
     run.set_defaults(func=cmd_run)

@@ -30,10 +30,10 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
-from ..options.load import OptionsError, deep_merge, resolve_options
+from ..options.load import OptionsError, deep_merge
 from ..core.spec import JobSpec, TaskKey
 from ..core.status import StatusSnapshot
-from ..options.jobspec import job_spec_from_options
+from .job_checks import CheckedJob, check_job
 
 DEFAULT_START_TIMEOUT = 300.0
 # A real master removes the framework (and kills its tasks) this long after the caller's
@@ -101,24 +101,13 @@ def roles_options(roles: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cluster_job_spec(options: Mapping[str, Any], external: Mapping[TaskKey, str]) -> tuple[JobSpec, dict[str, Any]]:
+def cluster_job(options: Mapping[str, Any], external: Mapping[TaskKey, str], master: str | None) -> CheckedJob:
     """A job of servers that runs until stopped (success "never": the caller trains), checked as
-    ``tfmesos run`` checks a file: the document by the schema, the job by the framework's profile
-    (``external`` in its cluster). The place is ``preflight``'s (``place_problems``)."""
-    resolved = resolve_options(dict(options))
-    spec = job_spec_from_options(resolved, tuple(external.items()), success="never")
-    return dataclasses.replace(spec, streamed=()), resolved
-
-
-def refuse_or_warn(spec: JobSpec, options: dict[str, Any], master: str | None) -> list[str]:
-    """The checks against the place (``preflight.place_problems``) for a front-end of servers
-    (``cluster()``, ``tfrun``): raises ``OptionsError``, else the warnings (the profile's first)."""
-    from ..scheduler.preflight import place_problems
-
-    problems, warnings = place_problems(spec, options, os.environ, embedded=master is None)
-    if problems:
-        raise OptionsError(problems)
-    return spec.profile.warnings(spec) + warnings
+    ``tfmesos run`` checks a file, every home in one round (``job_checks.py``), with ``external``
+    in its cluster. Raises ``OptionsError``; the warnings are the profile's, then the place's."""
+    job = check_job(dict(options), os.environ, embedded=master is None, external=tuple(external.items()),
+                    success="never")
+    return dataclasses.replace(job, spec=dataclasses.replace(job.spec, streamed=()))
 
 
 class Cluster(Mapping[str, str]):
@@ -439,8 +428,9 @@ def cluster(
     host = host or reachable_host(master)
     if coordinator:
         external = {**external, TaskKey("chief", 0): f"{host}:{free_port(host)}"}
-    spec, resolved = cluster_job_spec(doc, external)
-    for warning in refuse_or_warn(spec, resolved, master):  # what `tfmesos run` prints as "tfmesos: warning:"
+    job = cluster_job(doc, external, master)
+    spec, resolved = job.spec, job.options
+    for warning in job.warnings:  # what `tfmesos run` prints as "tfmesos: warning:"
         warnings.warn(f"tfmesos.cluster(): {warning}", UserWarning, stacklevel=2)
     settings = ClusterSettings(master=master, host=host, start_timeout=start_timeout, connect_timeout=connect_timeout,
                                quiet=quiet, agents=agents,

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..options.load import OptionsError
 from ..core.spec import TaskKey
-from ..core.tf_profile import TF_ROLES
+from ..core.tensorflow.profile import TF_ROLES
 
 # douban's defaults for a job's resources.
 DEFAULT_CPUS = 1.0

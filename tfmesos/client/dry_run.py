@@ -18,13 +18,13 @@ import json
 import math
 import os
 import sys
-from typing import Any
+from typing import Any, Mapping
 
 from ..core.actions import Launch
-from ..core.fit import names_of
-from ..core.job import Job
+from ..core.placement.fit import names_of
+from ..core.job.job import Job
 from ..core.secrets import SecretValues, read_by_scheduler
-from ..core.spec import JobSpec, Resources
+from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec, Resources, add
 from ..masking import HIDDEN, mask_entry, mask_options
 from ..mesos.driver import framework_info
 from ..mesos.messages import TaskPayload, decode, encode, to_wire
@@ -95,7 +95,7 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     hidden = SecretValues({use: HIDDEN.encode() for use in read_by_scheduler(spec.secrets)})
     settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user, secrets=hidden)
     ledger = OfferLedger(offer, spec.service.revocable)
-    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.spec) for a in launches for t in a.tasks]
+    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.cluster_spec) for a in launches for t in a.tasks]
     if show_env_values:
         shown = [(info, decode(info["data"], "the dry run")) for info in infos]
     else:
@@ -110,12 +110,20 @@ def plan_lines(spec: JobSpec) -> list[str]:
     names = names_of(Resources(1, 1, 1, 1), *(r.resources for r in spec.roles))
     width = {n: max(7, len(n) + 1) for n in names}
     lines = [f"{'task':<14} " + " ".join(f"{n:>{width[n]}}" for n in names) + "  runs"]
+
+    def row(label: str, r: Mapping[str, float], what: str) -> str:
+        return f"{label:<14} " + " ".join(f"{r.get(n, 0.0):>{width[n]}g}" for n in names) + f"  {what}"
+
     for role in spec.roles:
-        r = role.resources
         what = "built-in TensorFlow server" if role.command is None else role.command
-        for i in range(role.count):
-            lines.append(f"{role.name + ':' + str(i):<14} " + " ".join(f"{r.get(n):>{width[n]}g}" for n in names)
-                         + f"  {what}")
+        lines += [row(f"{role.name}:{i}", role.resources, what) for i in range(role.count)]
+    # What decides whether a job fits is the task and its executor together (RoleSpec.demand).
+    tasks = sum(role.count for role in spec.roles)
+    lines.append(row("+ executor", Resources(EXECUTOR_CPUS, EXECUTOR_MEM), "beside each task: its tfmesos executor, counted against the offer too"))
+    total: dict[str, float] = {}
+    for role in spec.roles:
+        add(total, role.demand, role.count)
+    lines.append(row("in all", total, f"{tasks} task{'s' if tasks != 1 else ''} with their executors"))
     lines.append(f"success when: {', '.join(str(k) for k in spec.success_keys)} finished with exit 0")
     return lines
 

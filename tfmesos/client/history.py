@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..api.status_text import progress_text, task_row
-from ..core.spec import framework_profile
+from ..core.tensorflow.profile import TENSORFLOW
 from ..core.status import Progress, StatusSnapshot, TaskStatus
 
 
@@ -34,7 +34,7 @@ def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
                                requested_restarts=t.get("requested_restarts", 0), exit_code=t.get("exit_code"),
                                reason=t.get("reason", ""), message=t.get("message", ""),
                                exception=t.get("exception", "")))
-    rank = framework_profile().rank
+    rank = TENSORFLOW.rank  # a record has no spec: its framework's, the only one so far
     return sorted(rows, key=lambda r: (rank(r.role), r.index))
 
 
@@ -100,7 +100,7 @@ def snapshot_of(rec: dict[str, Any]) -> StatusSnapshot | None:
     shape whether the job runs or ended), or None for a record without its options (format 1)."""
     import dataclasses
 
-    from ..core.job import Job
+    from ..core.job.job import Job
     from ..options.jobspec import job_spec_from_options
     from ..options.load import OptionsError, resolve_options
 
@@ -189,3 +189,44 @@ def same_address(a: str | None, b: str | None) -> bool:
     loopback = ("127.0.0.1", "localhost", "0.0.0.0", "::1")
     (ha, _, pa), (hb, _, pb) = a.rpartition(":"), b.rpartition(":")
     return pa == pb and (ha == hb or (ha in loopback and hb in loopback))
+
+
+def _clock(at: float | None) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at)) if at else "?"
+
+
+def gone_lines(gone: dict[str, Any], now: float) -> list[str]:
+    """``tfmesos status NAME`` of a run whose scheduler is gone without a word: its live marker
+    (store/name_claim.py's ``Holder`` as JSON) says who it was and the job's last state known."""
+    last = gone.get("last") or {}
+    name, pid = gone.get("name") or "?", gone.get("pid")
+    where = f" on {gone['host']}" if gone.get("host") and not gone.get("on_this_host", True) else ""
+    lines = [f"job {name}  GONE: its scheduler (pid {pid}{where}, started {when(gone.get('since'))}) has ended "
+             "without a word (killed: kill -9, the OOM killer?)"]
+    if last:
+        tasks = ", ".join(f"{n} {s.removeprefix('TASK_').lower()}" for s, n in sorted(
+            (last.get("tasks") or {}).items(), key=lambda i: -i[1]))
+        lines.append(f"  last known {_clock(last.get('at'))} ({duration(now - last['at']) if last.get('at') else '?'} ago): "
+                     f"phase {last.get('phase', '?')}" + (f" ({last['cause']})" if last.get("cause") else "")
+                     + f", tasks {sum((last.get('tasks') or {}).values())}: {tasks or '-'}, "
+                     f"restarts {last.get('job_restarts', 0)}, framework {last.get('framework_id') or '-'}")
+        if last.get("queued"):
+            lines.append(f"  {last['queued']}")
+        if last.get("progress"):
+            lines.append(f"  progress {progress_text('', Progress.from_json(last['progress'])).strip()}")
+        lines += [f"  event: {e}" for e in last.get("events") or []]
+    else:
+        lines.append("  its last state is not known (it was gone before it said one)")
+    if gone.get("master") == "embedded":
+        lines.append("  its embedded master went with it: its executors end their tasks within seconds")
+    elif gone.get("master"):
+        lines.append(f"  its tasks run on at {gone['master']} until the framework's failover timeout: the same "
+                     "'tfmesos run' (with its --state-dir or --zk) resumes the job")
+    return lines
+
+
+def gone_row(gone: dict[str, Any], now: float) -> str:
+    """``tfmesos jobs``: a run whose scheduler is gone, in a line."""
+    last = gone.get("last") or {}
+    known = f"last known {last.get('phase', '?')} {duration(now - last['at'])} ago" if last.get("at") else "last state unknown"
+    return f"{gone.get('name')}  GONE (scheduler pid {gone.get('pid')} ended without a word)  {known}"

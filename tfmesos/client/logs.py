@@ -18,7 +18,7 @@ from typing import Any
 from ..api import routes
 from ..api.follow import FOLLOW_POLL_SECONDS
 from ..api.token import token_header
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import UnreachableError, UsageError
 from ..mesos.agent_files import CHUNK, AgentFiles, LogError, get_json, sandbox_directory, tail_offset, to_bytes

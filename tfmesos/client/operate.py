@@ -16,7 +16,7 @@ from typing import Any
 
 from ..api import routes
 from ..api.token import token_header
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..errors import UnreachableError
 from .logs import add_record_flags, unreachable_api
 from .which_job import find_live_job

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..errors import UsageError, redact_url
-from ..store.state_store import DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, live_names, open_store
+from ..store.state_store import (DEFAULT_STATE_DIR, DirStore, StateStore, ZkStore, dir_names, gone_runs, live_names,
+                                  open_store)
 from .history import newest_first, same_address
 
 QUICK_PROBE_SECONDS = 0.5  # a scheduler on this network answers at once; a gone one is refused at once
@@ -147,6 +148,24 @@ def running(args: argparse.Namespace, name: str | None = None) -> list[StatusSna
         if live is not None:
             out.append(live[1])
     return out
+
+
+def gone_run(args: argparse.Namespace, name: str) -> dict[str, Any] | None:
+    """The live marker of job ``name``'s run from this machine whose scheduler is gone without a
+    word (history.gone_lines reads it), or None: read at once, no API asked."""
+    holder = DirStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR, name).gone()
+    return {**holder.to_json(), "on_this_host": holder.on_this_host} if holder is not None else None
+
+
+def gone(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every such marker in the state directory, by name."""
+    return [{**h.to_json(), "on_this_host": h.on_this_host}
+            for h in gone_runs(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR)]
+
+
+def gone_at(args: argparse.Namespace, api: str) -> dict[str, Any] | None:
+    """The marker of a run whose API was ``api`` (HOST:PORT) and whose scheduler is gone, or None."""
+    return next((g for g in gone(args) if same_address(g.get("api"), api)), None)
 
 
 def live_api_of(args: argparse.Namespace, name: str) -> str | None:

@@ -113,7 +113,7 @@ def run(args: argparse.Namespace, command: str) -> int:
     import dataclasses
 
     from . import cluster as cluster_api
-    from ..core.clusterspec import hosts_env, substitute_placeholders, tf_config
+    from ..core.tensorflow.clusterspec import hosts_env, substitute_placeholders, tf_config
     from localmesos import DEFAULT_PATH, task_path
     from ..core.spec import TaskKey
 
@@ -123,8 +123,9 @@ def run(args: argparse.Namespace, command: str) -> int:
     master = args.master or os.environ.get("MESOS_MASTER") or None
     host = cluster_api.reachable_host(master)
     local = TaskKey("worker", 0)
-    spec, resolved = cluster_api.cluster_job_spec(doc, {local: f"{host}:{cluster_api.free_port(host)}"})
-    for warning in cluster_api.refuse_or_warn(spec, resolved, master):
+    job = cluster_api.cluster_job(doc, {local: f"{host}:{cluster_api.free_port(host)}"}, master)
+    spec, resolved = job.spec, job.options
+    for warning in job.warnings:
         print(f"{PROG}: warning: {tfrun_words(warning)}", file=sys.stderr)
     shown = [TaskKey("worker", i) for i in streamed_workers(args.worker_logs, args.nworker) if i]
     spec = dataclasses.replace(spec, streamed=tuple(shown))

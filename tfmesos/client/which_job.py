@@ -64,7 +64,11 @@ def find_job(args: argparse.Namespace, name: str | None, command: str) -> JobRef
     if len(jobs) == 1:
         return JobRef(jobs[0].name, jobs[0].api)
     if not jobs:
-        raise UsageError(f"{command}: which job?", f"none of yours is running from this machine (state directory {where})",
+        from ..store.state_store import gone_runs
+
+        gone = "".join(f"; {g.name}'s scheduler (pid {g.pid}) has ended without a word" for g in gone_runs(state_dir(args)))
+        raise UsageError(f"{command}: which job?", f"none of yours is running from this machine (state directory {where})"
+                         + gone,
                          "name one (NAME, its service.name), or pass --api HOST:PORT (printed by 'tfmesos run') "
                          "or set TFMESOS_API")
     width = max(len(j.name) for j in jobs)
@@ -76,6 +80,14 @@ def find_job(args: argparse.Namespace, name: str | None, command: str) -> JobRef
 def find_live_job(args: argparse.Namespace, name: str | None, command: str) -> JobRef:
     """``find_job``, for a command that needs the job's scheduler: a NAME not running is an error."""
     ref = find_job(args, name, command)
+    if ref.api is None and name:
+        from .records import gone_run
+
+        gone = gone_run(args, name)
+        if gone is not None:
+            raise UsageError(f"job {name!r}", f"its scheduler (pid {gone['pid']}) has ended without a word (killed?): "
+                             "nothing answers for the job any more",
+                             f"'tfmesos status {name}' says what was last known of it")
     if ref.api is None:
         raise UsageError(f"job {name!r}", f"not running from this machine (no live scheduler of it announced in "
                          f"{os.path.expanduser(state_dir(args))}, nor at --api/TFMESOS_API)",

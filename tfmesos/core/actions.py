@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .phase import SUCCEEDED, JobPhase
 from .spec import Resources, TaskKey
 
 
@@ -21,7 +22,7 @@ class Launch:
     agent_id: str
     hostname: str
     tasks: tuple[TaskLaunch, ...]
-    spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
+    cluster_spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,12 @@ class Reconcile:
 
 @dataclass(frozen=True)
 class Done:
-    end: str  # the job's last phase: SUCCEEDED, FAILED or KILLED (stopped on request)
+    end: JobPhase  # the job's last phase: SUCCEEDED, FAILED, KILLED (stopped on request) or CLOSED
     cause: str
 
     @property
     def succeeded(self) -> bool:
-        return self.end == "SUCCEEDED"
+        return self.end == SUCCEEDED
 
 
 Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done

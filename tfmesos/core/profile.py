@@ -1,11 +1,12 @@
 """The hooks a job's lifecycle calls for what its framework decides.
 
-``core/job.py`` is generic: gang placement, relaunch with backoff, the end. What depends on the
+``core/job/`` is generic: gang placement, relaunch with backoff, the end. What depends on the
 framework the tasks run (how the tasks depend on each other, which ones end the job, which ones
 serve, the order of its roles, what it cannot run) is asked of a ``FrameworkProfile``: plain
 functions over the job's plain data, so a profile is tested alone and a lifecycle test can give
-the job another one. TensorFlow's is ``tfmesos.core.tf_profile.TENSORFLOW`` (the only one so far:
-``JobSpec.profile``, ``spec.framework_profile()`` where there is no spec).
+the job another one. TensorFlow's is ``tfmesos.core.tensorflow.profile.TENSORFLOW``, the only one
+so far: whoever builds a ``JobSpec`` gives it (``JobSpec.profile``; options/jobspec.py does), and a
+reader of a kept record, which has no spec, names it.
 """
 from __future__ import annotations
 

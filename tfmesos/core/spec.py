@@ -1,16 +1,18 @@
 """The job as plain, immutable data: what the core decides over (built from options by
-``tfmesos.options.jobspec``; nothing here reads options or refuses input)."""
+``tfmesos.options.jobspec``; nothing here reads options or refuses input). The rules of the
+framework its tasks run are given to it by whoever builds it (``JobSpec.profile``): the plain job
+data names no framework."""
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from .profile import FrameworkProfile
 from .task_key import TENSORBOARD, TaskKey  # noqa: F401 - TENSORBOARD: callers import the spec's names here
-from .tf_profile import TENSORFLOW
 
 if TYPE_CHECKING:
-    from .profile import FrameworkProfile
     from .secrets import SecretUse
 
 # Overhead of the tfmesos executor that wraps every task (a small Python process).
@@ -31,7 +33,7 @@ def add(into: dict[str, float], more: Mapping[str, float], times: float = 1.0) -
 class Resources(Mapping[str, float]):
     """Scalar resources by name (Mesos allows any: cpus, mem, fpgas, a licence count), zeros left
     out. Immutable and hashable, equal whatever the order they were given in: placement groups the
-    tasks of one demand by it. What a person reads orders the names itself (core/fit.py's names_of).
+    tasks of one demand by it. What a person reads orders the names itself (core/placement/fit.py's names_of).
 
     Generic code iterates the names. cpus/mem/disk/gpus are read-only by convention attributes
     for the places Mesos (or the executor's overhead) treats them specially, and the positional
@@ -118,6 +120,15 @@ class Resources(Mapping[str, float]):
         return all(want <= have.get(name, 0.0) + _EPS for name, want in self._map.items())
 
 
+class RestartPolicy(StrEnum):
+    """Whether a role's task that ended is relaunched (core/job/retry_policy.py decides): Kubeflow's names."""
+
+    NEVER = "Never"
+    ON_FAILURE = "OnFailure"
+    ALWAYS = "Always"
+    EXIT_CODE = "ExitCode"  # exit codes 1-127 are permanent, 128-255 (a signal) and infrastructure losses retryable
+
+
 @dataclass(frozen=True)
 class RoleSpec:
     name: str
@@ -125,11 +136,11 @@ class RoleSpec:
     resources: Resources
     command: str | None  # None: run the built-in TensorFlow server
     env: tuple[tuple[str, str], ...] = ()
-    restart_policy: str = "Never"
+    restart_policy: RestartPolicy = RestartPolicy.NEVER
     max_restarts: int = 3
     job_command: bool = False  # its command is the job's: the role gave none of its own
 
-    @property
+    @functools.cached_property  # asked per task per placement: built once (two Resources a task otherwise)
     def demand(self) -> Resources:
         """What one task takes from an offer: the task plus its executor."""
         return self.resources + Resources(EXECUTOR_CPUS, EXECUTOR_MEM)
@@ -192,6 +203,9 @@ class JobSpec:
     external: tuple[tuple[TaskKey, str], ...] = ()
     # Tasks whose output is streamed to the scheduler; None: the task that decides success.
     streamed: tuple[TaskKey, ...] | None = None
+    # The rules of the framework the tasks run, which the lifecycle asks (options/jobspec.py gives
+    # TensorFlow's, core/tensorflow/profile.py): no default, so the plain data names no framework.
+    profile: FrameworkProfile = field(kw_only=True, repr=False)
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -209,11 +223,6 @@ class JobSpec:
     def task_keys(self) -> list[TaskKey]:
         outside = {key for key, _ in self.external}
         return [k for r in self.roles for i in range(r.count) if (k := TaskKey(r.name, i)) not in outside]
-
-    @property
-    def profile(self) -> "FrameworkProfile":
-        """The rules of the framework the tasks run, which the lifecycle asks (TensorFlow's)."""
-        return framework_profile()
 
     @functools.cached_property  # asked on every task end: built once (1,000 TaskKeys otherwise)
     def success_keys(self) -> tuple[TaskKey, ...]:
@@ -234,9 +243,3 @@ class JobSpec:
     @property
     def gpus_needed(self) -> bool:
         return any(r.resources.gpus for r in self.roles if r.count)
-
-
-def framework_profile() -> "FrameworkProfile":
-    """The rules of the framework jobs run: TensorFlow's, the only profile so far. What
-    ``JobSpec.profile`` answers, and what a reader of a job's record (which has no spec) asks."""
-    return TENSORFLOW

@@ -18,7 +18,7 @@ from typing import Any
 
 VERSION = 1  # of the JSON below; raise it when a field changes meaning or goes away
 
-Point = tuple[float, float, "float | None"]  # (seconds since the epoch, step, loss or None): core.series'
+Point = tuple[float, float, "float | None"]  # (seconds since the epoch, step, loss or None): core.state.series'
 
 
 class NewerStatusError(ValueError):
@@ -105,7 +105,7 @@ class StatusSnapshot:
     clusterspec_version: int = 0
     started_at: float = 0.0
     placement_wait: float | None = None  # seconds the last whole-job placement took
-    queued: str = ""  # while the job waits for room: why, with the figures (core/queue.py)
+    queued: str = ""  # while the job waits for room: why, with the figures (core/placement/queue.py)
     queued_since: float | None = None
     progress: Progress | None = None  # the job's: the task that decides success, else the latest report
     series: tuple[Point, ...] = ()  # the leading task's (time, step, loss) over time, for the chart

@@ -7,6 +7,12 @@ reports TASK_RUNNING. The process's output goes to the sandbox;
 the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
+
+Nothing of the task outlives the executor: the task runs in a process group of its own (its
+children too, unless they leave it), and before the executor exits, whatever is left of that group
+(a child the task left behind, a grandchild under ``sh -c`` that catches SIGTERM) gets SIGTERM and,
+after the kill's grace period, SIGKILL. SIGTERM to the executor itself (its container destroyed,
+the agent stopping) kills the task as a KILL does, and the executor ends with it.
 """
 from __future__ import annotations
 
@@ -40,6 +46,10 @@ LOG_TAIL_LINES = 20
 # tensor dump runs to hundreds of lines); pumped output is read whole, as it passes.
 TRACEBACK_SCAN_BYTES = 1 << 20
 OUTPUT_BATCH_SECONDS = 0.3
+GROUP_POLL_SECONDS = 0.05  # while what a task left behind gets its grace period (a few seconds at most)
+# Once the task's process has ended, at most this long reading the lines it wrote before it ended
+# (a pipe the task's leftovers hold open never ends: they are killed after the task's end is reported).
+DRAIN_SECONDS = 0.5
 
 
 _PRCTL: Any = None  # libc's prctl, looked up in the executor: the forked child only calls it
@@ -214,7 +224,7 @@ class TaskProcess:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
         import subprocess
 
-        from ..core.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
+        from ..core.tensorflow.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
 
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
         self._tracebacks = TracebackReader()  # of pumped stderr
@@ -265,15 +275,19 @@ class TaskProcess:
         """The exception line of the last Python traceback on the task's stderr ("" if none)."""
         if not self._files:
             return self._tracebacks.line
-        from ..core.tracebacks import exception_line
+        from ..core.tensorflow.tracebacks import exception_line
 
         path, offset = self._files[1]
         return exception_line(_last_lines(path, offset, sys.maxsize, TRACEBACK_SCAN_BYTES))
 
     def wait(self) -> int:
+        """The task's exit status, once its process has ended and its last lines are read. Pumped
+        output is read to the end of what the task wrote, not to the pipes' end: a process the task
+        left behind (killed by ``clear_task_group``) may hold them open."""
         code = self.proc.wait()
+        deadline = time.monotonic() + DRAIN_SECONDS
         for t in self._pumps:
-            t.join(timeout=5)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
         return code
 
     def signal_group(self, sig: int) -> None:
@@ -305,12 +319,15 @@ class OutputForwarder:
                 log.warning("cannot write %s (a scheduler that misses output cannot catch up): %s", log_path, exc)
         self._cond = threading.Condition()
         self._closed = False
+        self._closing = threading.Event()  # cuts the batch's gathering short: the task has ended
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def __call__(self, stream: str, line: str) -> None:
         data = (line + "\n").encode("utf-8", "surrogateescape")
         with self._cond:
+            if self._closed:  # a line of what the task left behind, after its end: not the task's
+                return
             at = self._size
             if self._log is not None:
                 try:
@@ -331,7 +348,7 @@ class OutputForwarder:
                     self._cond.wait()
                 if not self._lines and self._closed:
                     return
-            time.sleep(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
+            self._closing.wait(OUTPUT_BATCH_SECONDS)  # gather a batch: one message per burst, not per line
             with self._cond:
                 lines, self._lines = self._lines, []
                 offset = self._offset
@@ -343,6 +360,7 @@ class OutputForwarder:
         with self._cond:
             self._closed = True
             self._cond.notify()
+        self._closing.set()  # the last lines go at once (the task's end is reported after them)
         self._thread.join(timeout=5)
         if self._log is not None:
             self._log.close()
@@ -360,6 +378,8 @@ class TFExecutor:
         self.process: TaskProcess | None = None
         self.forwarder: OutputForwarder | None = None
         self.killed = False
+        self.kill_deadline: float | None = None  # time.monotonic() when the task's group gets SIGKILL
+        self.terminated = False  # SIGTERM came: no waiting for the agent's acknowledgements
         self.finished = threading.Event()
         # main() runs the task in its own thread (``run_here``): it waits for ``wake``, set once the
         # task may start and once it is over. Otherwise (tests) the task gets a thread of its own.
@@ -457,12 +477,43 @@ class TFExecutor:
             return
         import signal
 
-        proc.signal_group(signal.SIGTERM)
         grace = kill_grace(kill_policy or self.kill_policy)
+        deadline = time.monotonic() + grace
+        with self._lock:
+            if self.kill_deadline is not None and self.kill_deadline <= deadline:
+                return  # killed already, as soon or sooner
+            self.kill_deadline = deadline
+        proc.signal_group(signal.SIGTERM)
         threading.Timer(grace, proc.signal_group, args=(signal.SIGKILL,)).start()
 
     def shutdown(self, driver: Any) -> None:
+        if not self.task_id:  # no task yet: nothing to kill, the executor just ends
+            self.finished.set()
+            self.wake.set()
+            return
         self.killTask(driver, {"value": self.task_id})
+
+    def terminate(self) -> None:
+        """SIGTERM to the executor (see ``_on_sigterm``): its task killed as by a KILL."""
+        self.terminated = True
+        self.shutdown(self.driver)
+
+    def clear_task_group(self) -> None:
+        """Before the executor exits: nothing left of the task's process group. What is left gets
+        SIGTERM (unless a kill sent it), and SIGKILL once the kill's grace period is over."""
+        proc = self.process
+        if proc is None or not _group_alive(proc.proc.pid):
+            return
+        import signal
+
+        with self._lock:
+            if self.kill_deadline is None:
+                self.kill_deadline = time.monotonic() + kill_grace(self.kill_policy)
+                proc.signal_group(signal.SIGTERM)
+            deadline = self.kill_deadline
+        while _group_alive(proc.proc.pid) and time.monotonic() < deadline:
+            time.sleep(GROUP_POLL_SECONDS)
+        proc.signal_group(signal.SIGKILL)
 
     def error(self, driver: Any, message: str) -> None:
         log.error("executor error from agent: %s", message)
@@ -486,7 +537,7 @@ class TFExecutor:
             log.debug("output not forwarded: %s", exc)
 
     def _environment(self, key: TaskKey, cluster: dict[str, list[str]], sandbox: str) -> dict[str, str]:
-        from ..core.clusterspec import ROLE_ENV, hosts_env, tf_config
+        from ..core.tensorflow.clusterspec import ROLE_ENV, hosts_env, tf_config
         from .report_pipe import REPORT_ENV
 
         env = dict(os.environ)
@@ -529,7 +580,7 @@ class TFExecutor:
                 self.forwarder("stderr", f"tfmesos: warning: {line}")
 
     def _run_task(self) -> None:
-        from ..core.clusterspec import substitute_placeholders
+        from ..core.tensorflow.clusterspec import substitute_placeholders
         from ..core.spec import TaskKey
         from .report_pipe import PROGRESS_FILE, ReportPipe, progress_message
 
@@ -615,6 +666,14 @@ class TFExecutor:
                 break
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
     """Wait for process ``pid`` to exit (it stays unreaped), forwarding reports meanwhile; False
     where the kernel (or a seccomp profile) offers no pidfds."""
@@ -638,12 +697,32 @@ def _serve_until_exit(pid: int, reports: ReportPipe) -> bool:
         os.close(pidfd)
 
 
+def _on_sigterm(act: Any) -> None:
+    """``act()`` on a thread of its own at each SIGTERM. The handler itself does nothing: Python's
+    C handler writes the signal's number to the wakeup fd, which that thread reads (a handler that
+    took a lock could meet the main thread holding it)."""
+    import signal
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+
+    def watch() -> None:
+        while True:
+            if os.read(read_end, 1)[0] == signal.SIGTERM:
+                act()
+
+    threading.Thread(target=watch, name="tfmesos-executor-sigterm", daemon=True).start()
+
+
 def _import_task_start() -> None:
     """Import what ``launchTask`` and ``_run_task`` import (a no-op in a forked, preloaded executor)."""
     try:
         import subprocess  # noqa: F401
 
-        from ..core import clusterspec, spec, tracebacks  # noqa: F401
+        from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401
+        from ..core import spec  # noqa: F401
         from ..mesos import messages  # noqa: F401
         from ..task import keras_check  # noqa: F401
         from . import report_pipe  # noqa: F401
@@ -659,12 +738,16 @@ def main() -> int:
         os.environ["MESOS_CHECKPOINT"] = ""
     executor = TFExecutor()
     driver = RecoveringExecutorDriver(executor)
+    executor.driver = driver
+    _on_sigterm(executor.terminate)
     driver.start()
     try:
         executor.serve(driver)  # one task per executor: once it has ended and been reported, we are done
     finally:
         remove_secret_files(executor.secret_dir)  # also when the driver stopped first
-    driver.wait_acknowledged()  # the agent holds the task's last update (or we gave up on the agent)
+        executor.clear_task_group()  # nothing of the task outlives us (also when the driver stopped first)
+    if not executor.terminated:
+        driver.wait_acknowledged()  # the agent holds the task's last update (or we gave up on the agent)
     driver.stop()
     return 1 if driver.failed else 0
 

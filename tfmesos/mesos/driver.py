@@ -1,38 +1,30 @@
-"""The scheduler's side of pymesos, adapted: the one module that reaches into pymesos' private
-attributes, all of them behind one class, ``Pymesos`` (``_get_conn``, ``_conn``, ``_timeout``,
-``_basic_credential``, ``_framework``, ``stream_id``, ``pymesos.process``' SIGINT handler and
-IO-thread error; the executor's side is ``executor_driver``; tests/mesos/test_pymesos_private.py keeps it so).
+"""The scheduler's side of Mesos, for one job's shell, whichever driver runs it.
 
-- ``MesosAdapter``: pymesos' Scheduler for one job's shell. It turns pymesos' callbacks into the
-  plain events of ``events.py`` (never raising into pymesos, which would tear the framework
-  down; backing off before pymesos re-subscribes), and the shell's calls into driver calls.
-- The FrameworkInfo a job subscribes with, the driver class (our choice of capabilities, calls on
-  a kept-alive ``CallConnection``, pipelined gang ACCEPTs), waiting for SUBSCRIBED with a
-  deadline, stopping, and the option behind each refusal the master gives.
+- ``MesosAdapter``: a Scheduler in pymesos' callback interface (what both tfmesos' own driver,
+  ``scheduler_driver.py``, and pymesos' ``MesosSchedulerDriver``, ``pymesos_driver.py``, call). It
+  turns the callbacks into the plain events of ``events.py`` (never raising into the driver), and
+  the shell's calls into driver calls (public driver methods only).
+- The FrameworkInfo a job subscribes with, waiting for SUBSCRIBED with a deadline, stopping, and
+  the option behind each refusal the master gives.
 """
 from __future__ import annotations
 
 import functools
 import getpass
-import json
 import logging
-import signal
 import socket
-import threading
 import time
 from typing import Any, Callable, Protocol
 
-from ..core.job_state import StatusUpdate
+from ..core.task_state import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
-from .calls_http import CallConnection, CallResponse, CallSender
 from .operator import QUEUE_LABEL
 from .events import OffersArrived, Subscribed, offers_arrived, parse_status, protocol_mismatch_of, ref, value_of
 from .messages import ProtocolMismatch, decode
 
 log = logging.getLogger("tfmesos.mesos.driver")
 
-RESUBSCRIBE_BACKOFF_MAX = 15.0  # what the Mesos docs advise; pymesos reconnects at once
 LAUNCH_FILTERS = {"refuse_seconds": 2.0}
 
 
@@ -69,44 +61,31 @@ class MesosAdapter:
     def __init__(self, shell: JobEvents, revocable: bool = False) -> None:
         self.shell, self.revocable = shell, revocable
         self.driver: Any = None
-        self.released = threading.Event()  # set before the driver stops: no back-off wait holds it
-        self._quick_drops = 0
-        self._subscribed_at = time.monotonic()  # drops before the first SUBSCRIBED back off too (503)
 
-    # ------------------------------------------------------------------ pymesos callbacks
+    # ------------------------------------------------------------------ the callbacks
     @_guard
     def registered(self, driver: Any, framework_id: dict[str, str], master_info: dict[str, Any]) -> None:
-        self.driver, self._subscribed_at = driver, time.monotonic()
+        self.driver = driver
         self.shell.subscribed(Subscribed(value_of(framework_id),
                                          f"{master_info.get('hostname')}:{master_info.get('port')}"))
 
     @_guard
     def reregistered(self, driver: Any, master_info: dict[str, Any]) -> None:
-        self.driver, self._subscribed_at = driver, time.monotonic()
+        self.driver = driver
         self.shell.subscribed(Subscribed(driver.framework_id,
                                          f"{master_info.get('hostname')}:{master_info.get('port')}", again=True))
 
     @_guard
-    def disconnected(self, driver: Any) -> None:
-        ending = self.shell.disconnected()
-        # pymesos reconnects the moment this returns. After a refusal there is nothing to
-        # retry; after a stream that dropped at once, back off as the Mesos docs advise.
-        if ending:
-            delay = RESUBSCRIBE_BACKOFF_MAX
-        elif time.monotonic() - self._subscribed_at < RESUBSCRIBE_BACKOFF_MAX:
-            self._quick_drops += 1
-            delay = min(0.5 * 2 ** (self._quick_drops - 1), RESUBSCRIBE_BACKOFF_MAX)
-        else:
-            self._quick_drops, delay = 0, 0.0
-        if delay:
-            self.released.wait(delay)  # the IO thread waits here; stop_driver releases it
+    def disconnected(self, driver: Any) -> bool:
+        """The stream is lost; True when the run is ending (nothing to re-subscribe for)."""
+        return self.shell.disconnected()
 
     @_guard
     def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
         self.shell.offers_arrived(offers_arrived(offers, self.revocable))
 
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
-        pass  # maintenance windows: not acted on
+        pass  # planned maintenance: not acted on yet
 
     def inverseOfferRescinded(self, driver: Any, offer_id: dict[str, str]) -> None:  # noqa: N802
         pass  # a maintenance window's inverse offer withdrawn (its agent removed): nothing was acted on
@@ -196,131 +175,6 @@ class MesosAdapter:
     def reconcile(self, task_ids: list[str]) -> None:
         self.driver.reconcileTasks([{"task_id": ref(t)} for t in task_ids])
 
-    def release(self) -> None:
-        """Let pymesos' IO thread out of a back-off wait (before the driver stops)."""
-        self.released.set()
-
-
-class Pymesos:
-    """Every use of pymesos' private parts, in one class: its driver subclassed, its connection
-    replaced, its SIGINT handler tamed and its IO thread's error raised. A pymesos upgrade is
-    checked here and nowhere else."""
-
-    @staticmethod
-    def connection_for(driver: Any, timeout: float | None) -> CallConnection | None:
-        """pymesos' ``_get_conn``: the driver's connection to its master (or agent), made once."""
-        if not driver.connected:
-            return None
-        if driver._conn is None:
-            host, port = driver.master.split(":", 2)
-            driver._conn = CallConnection(host, int(port), timeout=timeout)
-        return driver._conn
-
-    @staticmethod
-    def driver_class(base: type) -> type:
-        """pymesos adds GPU_RESOURCES to every framework on Mesos >= 1.0; keep our own choice. Calls
-        go out on a ``CallConnection`` (mesos/calls_http.py): four per task in a big gang. Built
-        with a job's shell (anything with a ``MesosAdapter`` as ``mesos``), pymesos calls the adapter."""
-
-        class Driver(base):  # type: ignore[misc, valid-type]
-            def __init__(self, sched: Any, *args: Any, **kwargs: Any) -> None:
-                adapter = getattr(sched, "mesos", None)
-                if isinstance(adapter, MesosAdapter):
-                    sched, adapter.driver = adapter, self
-                super().__init__(sched, *args, **kwargs)
-
-            def _get_conn(self) -> CallConnection | None:
-                return Pymesos.connection_for(self, self._timeout)
-
-            def _send(self, *args: Any, **kwargs: Any) -> Any:
-                try:
-                    return super()._send(*args, **kwargs)
-                except RuntimeError as exc:
-                    raise Pymesos.without_request(exc) from None
-
-            _sender: CallSender | None = None
-
-            def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
-                            answer: Callable[[list[str | None] | Exception], None]) -> None:
-                """One ACCEPT (LAUNCH) per (offer id, task infos, filters), as pymesos' launchTasks
-                builds it, pipelined by a ``CallSender``; ``answer`` gets, per call, None or why it was
-                refused (or the exception that stopped them all)."""
-                if not self.connected or self.framework_id is None:
-                    raise RuntimeError("Not connected yet")
-                framework = {"value": self.framework_id}
-                bodies = [json.dumps({"type": "ACCEPT", "framework_id": framework, "accept": {
-                    "offer_ids": [{"value": offer_id}],
-                    "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}],
-                    "filters": filters}}).encode() for offer_id, infos, filters in launches]
-                headers = {"Content-Type": "application/json"}
-                if self.stream_id:
-                    headers["Mesos-Stream-Id"] = self.stream_id
-                if self._basic_credential:
-                    headers["Authorization"] = self._basic_credential
-                if self._sender is None:
-                    self._sender = CallSender("tfmesos-launches")
-
-                def answered(result: list[CallResponse] | Exception) -> None:
-                    answer(result if isinstance(result, Exception) else [
-                        None if 200 <= r.status < 300 else f"{r.status} {r.read()[:300].decode(errors='replace')}"
-                        for r in result])
-
-                self._sender.submit(self.master, "/api/v1/scheduler", bodies, headers, answered)
-
-            def stop(self, *args: Any, **kwargs: Any) -> Any:
-                if self._sender is not None:
-                    self._sender.close()
-                    self._sender = None
-                return super().stop(*args, **kwargs)
-
-            @property
-            def framework(self) -> dict[str, Any]:
-                info = super().framework
-                wanted = self._framework.get("capabilities", [])
-                if not any(c.get("type") == "GPU_RESOURCES" for c in wanted):
-                    kept = [c for c in info.get("capabilities", []) if c.get("type") != "GPU_RESOURCES"]
-                    info["capabilities"] = kept
-                return info
-
-        return Driver
-
-    @staticmethod
-    def without_request(exc: RuntimeError) -> RuntimeError:
-        """pymesos' error for a refused call quotes, after its first line, the whole call it sent:
-        an ACCEPT's TaskInfos carry every task's environment (secrets among them), and the error is
-        logged. Only the first line (the status and the master's answer) is kept."""
-        first, newline, _ = str(exc).partition("\n")
-        return RuntimeError(first) if newline and first.startswith("Failed to send request") else exc
-
-    @staticmethod
-    def tame_sigint() -> None:
-        """pymesos' SIGINT handler calls the handler it found at import; where that is SIG_DFL or
-        SIG_IGN (ours cannot replace it off the main thread) it would fail with "'Handlers' object
-        is not callable": make it a plain KeyboardInterrupt instead."""
-        import pymesos.process  # its import installs pymesos' handler
-
-        if not callable(pymesos.process._prev_handler):
-            pymesos.process._prev_handler = signal.default_int_handler
-
-    @staticmethod
-    def is_own_handler(handler: Any) -> bool:
-        """Whether a signal handler is pymesos' own (never to be put back)."""
-        return getattr(handler, "__module__", "") == "pymesos.process"
-
-    @staticmethod
-    def raise_io_error() -> None:
-        """pymesos' IO thread failed and interrupted the main thread (SIGINT) to say so: raise its error."""
-        import pymesos.process as process
-
-        failure = process._exc_info
-        if failure is not None:
-            process._exc_info = None
-            raise failure[1].with_traceback(failure[2])
-
-
-connection_for = Pymesos.connection_for
-driver_class = Pymesos.driver_class
-
 
 def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> dict[str, Any]:
     svc = spec.service
@@ -368,13 +222,15 @@ def refusal_hint(message: str) -> str:
 
 
 def stop_driver(sched: Any, driver: Any, failover: bool) -> None:
-    sched.mesos.release()  # let pymesos' IO thread out of a back-off wait
+    release = getattr(driver, "release", None)  # pymesos' thread out of a back-off wait
+    if release is not None:
+        release()
     driver.stop(failover=failover)
     driver.join()
 
 
 def await_subscription(sched: Any, driver: Any, master: str, timeout: float, spec: JobSpec) -> None:
-    """Wait up to ``timeout`` for SUBSCRIBED (or a refusal); pymesos itself would retry for a day."""
+    """Wait up to ``timeout`` for SUBSCRIBED (or a refusal); the drivers themselves retry for ever."""
     deadline = time.monotonic() + timeout
     with sched.cond:
         while not sched.subscribed_once and not sched.done.is_set():

@@ -19,6 +19,14 @@ own, so a call hanging on the restarting agent cannot stall the re-subscription;
 until the agent acknowledges them and go with the next SUBSCRIBE; after
 ``MESOS_RECOVERY_TIMEOUT`` without an agent the executor is shut down. Without checkpointing, a
 lost agent shuts the executor down at once.
+
+An agent that no restart can ever recover (the embedded master's, whose work directory goes with
+its process: ``tfmesos run``'s, or ``tfmesos local-master`` without ``--work-dir``) says so in
+``LOCALMESOS_AGENT_PROCESS`` ("PID START": its process and when that started). The executor then
+watches that process (a pidfd: the kernel's word, whatever ends it, ``kill -9`` and the OOM killer
+too; the start time tells a reused pid apart) and shuts down as soon as it is gone, instead of
+waiting ``MESOS_RECOVERY_TIMEOUT`` (15 minutes) for an agent that cannot come back. Real Mesos
+never sets it: there, and with ``local-master --work-dir``, the recovery rules above hold.
 """
 from __future__ import annotations
 
@@ -30,17 +38,20 @@ import socket
 import threading
 import time
 
+from . import recordio
 from .calls_http import CallConnection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any
 
 DEFAULT_BACKOFF_MAX = 2.0  # the agent's EXECUTOR_REREGISTRATION_RETRY_INTERVAL_MAX
 DEFAULT_RECOVERY_TIMEOUT = 900.0  # the agent's --recovery_timeout
+# "PID START" of an embedded agent's process that no restart can recover (localmesos' agent sets it).
+AGENT_PROCESS_ENV = "LOCALMESOS_AGENT_PROCESS"
+AGENT_POLL_SECONDS = 1.0  # where there are no pidfds: how often the agent's process is looked at
 CALL_TIMEOUT = 10.0  # an UPDATE or MESSAGE call (pymesos' http_timeout)
 CONNECT_TIMEOUT = 10.0
-MAX_LINE = 65536
 API = "/api/v1/executor"
 
 # stout's Duration units (what Mesos writes in MESOS_* variables: "2secs", "15mins", "100ms").
@@ -110,6 +121,7 @@ class RecoveringExecutorDriver:
         self.local = bool(env.get("MESOS_LOCAL"))
         self.backoff_max = parse_duration(env.get("MESOS_SUBSCRIPTION_BACKOFF_MAX", ""), DEFAULT_BACKOFF_MAX)
         self.recovery_timeout = parse_duration(env.get("MESOS_RECOVERY_TIMEOUT", ""), DEFAULT_RECOVERY_TIMEOUT)
+        self.agent_process = _agent_process(env.get(AGENT_PROCESS_ENV, ""))  # (pid, start): one that cannot recover
         self.executor = executor
         self.executor_info: dict[str, Any] | None = None
         self.framework_info: dict[str, Any] | None = None
@@ -144,6 +156,9 @@ class RecoveringExecutorDriver:
             self._stopping.clear()
         self._thread = threading.Thread(target=self._run, name="tfmesos-executor-driver", daemon=True)
         self._thread.start()
+        if self.agent_process is not None:
+            threading.Thread(target=self._watch_agent_process, name="tfmesos-executor-agent-watch",
+                             daemon=True).start()
 
     def stop(self) -> None:
         with self._lock:
@@ -251,14 +266,14 @@ class RecoveringExecutorDriver:
                          b"Accept: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
                          % (API.encode(), self.agent.encode(), len(body), body))
             reader = sock.makefile("rb")
-            status, headers = _response_head(reader)
+            status, headers = recordio.response_head(reader)
             if status != 200:
                 raise SubscribeRefused(f"HTTP {status}")
-            if "chunked" not in headers.get("transfer-encoding", ""):
+            if not recordio.is_chunked(headers):
                 raise RuntimeError("the agent's event stream is not chunked")
             with self._lock:
                 self.connected = True
-            for event in _events(reader):
+            for event in recordio.events(reader):
                 if not self._started:
                     break
                 self._on_event(event)
@@ -288,6 +303,21 @@ class RecoveringExecutorDriver:
         # A random wait up to the agent's maximum: back within its re-registration timeout, and
         # the agent's executors do not retry in step.
         self._stopping.wait(self.backoff_max * int.from_bytes(os.urandom(4), "big") / 2**32)
+
+    def _watch_agent_process(self) -> None:
+        """Shut down once the agent's process is gone: no agent will ever recover this executor."""
+        assert self.agent_process is not None
+        pid, start = self.agent_process
+        wait_process_end(pid, start)
+        with self._lock:
+            if not self._started:
+                return
+        log.error("the agent's process (pid %d) is gone, and its work directory with it: no agent can recover "
+                  "this executor; shutting down", pid)
+        if not self.local:
+            self._delay_kill()
+        self.executor.shutdown(self)
+        self.abort()
 
     def _recovery_expired(self) -> None:
         with self._lock:
@@ -366,42 +396,47 @@ class RecoveringExecutorDriver:
         self.executor.error(self, event["message"])
 
 
-def _line(reader: Any) -> bytes:
-    line = reader.readline(MAX_LINE + 1)
-    if not line:
-        raise ConnectionError("the agent closed the connection")
-    if len(line) > MAX_LINE:
-        raise ConnectionError("the agent sent a line too long for HTTP")
-    return line.rstrip(b"\r\n")
+def _agent_process(text: str) -> tuple[int, int | None] | None:
+    """LOCALMESOS_AGENT_PROCESS's "PID START" (START may be missing), or None."""
+    words = text.split()
+    try:
+        return (int(words[0]), int(words[1]) if len(words) > 1 else None) if words else None
+    except ValueError:
+        return None
 
 
-def _response_head(reader: Any) -> tuple[int, dict[str, str]]:
-    """The status code and the headers (lower-case names) of an HTTP response."""
-    version, _, rest = _line(reader).decode("latin-1").partition(" ")
-    code = rest.partition(" ")[0]
-    if not version.startswith("HTTP/") or not code.isdigit():
-        raise ConnectionError(f"not an HTTP response: {version} {rest}"[:200])
-    headers = {}
-    while line := _line(reader):
-        name, _, value = line.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip().lower()
-    return int(code), headers
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (/proc/PID/stat's 22nd field, clock ticks after boot); None when
+    there is none, or it has ended (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    if not fields or fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[19])
 
 
-def _events(reader: Any) -> Iterator[dict[str, Any]]:
-    """The events of the stream: RecordIO ("LENGTH\\nJSON") records in the chunks of the body."""
-    buffer = b""
-    while True:
-        size = int(_line(reader).split(b";", 1)[0], 16)
-        if size == 0:
-            return  # the stream's end
-        chunk = reader.read(size + 2)  # its CRLF too
-        if len(chunk) < size + 2:
-            raise ConnectionError("the agent closed the connection mid-chunk")
-        buffer += chunk[:size]
-        while (newline := buffer.find(b"\n")) >= 0:
-            end = newline + 1 + int(buffer[:newline])
-            if len(buffer) < end:
-                break
-            yield json.loads(buffer[newline + 1:end])
-            buffer = buffer[end:]
+def wait_process_end(pid: int, start: int | None) -> None:
+    """Return once process ``pid`` (the one that started at ``start``) has ended: at once when it
+    is not there (or that pid is another process' by now)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        # Checked after the pidfd is open: from then on the pidfd is that process, whoever gets the pid.
+        if process_start(pid) is None or (start is not None and process_start(pid) != start):
+            return
+        if pidfd is not None:
+            import select
+
+            select.select([pidfd], [], [])  # readable once the process has ended
+            return
+        while process_start(pid) == start or (start is None and process_start(pid) is not None):
+            time.sleep(AGENT_POLL_SECONDS)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)

@@ -106,7 +106,7 @@ class TaskResult:
     exit_code: int | None
     log_tail: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-    # The exception line of the Python traceback that ended the task (core/tracebacks.py), "" when
+    # The exception line of the Python traceback that ended the task (core/tensorflow/tracebacks.py), "" when
     # none. Optional: an older peer omits or ignores it.
     exception: str = ""
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.offers import Offer, PortRange
+from ..core.placement.offers import Offer, PortRange
 from ..core.spec import Resources
 
 

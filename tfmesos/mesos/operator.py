@@ -13,12 +13,12 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from ..core.fit import Agent, Framework
+from ..core.placement.fit import Agent, Framework
 from ..core.spec import add
 
 log = logging.getLogger("tfmesos.mesos.operator")
 
-# The FrameworkInfo label that marks a tfmesos job in the master's state (core/queue.py's older_waiting).
+# The FrameworkInfo label that marks a tfmesos job in the master's state (core/placement/queue.py's older_waiting).
 QUEUE_LABEL = "tfmesos.job"
 
 

@@ -3,7 +3,7 @@
 Schema validation (``tfmesos.options.load``) checks each field on its own; this module adds the
 checks that span fields of the document (a command for every non-server role), then asks the
 framework's profile what it cannot run (TensorFlow's: a task to train, a task to decide success;
-``core/tf_profile.py``, the one home of such checks).
+``core/tensorflow/profile.py``, the one home of such checks).
 """
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import dataclasses
 import shlex
 from typing import Any
 
-from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RoleSpec, ServiceSpec, TaskKey, Volume
-from ..core.legacy_keras import with_legacy_keras
+from ..core.spec import TENSORBOARD, JobSpec, Policies, Resources, RestartPolicy, RoleSpec, ServiceSpec, TaskKey, Volume
+from ..core.tensorflow.legacy_keras import with_legacy_keras
 from ..core.secrets import SecretUse, parse_source
-from ..core.tf_profile import TF_ROLES
+from ..core.tensorflow.profile import TENSORFLOW, TF_ROLES
 from .load import OptionsError
 
 
@@ -32,7 +32,7 @@ def tensorboard_role(options: dict[str, Any]) -> RoleSpec:
     command = (f'exec "$TFMESOS_PYTHON" -m tensorboard.main --logdir {logdir} --port "$TFMESOS_PORT" '
                '--host "${LIBPROCESS_IP:-0.0.0.0}"')
     resources = Resources(float(options.get("cpus", 0.2)), float(options.get("mem", 512)))
-    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy="OnFailure", max_restarts=3)
+    return RoleSpec(TENSORBOARD, 1, resources, command, restart_policy=RestartPolicy.ON_FAILURE, max_restarts=3)
 
 
 def _env_pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -70,7 +70,18 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
                           success: str | None = None) -> JobSpec:
     """Build the JobSpec from options already resolved by ``tfmesos.options.load.resolve_options``
     (``external``: members of its cluster that are not Mesos tasks, ``JobSpec.external``;
-    ``success``: a policy the front-end sets, "never" for a cluster of servers)."""
+    ``success``: a policy the front-end sets, "never" for a cluster of servers), or refuse it
+    with every problem of the fields together and of the job as its framework sees it."""
+    spec, problems = job_spec_and_problems(options, external, success)
+    if problems:
+        raise OptionsError(problems)
+    return spec
+
+
+def job_spec_and_problems(options: dict[str, Any], external: tuple[tuple[TaskKey, str], ...] = (),
+                          success: str | None = None) -> tuple[JobSpec, list[str]]:
+    """The JobSpec, and what is wrong with it (``job_spec_from_options`` refuses it then): a
+    front-end asks the place's checks about the same spec in the same round."""
     job, svc, pol = options["job"], options["service"], options["policies"]
     problems: list[str] = []
     roles: list[RoleSpec] = []
@@ -99,7 +110,7 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
                 resources=role_resources(name, raw, problems),
                 command=command,
                 env=_env_pairs(raw["env"]),
-                restart_policy=raw["restart_policy"],
+                restart_policy=RestartPolicy(raw["restart_policy"]),  # the schema allows only its values
                 max_restarts=raw["max_restarts"],
                 job_command=command is not None and not raw["command"],
             )
@@ -139,9 +150,13 @@ def job_spec_from_options(options: dict[str, Any], external: tuple[tuple[TaskKey
         checkpoint_dir=job["checkpoint_dir"],
         secrets=secret_uses(job),
         external=external,
+        profile=TENSORFLOW,  # the framework tfmesos runs (the only one so far)
     )
     problems += spec.profile.problems(spec)
-    if problems:
-        raise OptionsError(problems)
-    # Volumes last: a volume that does not parse is reported once the problems above are not.
-    return dataclasses.replace(spec, volumes=tuple(parse_volume(v) for v in job.get("volumes", ())))
+    volumes = []
+    for text in job.get("volumes", ()):
+        try:
+            volumes.append(parse_volume(text))
+        except OptionsError as exc:
+            problems += exc.problems
+    return dataclasses.replace(spec, volumes=tuple(volumes)), problems

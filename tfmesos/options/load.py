@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -109,21 +110,28 @@ PATTERN_WORDS = {
 }
 
 
-def _describe(error: Any) -> list[str]:
-    path = list(error.absolute_path)
+@dataclass(frozen=True)
+class SchemaProblem:
+    """One line of what the schema refuses, and the part of the document it is about."""
+
+    path: tuple[Any, ...]
+    line: str
+
+
+def _describe(error: Any) -> list[SchemaProblem]:
+    path = tuple(error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extras = sorted(set(error.instance) - set(allowed))
-        return [
-            f"{json_path(path + [key if len(key) <= 60 else key[:60] + '...'])}: unknown field; expected one of: {', '.join(allowed)}"
-            for key in extras
-        ]
+        return [SchemaProblem(path + (key,), f"{json_path(path + (key if len(key) <= 60 else key[:60] + '...',))}: "
+                                             f"unknown field; expected one of: {', '.join(allowed)}")
+                for key in extras]
     if error.validator == "required":
-        return [f"{json_path(path)}: {error.message}"]
+        return [SchemaProblem(path, f"{json_path(path)}: {error.message}")]
     from ..masking import is_env_path, mask_entry
 
-    shown = mask_entry(error.instance) if is_env_path(path) else error.instance
-    return [f"{json_path(path)}: {_shown(shown)} is invalid: {_expected(error)}"]
+    shown = mask_entry(error.instance) if is_env_path(list(path)) else error.instance
+    return [SchemaProblem(path, f"{json_path(path)}: {_shown(shown)} is invalid: {_expected(error)}")]
 
 
 def _shown(value: Any, limit: int = 120) -> str:
@@ -139,25 +147,74 @@ def _compiled_check() -> Callable[[Any], bool] | None:
     return compile_schema(load_schema())
 
 
-def validate(options: dict[str, Any]) -> None:
+def schema_problems(options: Any) -> list[SchemaProblem]:
+    """What the schema refuses in a resolved document, in document order ([] when valid)."""
     check = _compiled_check()
     if check is not None and check(options):
-        return  # valid as jsonschema would find it (schema_check.py): its ~0.1 s import is spared
+        return []  # valid as jsonschema would find it (schema_check.py): its ~0.1 s import is spared
     # Imported here: every executor imports this module (via spec.py) and never validates.
     import jsonschema
 
     validator = jsonschema.Draft4Validator(load_schema())
     errors = sorted(validator.iter_errors(options), key=lambda e: list(map(str, e.absolute_path)))
-    problems = [line for error in errors for line in _describe(error)]
+    return [problem for error in errors for problem in _describe(error)]
+
+
+def validate(options: dict[str, Any]) -> None:
+    problems = schema_problems(options)
     if problems:
-        raise OptionsError(problems)
+        raise OptionsError([p.line for p in problems])
+
+
+def repaired(options: dict[str, Any], problems: list[SchemaProblem]) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """The document with each part the schema refused set back to its default (an unknown field
+    left out, an array replaced whole), and the paths so repaired: the checks that span fields
+    can then look at the rest of it in the same round, and what they say about a repaired part
+    is left unsaid (it would be about the default, not the user's value)."""
+    out = copy.deepcopy(options)
+    schema = load_schema()
+    done: list[tuple[Any, ...]] = []
+    for problem in problems:
+        path = _repairable(schema, problem.path)
+        if any(path[:len(d)] == d for d in done):
+            continue  # inside a part already repaired
+        parent, subschema = out, schema
+        for part in path[:-1]:
+            parent, subschema = parent[part], subschema.get("properties", {}).get(part, {})
+        if not path:
+            out = schema_defaults(schema)
+        elif path[-1] in subschema.get("properties", {}):
+            parent[path[-1]] = schema_defaults(subschema["properties"][path[-1]])
+        else:
+            del parent[path[-1]]  # an unknown field
+        done.append(path)
+    return out, done
+
+
+def _repairable(schema: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The longest start of ``path`` made of object properties (and one unknown field last): an
+    array's item is repaired by its whole array, whose default the schema holds."""
+    out: list[Any] = []
+    for part in path:
+        if isinstance(part, int) or schema.get("type") != "object":
+            break
+        out.append(part)
+        if part not in schema.get("properties", {}):
+            break
+        schema = schema["properties"][part]
+    return tuple(out)
+
+
+def with_defaults(user_options: Any) -> dict[str, Any]:
+    """The schema's defaults with the user's options merged over them (not yet validated)."""
+    if not isinstance(user_options, dict):
+        raise OptionsError([f"$: {_shown(user_options, 60)} is invalid: expected an object"])
+    return deep_merge(schema_defaults(load_schema()), user_options)
 
 
 def resolve_options(user_options: Any) -> dict[str, Any]:
     """Defaults from the schema, the user's options merged over them, then validated."""
-    if not isinstance(user_options, dict):
-        raise OptionsError([f"$: {_shown(user_options, 60)} is invalid: expected an object"])
-    resolved = deep_merge(schema_defaults(load_schema()), user_options)
+    resolved = with_defaults(user_options)
     validate(resolved)
     return resolved
 

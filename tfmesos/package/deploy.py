@@ -18,7 +18,7 @@ import requests
 from marathon import MarathonApp, MarathonClient
 from marathon.exceptions import ConflictError, MarathonError, MarathonHttpError, NoResponseError, NotFoundError
 
-from ..core.job_state import ENDED_PHASES
+from ..core.phase import ENDED_PHASES
 from ..core.status import NewerStatusError, StatusSnapshot
 from ..api import routes
 from ..api.token import TOKEN_ENV, token_header

@@ -18,7 +18,7 @@ from typing import Callable
 
 from ..core.spec import JobSpec
 from ..store.state_store import ZK_AUTH_ENV, StateStore, ZkStore, zk_auth
-from . import job_end
+from . import after_end
 
 log = logging.getLogger("tfmesos.scheduler.api_token_keeper")
 
@@ -27,7 +27,7 @@ def keep(token: str, spec: JobSpec, state_dir: str, store: StateStore | None,
          say: Callable[[str], None]) -> list[Callable[[], None]]:
     """Keep ``token``; returns what removes each copy kept (at the session's close)."""
     drops: list[Callable[[], None]] = []
-    local = job_end.local_store(spec, state_dir)
+    local = after_end.local_store(spec, state_dir)
     try:
         local.keep_token(token)
         drops.append(lambda: local.drop_token(token))

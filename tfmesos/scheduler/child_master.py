@@ -38,7 +38,7 @@ class ChildMaster:
             [sys.executable, "-m", "tfmesos.client.cli", "local-master", "--port", "0", "--agents", str(agents),
              "--agent-cpus", str(agent_cpus), "--agent-mem", str(agent_mem), "--agent-disk", str(agent_disk), "--gpus-per-agent", str(gpus_per_agent),
              "--first-port", "0", "--ports-per-agent", str(ports_per_agent),
-             "--work-dir", str(self.work_dir / "master")],
+             "--work-dir", str(self.work_dir / "master"), "--no-recovery"],  # it goes with this object
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,  # Ctrl-C in a terminal reaches the caller, which closes the cluster
             preexec_fn=_term_with_parent,

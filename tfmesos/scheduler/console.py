@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from ..api.status_text import progress_text
 from ..core.status import Progress
-from ..core.tf_noise import is_start_up_noise
+from ..core.tensorflow.start_up_noise import is_start_up_noise
 
 PROGRESS_LINE_SECONDS = 5.0  # the console shows training progress at most this often
 

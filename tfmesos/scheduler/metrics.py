@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from ..core.job_state import LIVE, PHASES
+from ..core.phase import PHASES
+from ..core.task_state import LIVE, TASK_FINISHED
 from ..core.spec import TaskKey
 from ..core.status import Progress, StatusSnapshot
 
@@ -154,6 +155,6 @@ class JobMetrics:
 def failure_label(state: str, reason: str, counts: bool) -> str | None:
     """The ``reason`` label of tasks_failed for a task's update, or None when it is no failure
     (still live, finished, or an end tfmesos asked for)."""
-    if not counts or state in LIVE or state == "TASK_FINISHED":
+    if not counts or state in LIVE or state == TASK_FINISHED:
         return None
     return reason or state

@@ -8,11 +8,15 @@ import json
 import logging
 import threading
 import urllib.error
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.output_cursor import read_window, take, whole_lines
 from ..mesos.agent_files import CHUNK, AgentFiles, LogError
-from ..mesos.messages import OUTPUT_LOG, PROGRESS_FILE, OutputLines
+from ..mesos.messages import OUTPUT_LOG, PROGRESS_FILE, OutputLines, Progress
+from .output_cursor import read_window, take, whole_lines
+from .task_logs import Attempt
+
+if TYPE_CHECKING:
+    from .job_shell import JobShell
 
 log = logging.getLogger("tfmesos.scheduler.output_catchup")
 
@@ -79,3 +83,38 @@ class OutputCatchUp:
         if lines:
             self._show(task_id, lines)
         self._shown[task_id] = max(self._shown.get(task_id, 0), at + used)
+
+
+class StreamedOutput:
+    """The streamed tasks' output for one job's shell: their current attempts, their sandboxes
+    (through the task's places), the catch-up after a re-registration or at a task's end, and the
+    executors' output messages, each line shown once (``OutputCatchUp``)."""
+
+    def __init__(self, shell: JobShell):
+        self.shell = shell
+        self.catchup = OutputCatchUp(self._sandbox_of, shell.hooks.output, self._progress_read_back)
+
+    def streamed_task_ids(self) -> list[str]:
+        """The current attempts of the tasks that stream their output (launched ones)."""
+        shell = self.shell
+        with shell.cond:
+            return [rec.task_id for key in shell.spec.streamed_keys
+                    if (rec := shell.job.tasks.get(key)) is not None and rec.task_id]
+
+    def message(self, msg: OutputLines) -> None:
+        self.catchup.message(msg)
+
+    def catch_up(self, task_ids: list[str]) -> None:
+        for task_id in task_ids:
+            self.catchup.catch_up(task_id)
+
+    def _sandbox_of(self, task_id: str) -> tuple[str, str]:
+        shell = self.shell
+        with shell.cond:
+            key = shell.job.key_of(task_id)
+            rec = shell.job.tasks.get(key) if key is not None else None
+            agent_id = shell.places.agent_of(task_id, rec.agent_id if rec else "")
+        return shell.logs.sandbox(Attempt(task_id, agent_id))
+
+    def _progress_read_back(self, task_id: str, values: dict[str, Any]) -> None:
+        self.shell.events.executor_said(Progress(task_id, values))

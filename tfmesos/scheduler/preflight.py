@@ -22,9 +22,9 @@ from ..api.token import api_token
 from ..errors import UsageError, cut
 from ..store.state_store import STORE_NODES, file_name, zk_auth
 from ..core.secrets import references, secret_problems
-from ..core.fit import Need, left_over_when_idle
-from ..core.spec import JobSpec, Resources
-from ..core.tf_profile import TF_ROLES
+from ..core.placement.fit import Need, left_over_when_idle
+from ..core.spec import JobSpec, Resources, RestartPolicy
+from ..core.tensorflow.profile import TF_ROLES
 from .run_settings import EMBEDDED, RunSettings
 
 DEFAULT_STATE_DIR = "~/.tfmesos/state"
@@ -37,7 +37,7 @@ MAX_TASKS = 100_000  # a job far beyond what a cluster runs: a typo (a count of 
 FILE_NAME_MAX = 255  # NAME_MAX: DirStore names a job's files after it ('/' as '__')
 _PLACEHOLDER_LIKE = re.compile(r"(?<!\$)\{([a-z][a-z0-9]*_[a-z0-9_]+)\}")
 RESERVED_ENV = re.compile(r"^(TF_CONFIG|TFMESOS_[A-Z0-9_]*)$")
-# What tfmesos.core.clusterspec.substitute_placeholders fills in.
+# What tfmesos.core.tensorflow.clusterspec.substitute_placeholders fills in.
 PLACEHOLDERS = ("job_name", "task_index", *(f"{role}_hosts" for role in TF_ROLES))
 
 
@@ -109,7 +109,7 @@ def option_problems(spec: JobSpec, options: dict[str, Any] | None = None) -> lis
                     said.add((where, unknown))
                     problems.append(f"{where}: placeholder {{{unknown}}} does not exist: expected one of "
                                     + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS) + " (${NAME} for a shell variable)")
-        if role.restart_policy == "Always" and not spec.profile.is_server(role):
+        if role.restart_policy == RestartPolicy.ALWAYS and not spec.profile.is_server(role):
             problems.append(f"$.roles.{role.name}.restart_policy: \"Always\" restarts a {role.name} after every "
                             "success too, so the job never ends: expected it only on servers (ps, or \"server\": true)")
     return problems

@@ -1,21 +1,22 @@
 """Asking the master, while a job is placed, whether it can ever fit and what holds it back.
 
 Mesos tells a framework neither that a job is larger than the cluster nor that quota or other
-frameworks hold it back. While a placing job is held back (core/quota.py's ``ask_about_quota``)
+frameworks hold it back. While a placing job is held back (core/placement/quota.py's ``ask_about_quota``)
 the scheduler reads the master's state (agents' totals and usage, frameworks) and its Mesos roles'
 quota, at most once every ``ASK_EVERY`` seconds; the core judges: a job that never fits fails at
-once (core/fit.py), one held by quota or by others' work is queued with the figures (core/queue.py).
+once (core/placement/fit.py), one held by quota or by others' work is queued with the figures (core/placement/queue.py).
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from ..core.actions import Action
-from ..core.fit import Agent, Framework, Need, holders, never_fits
-from ..core.job import Job
-from ..core.job_state import PENDING, PLACING
-from ..core.queue import older_waiting, queued_reason
-from ..core.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
+from ..core.placement.fit import Agent, Framework, Need, holders, never_fits
+from ..core.job.job import Job
+from ..core.phase import PLACING
+from ..core.task_state import PENDING
+from ..core.placement.queue import older_waiting, queued_reason
+from ..core.placement.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 
 ASK_EVERY = 1.0  # seconds between questions to the master while placement waits (as the quota probe did)
 
@@ -48,13 +49,13 @@ class QueueWatch:
         self._asked_at = float("-inf")
         self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
         self._fits = False  # the job has fitted the cluster as built once: not asked again
-        self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/queue.py)
+        self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/placement/queue.py)
 
     def due(self, job: Job, now: float) -> bool:
         """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""
         if job.phase != PLACING or now - self._asked_at < ASK_EVERY:
             return False
-        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.transient.last_unplaced)):
+        if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
             return False
         self._asked_at = now
         return True
@@ -84,7 +85,7 @@ class QueueWatch:
         if cluster is not None:
             # Submission order: behind an older job still being placed, this one gives its offers back.
             actions = job.wait_behind(older_waiting(ours, cluster[1], now, self._behind_since) or "")
-        if not job.transient.behind and not job.transient.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
+        if not job.behind and not job.last_unplaced and now - job.placing_since < HELD_BACK_AFTER_SECONDS:
             return actions or None  # placement has not been tried yet
         held, demand = job.held_totals(), job.pending_demand()
         # A job of several Mesos roles is held back by quota only when every one of them is.
@@ -95,8 +96,8 @@ class QueueWatch:
         elif cluster is not None:
             others = [f for f in cluster[1] if f.id != ours]
             reason = queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others))
-            if job.transient.behind:
-                reason += f"; behind {job.transient.behind}, submitted earlier and still being placed"
+            if job.behind:
+                reason += f"; behind {job.behind}, submitted earlier and still being placed"
             job.queue(reason, now)
         else:
             return None

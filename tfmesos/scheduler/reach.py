@@ -77,7 +77,7 @@ def normalize_master(master: str) -> str:
         return master
     expected = "expected local, HOST:PORT, HOST (port 5050), http://HOST:PORT or zk://HOST:PORT/PATH"
     if master.startswith("https://"):
-        raise UsageError("--master", f"{cut(redact_url(master))!r} uses https", "pymesos speaks plain HTTP only: expected HOST:PORT")
+        raise UsageError("--master", f"{cut(redact_url(master))!r} uses https", "the driver speaks plain HTTP only: expected HOST:PORT")
     scheme, sep, rest = master.partition("://")
     if sep and scheme != "http":
         raise UsageError("--master", f"{cut(redact_url(master))!r}: the scheme {cut(scheme)!r} is not one tfmesos reads", expected)

@@ -29,6 +29,7 @@ class RunSettings:
     tf_noise: bool = False  # the console shows TensorFlow's start-up messages (else folded: console.py)
     connect_timeout: float = 30.0
     keep_serving: float = 0.0  # seconds the API and the page stay up after the end (--keep-serving)
+    driver: str = ""  # the Mesos driver, own or pymesos (--driver; "": TFMESOS_DRIVER, else own)
 
 
 @dataclass(frozen=True)

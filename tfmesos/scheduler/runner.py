@@ -16,12 +16,12 @@ import sys
 from typing import Any, TextIO
 
 from ..api.status_text import task_row
-from ..core.hints import missing_program_hint
-from ..core.job import Job
-from ..core.job_state import FAILED, KILLED, SUCCEEDED
+from ..core.tensorflow.hints import missing_program_hint
+from ..core.job.job import Job
+from ..core.phase import FAILED, KILLED, SUCCEEDED
 from ..core.spec import JobSpec
 from ..errors import MesosRefusal, TfmesosError, cut
-from . import job_end, marathon_app as marathon
+from . import after_end, marathon_app as marathon
 from .console import Console
 from .run_settings import RunSettings
 from .session import Session
@@ -124,12 +124,12 @@ def _run(session: Session) -> int:
         # The job is over: tear the framework down (Mesos kills anything left) and forget it.
         session.teardown(failover=False)
         # Its record is kept (tfmesos status NAME, jobs, logs NAME ...), gathered while the summary prints.
-        session.keep_end(session.store or job_end.local_store(spec, session.settings.state_dir))
+        session.keep_end(session.store or after_end.local_store(spec, session.settings.state_dir))
         print_summary(console, sched, result.end, result.cause)
         code = end_code(result.end, signals.exit_code)
         if session.settings.keep_serving > 0:  # its page served on, as asked
             assert session.api is not None
-            job_end.keep_serving(session.api, job_end.frozen(sched.snapshot(), session.ended()), session.operations(),
+            after_end.keep_serving(session.api, after_end.frozen(sched.snapshot(), session.ended()), session.operations(),
                                  session.settings.keep_serving, console)
         else:  # a tfmesos logs --follow that was reading reads the last lines before the API goes
             sched.logs.linger()

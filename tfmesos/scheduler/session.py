@@ -3,19 +3,23 @@
 
 A session owns what a running job needs, and starts and stops it in this order:
 
-1. ``open()``: the local checks (state directory, ZooKeeper), the master (the embedded one, in this
-   process or as a child, or a remote one reached within the connect timeout), the state store;
+1. ``open()``: the local checks (state directory, ZooKeeper), the claim on the job's name (a second
+   run of a live name is refused: ``live_run``), the master (the embedded one, in this process or as
+   a child, or a remote one reached within the connect timeout), the state store;
 2. ``start(job, framework_id)``: the ``JobShell``, the API server (announced in the state
    directory), the Mesos driver; ``subscribe()``: SUBSCRIBED within the connect timeout;
 3. ``wait()``: until the job ends (``stop(why)`` ends it from elsewhere: a signal, ``close()``);
 4. ``teardown(failover)``: the framework torn down (Mesos kills what is left) or left to a successor;
    ``keep_end()``: the job's final record, gathered while the front-end prints its summary;
-5. ``close()``: the API, the store and the master, in that order; idempotent.
+5. ``close()``: the API, the store and the master, in that order, then the name; idempotent.
 
 The front-ends keep only what differs: the console and exit codes of ``tfmesos run`` (with its
 Marathon lifecycle, ``marathon_app``), the servers-in-a-``with``-block of ``cluster()``, worker 0
-on this machine for ``tfrun``. The heavy modules (pymesos, the embedded master) are imported
+on this machine for ``tfrun``. The heavy modules (the driver, the embedded master) are imported
 where they are first needed, so a command that fails a local check never pays for them.
+
+The Mesos driver: tfmesos' own (``mesos/scheduler_driver.py``), or pymesos' where ``--driver
+pymesos`` or ``TFMESOS_DRIVER=pymesos`` asks for it (the ``pymesos`` extra: ``driver_choice``).
 """
 from __future__ import annotations
 
@@ -26,14 +30,16 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..api import routes
-from ..core.job import Job
-from ..core.job_state import ENDED_PHASES, KILLED, job_seed
+from ..core.job.job import Job
+from ..core.phase import ENDED_PHASES, KILLED
+from ..core.state.record import job_seed
 from ..core.spec import JobSpec
 from ..errors import UsageError
 from ..options.load import OptionsError
-from . import job_end
+from . import after_end as job_end
 from .console import Console
 from .embedded import start_embedded_master
+from .live_run import LiveRun
 from .preflight import DEFAULT_STATE_DIR, check_state_dir, local_fit_problems, state_dir_of, state_zk
 from .run_settings import RunSettings, SessionKind
 
@@ -44,6 +50,29 @@ if TYPE_CHECKING:
     from ..core.actions import Done as RunResult
     from .job_shell import JobShell
     from .signals import StopSignals
+
+
+OWN, PYMESOS = "own", "pymesos"
+DRIVERS = (OWN, PYMESOS)
+DRIVER_VARIABLE = "TFMESOS_DRIVER"
+
+
+def driver_choice(flag: str, variable: str) -> str:
+    """The driver ``--driver`` names, else TFMESOS_DRIVER, else tfmesos' own."""
+    choice = flag or variable.strip() or OWN
+    if choice not in DRIVERS:
+        raise UsageError("--driver" if flag else DRIVER_VARIABLE, f"{choice!r} is no driver",
+                         f"expected one of {', '.join(DRIVERS)}")
+    return choice
+
+
+def check_pymesos_installed(flag: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pymesos") is None:
+        raise UsageError(flag, "pymesos is not installed",
+                         "install the pymesos extra (python tools/install_pymesos.py in this environment), "
+                         "or use tfmesos' own driver (the default)")
 
 
 class Session:
@@ -63,7 +92,7 @@ class Session:
         self.sched: JobShell | None = None
         self.api: ApiServer | None = None
         self.driver: Any = None  # while subscribed and not torn down
-        self._live: Any = None  # the API's address announced in the state directory
+        self._live: LiveRun | None = None  # the claim on the job's name and its live marker
         self._ending: threading.Thread | None = None  # keep_end's, joined by close()
         self._end_at = 0.0
         self._closed = False
@@ -88,8 +117,12 @@ class Session:
         """Local checks first (before any wait for the network), then the master, then the store."""
         s = self.settings
         try:
+            if self.driver_kind == PYMESOS:
+                check_pymesos_installed("--driver" if s.driver else DRIVER_VARIABLE)
             if where := state_dir_of(self.spec, s.master, s.state_dir, s.zk):
                 check_state_dir(*where)
+            self._live = LiveRun(self.spec.service.name, job_end.local_store(self.spec, s.state_dir).path.parent,
+                                 "embedded" if self.local else str(s.master), self.on_event).claim()
             if self.persists:
                 self._check_zk()  # before the embedded master starts: nothing to clean up
             if self.local:
@@ -106,6 +139,7 @@ class Session:
                 self.master = check_master(s.master, s.connect_timeout, self.console.event)  # type: ignore[arg-type]
             if self.persists:
                 self.store = self._open_store()
+                self._live.claim_zk(self.store)
         except BaseException:
             self.close()
             raise
@@ -176,7 +210,7 @@ class Session:
     # ------------------------------------------------------------------ 2. scheduler, API, driver
     def start(self, job: Job, framework_id: str | None = None) -> JobShell:
         """Schedule ``job``: its API up and announced, its driver started (``subscribe`` waits)."""
-        from ..mesos.driver import driver_class, framework_info
+        from ..mesos.driver import framework_info
         from ..mesos.taskinfo import ExecutorSettings
         from ..store.job_store import JobStore
         from . import marathon_app
@@ -211,9 +245,11 @@ class Session:
                         self.on_end_note),
             clock=self.clock, quota_probe=quota_probe, cluster_probe=cluster_probe,
         )
-        self.api = self._start_api(sched.snapshot, lambda: sched.job.spec_message(),
+        self.api = self._start_api(sched.snapshot, lambda: sched.job.cluster_spec_message(),
                                    lambda: sched.request_stop(job_end.STOPPED_ON_REQUEST), self.operations(live=True))
-        self._live = job_end.announce(spec, self.settings.state_dir, self.api.address)  # tfmesos status NAME finds it
+        if self._live is not None:  # tfmesos status NAME finds it, and the job's last state
+            self._live.announce(self.api.address)
+            self._live.watch(sched.snapshot)
         api_host, api_port = self.api.address.rsplit(":", 1)
         if api_host in ("0.0.0.0", "::"):  # listening everywhere: this machine's name (no DNS lookup)
             import socket
@@ -223,18 +259,8 @@ class Session:
         self.on_event(f"scheduler API on http://{shown}{routes.STATUS}")
         self.on_event(f"status page on http://{shown}/")
 
-        from pymesos import MesosSchedulerDriver
-
-        from ..errors import mute_library_logs
-
-        mute_library_logs()  # pymesos' import set its own log level
         webui = f"http://{shown}"
-        driver = driver_class(MesosSchedulerDriver)(
-            sched, framework_info(spec, framework_id, webui), self.master, use_addict=False,
-            implicit_acknowledgements=True, principal=spec.service.principal or None,
-            secret=(secret or None) if spec.service.principal else None,
-            failover=kind.failover,  # tfmesos run: a crash must not tear the job down (a restart takes over)
-        )
+        driver = self._new_driver(sched, framework_info(spec, framework_id, webui), secret)
         sched.driver = driver
         if self.signals is not None:
             signals = self.signals
@@ -244,6 +270,25 @@ class Session:
         driver.start()
         self.driver = driver
         return sched
+
+    def _new_driver(self, sched: JobShell, info: dict[str, Any], secret: str) -> Any:
+        """The Mesos scheduler driver the session's choice names (``driver_choice``), not started."""
+        spec = self.spec
+        creds = {"principal": spec.service.principal or None,
+                 "secret": (secret or None) if spec.service.principal else None,
+                 "failover": self.kind.failover}  # tfmesos run: a crash must not tear the job down
+        if self.driver_kind == PYMESOS:
+            from ..mesos.pymesos_driver import load
+
+            self.on_event("the Mesos driver is pymesos (--driver pymesos or TFMESOS_DRIVER)")
+            return load()(sched, info, self.master, use_addict=False, implicit_acknowledgements=True, **creds)
+        from ..mesos.scheduler_driver import SchedulerDriver
+
+        return SchedulerDriver(sched.mesos, info, self.master, implicit_acknowledgements=True, **creds)
+
+    @property
+    def driver_kind(self) -> str:
+        return driver_choice(self.settings.driver, os.environ.get(DRIVER_VARIABLE, ""))
 
     def subscribe(self) -> None:
         """Until SUBSCRIBED (or the job ends: a refusal, a stop), within the connect timeout;
@@ -273,7 +318,7 @@ class Session:
                 handlers["health"] = sched.loop_health
             if live and self.kind.restart:
                 def restart(task: str) -> str:
-                    from ..core.job_state import NoSuchTask
+                    from ..core.state.record import NoSuchTask
 
                     try:
                         return sched.restart(task)  # type: ignore[union-attr]
@@ -322,7 +367,7 @@ class Session:
 
     # ------------------------------------------------------------------ 3. running
     def wait(self) -> RunResult:
-        """Until the job ends; pymesos' IO thread's error is raised here."""
+        """Until the job ends (with the pymesos driver, its IO thread's error is raised here)."""
         assert self.sched is not None
         return self.sched.run_until_done()
 
@@ -348,7 +393,7 @@ class Session:
         record kept as it stands, ended the way it was ending (no log locations: nothing is asked)."""
         live, self._live = self._live, None
         if live is not None:
-            live.withdraw()
+            live.release()
         self._drop_token()  # no scheduler answers with it any more: nothing left beside the marker
         sched = self.sched
         if sched is None or not sched.framework_id or self._ending is not None:
@@ -386,7 +431,7 @@ class Session:
             return  # a refused subscription had no framework: nothing to keep
         where = store or self.store or job_end.local_store(self.spec, self.settings.state_dir)
         api = self.api.address if self.api else None
-        ask = getattr(sched.driver, "master", None)  # a zk:// master's leader, as pymesos found it
+        ask = getattr(sched.driver, "master", None)  # a zk:// master's leader, as the driver found it
         self._end_at = self.clock()
         self._ending = threading.Thread(
             target=job_end.record_end, args=(sched, where, api, self.master, self.console, self._end_at, ask),
@@ -402,9 +447,9 @@ class Session:
 
     def end_attempt(self) -> None:
         """Stop serving this attempt: the API withdrawn and stopped (a session may ``start`` again)."""
-        live, self._live = self._live, None
-        if live is not None:
-            live.withdraw()
+        if self._live is not None:
+            self._live.stop_watching()
+            self._live.announce(None)
         api, self.api = self.api, None
         if api is not None:
             api.stop()
@@ -432,11 +477,18 @@ class Session:
         finally:
             try:
                 self._drop_token()  # before the store closes: it may be the token's ZooKeeper
+                if self._live is not None:
+                    self._live.release_zk()  # before the store closes too: its session holds the claim's node
                 if self.store is not None:
                     self.store.close()
             finally:
-                if self.master_proc is not None:
-                    if self.signals is not None:
-                        self.signals.waiting_for = lambda: "the embedded master to stop its executors"
-                    self.master_proc.stop()
+                try:
+                    if self.master_proc is not None:
+                        if self.signals is not None:
+                            self.signals.waiting_for = lambda: "the embedded master to stop its executors"
+                        self.master_proc.stop()
+                finally:
+                    live, self._live = self._live, None
+                    if live is not None:
+                        live.release()  # last: the name is free once nothing of the run is left
 

@@ -1,12 +1,9 @@
 """SIGINT, SIGTERM and SIGHUP while ``tfmesos run``, ``tfrun`` or a ``tfmesos.cluster()`` block
-runs: the handlers count them and carry out the step ``core.stopping`` decides (stop, say what
+runs: the handlers count them and carry out the step ``scheduler.signal_steps`` decides (stop, say what
 the stop waits for, give up). Main thread only (Python runs handlers there).
 
-pymesos installs a SIGINT handler of its own when ``pymesos.process`` is imported; it calls the
-handler it replaced, which may be ``SIG_DFL``/``SIG_IGN`` (not callable: a TypeError out of a
-Ctrl-C). Ours is installed after that import, so pymesos' never runs while ours is in place.
-pymesos also uses SIGINT (``interrupt_main``) to hand its IO thread's error to the main thread:
-that error is raised here as pymesos would have raised it.
+(With ``--driver pymesos``, pymesos' import installs a SIGINT handler over ours that calls ours
+after raising its IO thread's error, if any: ``mesos/pymesos_driver.py``. Nothing here knows.)
 """
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ import threading
 from types import FrameType
 from typing import Any, Callable
 
-from ..core import stopping
+from . import signal_steps as stopping
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LAST_WORDS_SECONDS = 3.0  # at most this long keeping the record after the third signal
@@ -140,11 +137,6 @@ class StopSignals:
 
     # ------------------------------------------------------------------ set-up
     def install(self) -> "StopSignals":
-        from ..mesos.driver import Pymesos
-
-        # pymesos' import installs its handler (ours must come after); where ours cannot be
-        # installed (not the main thread), it is made to raise a plain KeyboardInterrupt.
-        Pymesos.tame_sigint()
         if threading.current_thread() is not threading.main_thread():
             return self  # signal.signal works in the main thread only: the caller's handlers stay
 
@@ -160,10 +152,8 @@ class StopSignals:
         self._stop = stop
 
     def restore(self) -> None:
-        """Put the handlers found by ``install`` back (never pymesos' own: see the module's text)."""
+        """Put the handlers found by ``install`` back."""
         for sig, handler in self._previous.items():
-            if _is_pymesos_handler(handler):
-                handler = signal.default_int_handler
             signal.signal(sig, handler)
         self._previous.clear()
 
@@ -177,8 +167,6 @@ class StopSignals:
 
     # ------------------------------------------------------------------ the handler
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGINT:
-            _raise_pymesos_error()
         if self.leave(signum):
             raise SystemExit(stopping.exit_code(signum))
         self.received += 1
@@ -239,16 +227,3 @@ class StopSignals:
     @staticmethod
     def _in_thread(target: Callable[..., None], *args: Any) -> None:
         threading.Thread(target=target, args=args, name="tfmesos-stop", daemon=True).start()
-
-
-def _raise_pymesos_error() -> None:
-    """pymesos' IO thread failed and interrupted the main thread to say so: raise its error."""
-    from ..mesos.driver import Pymesos
-
-    Pymesos.raise_io_error()
-
-
-def _is_pymesos_handler(handler: Any) -> bool:
-    from ..mesos.driver import Pymesos
-
-    return Pymesos.is_own_handler(handler)

@@ -4,11 +4,12 @@ from __future__ import annotations
 import urllib.error
 from typing import Any, Callable
 
-from ..core.job_state import TaskRecord
+from ..core.state.tasks import TaskRecord
+from ..core.task_state import TASK_DROPPED, TASK_ERROR, TASK_FAILED, TASK_GONE, TASK_LOST
 from ..mesos.agent_files import LogError
 
 TAIL_LINES = 10
-FAILED_STATES = ("TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_DROPPED", "TASK_GONE")
+FAILED_STATES = frozenset({TASK_FAILED, TASK_LOST, TASK_ERROR, TASK_DROPPED, TASK_GONE})
 
 
 def sandbox_stderr_tail(read: Callable[[str, dict[str, str]], dict[str, Any]], rec: TaskRecord) -> str:

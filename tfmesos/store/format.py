@@ -21,7 +21,7 @@ load, a newer one is refused with a message, never half-read.
   it ended, its last reported values, where each attempt's log is (``{"ROLE:INDEX": [{task_id,
   agent, directory}, ...]}``, newest attempt last; the newest attempt of the first tasks also
   carries ``tail``, ``{stdout, stderr}``: the end of each file), and the addresses of its API and master. The
-  job's ``series`` (``[[at, step, loss], ...]``, core/series.py) is kept in ``job`` from this
+  job's ``series`` (``[[at, step, loss], ...]``, core/state/series.py) is kept in ``job`` from this
   format on; older records have none.
 - Format 5: format 4 plus ``deployment``: under Marathon, the app and the version of its
   definition the job ran under (``"APP_ID@VERSION"``), null elsewhere and in older records. A
@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable
 
-from ..core.job_codec import EVENTS_KEPT
+from ..core.job.codec import EVENTS_KEPT
 
 FORMAT = 5
 

@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any
 
-from ..core.job import Job
+from ..core.job.job import Job
 from ..core.spec import JobSpec, TaskKey
 from ..errors import UsageError, cut
 from ..masking import mask_options

@@ -5,7 +5,9 @@ laptop. Writes are atomic: a crash leaves either the old or the new state, never
 end is appended to the record's journal instead of rewriting the record (store/format.py, format 3).
 
 A directory also holds ``live/<name>.json`` while a job of that name runs from this machine:
-its API's address (``tfmesos status NAME`` needs no --api then).
+its scheduler (pid, start time), its API's address (``tfmesos status NAME`` needs no --api then)
+and the job's last state; ``live/<name>.lock`` is the run's claim on the name (store/name_claim.py:
+one live run per name).
 
 While a job runs, its API's token (the one its scheduler made, when none was given) is kept
 where its owner's ``tfmesos kill|restart NAME`` finds it and nobody else can read it: in the
@@ -33,6 +35,7 @@ from urllib.parse import urlparse
 
 from ..errors import UnreachableError, UsageError, redact_url
 from .format import decode, encode, encode_entry, replay
+from .name_claim import Holder, read_marker
 
 ENDS_KEPT = 10  # final records kept per job name (docs/commands.md: "After the end")
 DEFAULT_STATE_DIR = "~/.tfmesos/state"
@@ -55,7 +58,7 @@ class StateStore(Protocol):
 
 
 # The nodes ZkStore keeps under a job's path: a job name with such a segment would meet another's.
-STORE_NODES = frozenset({"state", "history", "state-journal", "api-token"})
+STORE_NODES = frozenset({"state", "history", "state-journal", "api-token", "live"})
 ZK_AUTH_ENV = "TFMESOS_ZK_AUTH"  # user:password of the ZooKeeper digest scheme (the token node's ACL)
 
 
@@ -161,8 +164,10 @@ class DirStore:
 
     def announce(self, api: str) -> None:
         """While a job runs from this machine: where its API is (``tfmesos status NAME`` without
-        --api finds it), with this process' id, so that a marker left by a crash is told apart."""
-        _write_atomically(self.live, json.dumps({"api": api, "pid": os.getpid(), "name": self.name}).encode())
+        --api finds it), with this process' id and start time, so that a marker left by a crash is
+        told apart (a run writes it through its name's claim: ``name_claim.DirClaim``)."""
+        self.live.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_atomically(self.live, json.dumps({**Holder.here(self.name).to_json(), "api": api}).encode())
 
     def withdraw(self) -> None:
         with contextlib.suppress(OSError):
@@ -173,6 +178,12 @@ class DirStore:
         """The API of a job of this name running from this machine (its process alive), or None."""
         marker = _live_marker(self.live)
         return marker.api if marker else None
+
+    def gone(self) -> Holder | None:
+        """The live marker of a run of this name whose scheduler is gone (it ended without
+        withdrawing it: ``kill -9``, the OOM killer, a crash), or None."""
+        holder = read_marker(self.live, self.name)
+        return holder if holder is not None and not holder.alive() else None
 
     def keep_token(self, token: str) -> None:
         """The job's API token, readable by this user only (mkstemp makes the file 0600; the
@@ -212,6 +223,7 @@ class ZkStore:
         self.journal = self.node + "-journal"
         self.history = f"{parsed.path.rstrip('/')}/{name}/history"
         self.token_node = f"{parsed.path.rstrip('/')}/{name}/api-token"
+        self.live_node = f"{parsed.path.rstrip('/')}/{name}/live"
         self._zk = KazooClient(hosts=parsed.netloc, timeout=timeout)
         try:
             self._zk.start(timeout=timeout)
@@ -300,6 +312,63 @@ class ZkStore:
             with contextlib.suppress(NoNodeError):
                 self._zk.delete(self.token_node)
 
+    def claim(self, holder: Holder) -> Holder | None:
+        """This run's claim on its name (store/name_claim.py): an ephemeral node of this client's
+        session, ``<chroot>/<name>/live``. None once it is ours; else the holder it names (a node
+        that vanished meanwhile is tried again)."""
+        from kazoo.exceptions import NodeExistsError, NoNodeError
+
+        self._zk.ensure_path(self.live_node.rsplit("/", 1)[0])
+        while True:
+            try:
+                self._zk.create(self.live_node, json.dumps(holder.to_json()).encode(), ephemeral=True)
+                return None
+            except NodeExistsError:
+                try:
+                    data, _ = self._zk.get(self.live_node)
+                except NoNodeError:
+                    continue
+            try:
+                return Holder.from_json(json.loads(data), holder.name)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return Holder(holder.name, 0)
+
+    def update_claim(self, holder: Holder) -> None:
+        """The claim's node says ``holder`` now (its API, once it listens), if it is still ours."""
+        from kazoo.exceptions import NoNodeError
+
+        with contextlib.suppress(NoNodeError):
+            if self._owns(self.live_node):
+                self._zk.set(self.live_node, json.dumps(holder.to_json()).encode())
+
+    def drop_claim(self, stale: bool = False) -> None:
+        """Remove the claim's node: ours (at the end), or with ``stale`` that of a session whose
+        scheduler is known to be gone (a process of this host that has ended: its session has not
+        timed out yet)."""
+        from kazoo.exceptions import NoNodeError
+
+        with contextlib.suppress(NoNodeError):
+            if stale or self._owns(self.live_node):
+                self._zk.delete(self.live_node)
+
+    def wait_claim_gone(self, timeout: float) -> bool:
+        """Whether the claim's node is gone within ``timeout`` (a watch, no polling)."""
+        import threading
+
+        gone = threading.Event()
+        if not self._zk.exists(self.live_node, watch=lambda event: gone.set()):
+            return True
+        return gone.wait(timeout) and not self._zk.exists(self.live_node)
+
+    def _owns(self, node: str) -> bool:
+        stat = self._zk.exists(node)
+        return stat is not None and stat.ephemeralOwner == self._zk.client_id[0]
+
+    @property
+    def session_timeout(self) -> float:
+        """Seconds after which ZooKeeper ends a session whose client is gone (its ephemeral nodes too)."""
+        return getattr(self._zk, "_session_timeout", 15000) / 1000.0  # kazoo's negotiated value, in ms
+
     def names(self, depth: int = 4) -> list[str]:
         """Every job name under this store's path that has a record or kept ends (a name with
         '/' is a path of nodes: looked for ``depth`` levels down)."""
@@ -330,15 +399,28 @@ class LiveJob:
 
 
 def _live_marker(path: Path) -> LiveJob | None:
-    """The marker at ``path`` when its process is alive and this user's (a signal to another
-    user's process is refused: with a shared HOME, their jobs are not ours to act on)."""
-    try:
-        marker = json.loads(path.read_bytes())
-        os.kill(int(marker["pid"]), 0)
-        name = marker.get("name") or path.stem.replace("__", "/")  # markers before the name was in them
-        return LiveJob(str(name), str(marker["api"]), int(marker["pid"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    """The marker at ``path`` when its API listens and its process is alive and this user's (a
+    signal to another user's process is refused: with a shared HOME, their jobs are not ours to act
+    on). Alive: the same process, its start time told (a pid the kernel gave another one since is not it)."""
+    holder = read_marker(path, path.stem.replace("__", "/"))  # markers before the name was in them
+    if holder is None or not holder.api or not holder.alive():
         return None
+    try:
+        os.kill(holder.pid, 0)
+    except OSError:
+        return None
+    return LiveJob(holder.name, holder.api, holder.pid)
+
+
+def gone_runs(state_dir: str) -> list[Holder]:
+    """This user's live markers in ``state_dir`` whose scheduler is gone, by name."""
+    live = Path(state_dir or DEFAULT_STATE_DIR).expanduser() / "live"
+    try:
+        paths = sorted(p for p in live.glob("*.json") if p.stat().st_uid == os.getuid())
+    except OSError:
+        return []
+    found = (read_marker(p, p.stem.replace("__", "/")) for p in paths)
+    return [h for h in found if h is not None and not h.alive()]
 
 
 def live_jobs(state_dir: str) -> list[LiveJob]:

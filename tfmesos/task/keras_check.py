@@ -1,6 +1,6 @@
 """Which TensorFlow and tf-keras this interpreter has, read from the installed distributions'
 metadata (importing TensorFlow would take seconds), and the one line to say when they cannot run
-Keras' model.fit under the strategies (``tfmesos.core.legacy_keras.keras_problem``)."""
+Keras' model.fit under the strategies (``tfmesos.core.tensorflow.legacy_keras.keras_problem``)."""
 from __future__ import annotations
 
 import os
@@ -8,9 +8,9 @@ import re
 import sys
 from typing import Mapping
 
-from ..core.legacy_keras import keras_problem
+from ..core.tensorflow.legacy_keras import keras_problem
 
-# The distributions that install the ``tensorflow`` package (tools/install_tf_keras.py's list), as
+# The distributions that install the ``tensorflow`` package, as
 # their .dist-info folders spell them.
 _DIST_INFO = re.compile(r"^(tensorflow|tensorflow_cpu|tensorflow_gpu|tensorflow_intel|tensorflow_macos|"
                         r"tf_nightly|tf_nightly_cpu|tf_keras)-([^-]+)\.dist-info$", re.IGNORECASE)

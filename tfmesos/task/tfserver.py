@@ -6,7 +6,8 @@ Parameter servers (and the workers of ParameterServerStrategy jobs) only host a
     python -m tfmesos.task.tfserver
 
 The task's place in the cluster comes from ``TF_CONFIG``. A TensorFlow server never
-exits on its own, so this one blocks until SIGTERM or SIGINT and then exits 0.
+exits on its own, so this one blocks until SIGTERM or SIGINT and then exits 0; after a
+planned-stop notice (tfmesos/task/notice.py) a SIGTERM makes it linger until the chief has saved.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from . import notice
+
 PROG = "python -m tfmesos.task.tfserver"
+# A lingering server leaves this long before the notice's deadline: exit 0 rather than SIGKILL.
+LINGER_MARGIN_S = 1.0
 KERAS = ("keras", "tf_keras")
 
 
@@ -115,9 +120,28 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{exc.message}", file=sys.stderr)
         return 1
     print(f"tfmesos.task.tfserver: {job_name}:{task_index} serving on {address} (TensorFlow {tf.__version__})", flush=True)
-    signal.sigwait(stop_signals)
+    if signal.sigwait(stop_signals) == signal.SIGTERM:
+        linger(f"{job_name}:{task_index}", stop_signals)
     print(f"tfmesos.task.tfserver: {job_name}:{task_index} stopping", flush=True)
     return 0
+
+
+def linger(name: str, stop_signals: set[signal.Signals]) -> None:
+    """After a SIGTERM that follows a notice (a planned stop), keep serving until a second SIGTERM
+    or SIGINT, or until LINGER_MARGIN_S before the notice's deadline: the chief (which got the
+    notice too) still needs this server to finish its step and save; tfmesos sends the second
+    SIGTERM once the chief has. Without a notice, SIGTERM stops the server at once, as always."""
+    found = notice.notice()
+    if found is None:
+        return
+    left = found.seconds_left()
+    until = "a second SIGTERM" if left is None else f"a second SIGTERM or {max(0.0, left - LINGER_MARGIN_S):.0f} s"
+    print(f"tfmesos.task.tfserver: {name}: planned stop ({found.reason}): serving until {until}, "
+          "for the chief to save", flush=True)
+    if left is None:
+        signal.sigwait(stop_signals)
+    else:
+        signal.sigtimedwait(stop_signals, max(0.0, left - LINGER_MARGIN_S))
 
 
 if __name__ == "__main__":

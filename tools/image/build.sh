@@ -50,7 +50,7 @@ echo "make image: building $IMAGE with $ENGINE (BASE=$BASE, TF ${TF_VERSION:-new
 source=$(python3 "$ROOT/tools/image/source_digest.py" "$ROOT")
 "$ENGINE" build "${engine_flags[@]}" "${secrets[@]}" -f "$ROOT/Dockerfile" -t "$IMAGE" \
   --build-arg "BASE=$BASE" --build-arg "TF_VERSION=${TF_VERSION:-}" \
-  --build-arg "TF_PACKAGE=${TF_PACKAGE:-tensorflow-cpu}" --build-arg "TFMESOS_SOURCE=$source" "$ROOT"
+  --build-arg "TF_PACKAGE=${TF_PACKAGE:-tensorflow}" --build-arg "TFMESOS_SOURCE=$source" "$ROOT"
 # The image holds this tree's tfmesos (a stale cached layer would hold another's), and it imports.
 marker=$("$ENGINE" run --rm --network=none "$IMAGE" cat /etc/tfmesos-image)
 if ! grep -qx "source $source" <<<"$marker"; then

@@ -77,6 +77,7 @@ def test_mark_agent_gone(make_master, partition_aware):
     scheduler = RawScheduler(master.address)
     scheduler.subscribe(info)
     offers = scheduler.next_offers()
+    offers_event = next(e for e in scheduler.stream.received if e["type"] == "OFFERS")
     victim = offers[0]["agent_id"]["value"]
     survivor = offers[1]["agent_id"]["value"]
     task = command_task("doomed", victim, "sleep 60")
@@ -84,8 +85,11 @@ def test_mark_agent_gone(make_master, partition_aware):
     scheduler.next_update(task_id="doomed")
     scheduler.next_update(task_id="doomed")
     assert scheduler.stream is not None
-    leftover = scheduler.stream.wait_for(lambda e: e["type"] == "OFFERS"
-                                         and e["offers"]["offers"][0]["agent_id"]["value"] == victim)
+    # Looked for among everything received: it may come before the updates that were waited for.
+    leftover = wait_until(lambda: next((e for e in list(scheduler.stream.received) if e["type"] == "OFFERS"
+                                        and e is not offers_event
+                                        and e["offers"]["offers"][0]["agent_id"]["value"] == victim), None),
+                          message="the victim's leftover offered again")
     assert processes_under(master.work_dir)
 
     body = {"type": "MARK_AGENT_GONE", "mark_agent_gone": {"agent_id": {"value": victim}}}

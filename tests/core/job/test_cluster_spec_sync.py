@@ -1,0 +1,37 @@
+"""Which task gets which ClusterSpec, alone (core/job/cluster_spec_sync.py)."""
+from tfmesos.core import actions as act
+from tfmesos.core.job import cluster_spec_sync, gang
+from tfmesos.core.spec import TaskKey
+
+from tests.core.helpers import offer, spec_of, state_of
+
+
+def test_no_spec_before_every_address_is_known_then_one_message_per_version():
+    job, tr = state_of(spec_of(worker={"count": 2}))
+    assert cluster_spec_sync.cluster(job) is None and cluster_spec_sync.cluster_spec_message(job, tr) is None
+    gang.offers(job, tr, [offer(0, cpus=16, mem=65536)], 0.0)
+    first = cluster_spec_sync.cluster_spec_message(job, tr)
+    assert first["cluster"] == {"worker": ["h0:31000", "h0:31001"]}
+    assert cluster_spec_sync.cluster_spec_message(job, tr) is first, "built once per version"
+    job.cluster_spec_version += 1
+    assert cluster_spec_sync.cluster_spec_message(job, tr) is not first
+
+
+def test_only_reported_tasks_behind_the_version_are_sent_it():
+    job, tr = state_of(spec_of(worker={"count": 2}))
+    gang.offers(job, tr, [offer(0, cpus=16, mem=65536)], 0.0)
+    w0, w1 = job.tasks[TaskKey("worker", 0)], job.tasks[TaskKey("worker", 1)]
+    job.cluster_spec_version += 1  # a peer moved
+    assert cluster_spec_sync.sync_cluster_specs(job, tr) == [], "STAGING tasks have no executor to tell yet"
+    w0.state = "TASK_RUNNING"
+    (sent,) = cluster_spec_sync.sync_cluster_specs(job, tr)
+    assert sent.task_id == w0.task_id and w0.cluster_spec_version_sent == job.cluster_spec_version
+    assert cluster_spec_sync.sync_cluster_specs(job, tr, only=w1) == []
+
+
+def test_an_executor_asking_again_is_answered_unless_it_runs_an_old_attempt():
+    job, tr = state_of(spec_of(worker={"count": 1}))
+    gang.offers(job, tr, [offer(0)], 0.0)
+    (answer,) = cluster_spec_sync.executor_asks_cluster_spec(job, tr, "t.worker.0.1")
+    assert isinstance(answer, act.SendClusterSpec) and answer.agent_id == "S0"
+    assert cluster_spec_sync.executor_asks_cluster_spec(job, tr, "t.worker.0.0") == []

@@ -1,0 +1,62 @@
+"""Which task gets which ClusterSpec, and when: built once per version (the addresses change only
+when a launch moves a task, which bumps the version), carried in the launch when every address is
+known, else sent to each reported task that is behind. The one writer of the ClusterSpec's version
+and of its message's cache."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..actions import Action, SendClusterSpec
+from ..state import tasks
+from ..state.record import JobState, Transient
+from ..state.tasks import TaskRecord
+from ..task_state import REPORTED
+
+
+def cluster(job: JobState) -> dict[str, list[str]] | None:
+    endpoints = {k: r.endpoint for k, r in job.tasks.items() if r.endpoint}
+    if len(endpoints) < len(job.tasks):
+        return None
+    return job.spec.profile.cluster(endpoints | dict(job.spec.external))
+
+
+def addresses_changed(job: JobState) -> None:
+    """A launch moved a task to a new address: every task must hear of a new ClusterSpec."""
+    job.cluster_spec_version += 1
+
+
+def cluster_spec_message(job: JobState, tr: Transient) -> dict[str, Any] | None:
+    # Endpoints only change in a launch, which then bumps the version: one message per version
+    # (building it is O(tasks); per status update that would make a job O(tasks^2)).
+    if tr.cluster_spec_cache is not None and tr.cluster_spec_cache["version"] == job.cluster_spec_version:
+        return tr.cluster_spec_cache
+    spec = cluster(job)
+    if spec is None:
+        return None
+    tr.cluster_spec_cache = {"type": "clusterspec", "version": job.cluster_spec_version, "cluster": spec}
+    return tr.cluster_spec_cache
+
+
+def sync_cluster_specs(job: JobState, tr: Transient, only: TaskRecord | None = None) -> list[Action]:
+    """ClusterSpec messages for reported tasks behind the current version: every task after a
+    launch; only the task that changed state after its status update (O(1) per update)."""
+    message = cluster_spec_message(job, tr)
+    if message is None:
+        return []
+    actions: list[Action] = []
+    for rec in (only,) if only is not None else job.tasks.values():
+        if rec.state in REPORTED and rec.cluster_spec_version_sent < job.cluster_spec_version:
+            tasks.cluster_spec_sent(rec, job.cluster_spec_version)
+            actions.append(SendClusterSpec(rec.task_id, rec.agent_id, message))
+    return actions
+
+
+def executor_asks_cluster_spec(job: JobState, tr: Transient, task_id: str) -> list[Action]:
+    """An executor that has not heard of the ClusterSpec asks again (messages are best effort)."""
+    key = job.by_task_id.get(task_id)
+    message = cluster_spec_message(job, tr)
+    if key is None or message is None or job.tasks[key].task_id != task_id:
+        return []
+    rec = job.tasks[key]
+    tasks.cluster_spec_sent(rec, job.cluster_spec_version)
+    return [SendClusterSpec(task_id, rec.agent_id, message)]
