@@ -17,10 +17,11 @@
 # The install is README's `pip install '.[tensorflow]'`. Its TensorFlow part is made first, in a stage
 # of its own copied whole into the image: that layer is reused as long as the stage is, so a change
 # to tfmesos' code adds only a small layer on top, where the extra then finds TensorFlow in place.
-# pip keeps its downloads in a cache mount, shared by the builds on this machine and never part of
-# a layer (`make images-real-mesos` builds two TensorFlow releases: what they share, TensorBoard's
-# and scikit-learn's dependencies, SciPy, Keras, is fetched once). No sources, no compilers reach
-# the image. The secrets `pip` (a pip.conf: index,
+# That stage's wheels are downloaded into a cache mount (pip skips those already there), shared by
+# the builds on this machine and never part of a layer, then installed from it: `make
+# images-real-mesos` builds two TensorFlow releases, and what they share (SciPy, scikit-learn,
+# libclang, gRPC, Keras, ...: about 100 MB) is fetched once. No sources, no compilers reach the
+# image. The secrets `pip` (a pip.conf: index,
 # timeout) and `pipca` (the CA bundle it names) come from build.sh, made from the building
 # machine's settings: pip reaches the index the way that machine does, and neither lands in a layer.
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
@@ -30,9 +31,11 @@ ARG TF_PACKAGE=tensorflow
 ARG TF_VERSION=
 RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
- && export PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ && export PIP_DISABLE_PIP_VERSION_CHECK=1 WHEELS=/root/.cache/pip/wheelhouse \
  && python3 -m venv /opt/tfmesos \
- && /opt/tfmesos/bin/pip install -q "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tf-keras tensorboard scikit-learn
+ && set -- "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tf-keras tensorboard scikit-learn \
+ && /opt/tfmesos/bin/pip download -q -d "$WHEELS" "$@" \
+ && /opt/tfmesos/bin/pip install -q --no-index --find-links "$WHEELS" "$@"
 
 # The working tree as .dockerignore lets it in, read by the last step through a bind mount.
 FROM ${BASE} AS source
