@@ -98,7 +98,7 @@ def test_a_job_process_is_this_runs_by_its_sandbox(tmp_path: Path):
     from tests.e2e import harness
 
     assert harness.RUN_ROOT and str(tmp_path).startswith(harness.RUN_ROOT + "/"), "tmp_path is in the run's folder"
-    assert harness._this_runs({"MESOS_SANDBOX": str(tmp_path)})
-    assert not harness._this_runs({"MESOS_SANDBOX": "/tmp"}), "a sandbox elsewhere on this machine: another run's"
-    assert harness._this_runs({"MESOS_SANDBOX": "/mnt/mesos/sandbox/no-such-folder-here"}), "a container's path"
-    assert harness._this_runs({}), "no sandbox (tfrun's worker 0 runs here): by its name alone"
+    assert harness.this_runs({"MESOS_SANDBOX": str(tmp_path)})
+    assert not harness.this_runs({"MESOS_SANDBOX": "/tmp"}), "a sandbox elsewhere on this machine: another run's"
+    assert harness.this_runs({"MESOS_SANDBOX": "/mnt/mesos/sandbox/no-such-folder-here"}), "a container's path"
+    assert harness.this_runs({}), "no sandbox (tfrun's worker 0 runs here): by its name alone"

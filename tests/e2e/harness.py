@@ -146,7 +146,7 @@ def write_options(path: Path, base: Path | None = None, **overrides: Any) -> Pat
 RUN_ROOT = os.environ.get("TFMESOS_TEST_ROOT", "")
 
 
-def _this_runs(env: dict[str, str]) -> bool:
+def this_runs(env: dict[str, str]) -> bool:
     """Whether a job's process belongs to this test run: its sandbox is in the run's folder. A
     sandbox that is a folder of this machine elsewhere is another run's (the same job names run in
     another checkout's suite); a container's (a path inside the container) is kept."""
@@ -164,7 +164,7 @@ def task_processes(service: str) -> list[psutil.Process]:
         except (psutil.Error, OSError):
             continue
         if (env.get("TFMESOS_SERVICE") == service or env.get("MESOS_EXECUTOR_ID", "").startswith(service + ".")) \
-                and _this_runs(env):
+                and this_runs(env):
             found.append(p)
     return found
 
