@@ -31,27 +31,34 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
-# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos.
+# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos,
+# in TEST_WORKERS pytest-xdist workers side by side, heaviest first; the few tests marked serial run
+# alone, those of an xdist_group in one worker (docs/developers/tests.md). TEST_WORKERS=0: one at a time.
+TEST_WORKERS ?= 3
 test: $(TEST_STAMP)
 	tools/ensure_test_deps.sh
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS) tests
 
 # Under a minute: the pure core and the embedded master's protocol conformance, in FAST_WORKERS
 # processes (pytest-xdist). These tests mostly wait (offer intervals, backoffs, timeouts: about a
 # quarter of their wall time is CPU), so more workers than cores still pays on a 2-core machine.
 FAST_WORKERS ?= 4
 test-fast: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadgroup -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
 
 # The real-Mesos suite (tests/e2e/test_*real_mesos*.py): the scenarios of the embedded-master tests,
 # same assertions, against Apache Mesos 1.12 as MESOS_TOOLS/install.sh installs it (.ci/run does).
 # Not part of make test: a bare clone has no Mesos. Each cluster gets a MESOS_HOME of its own under
-# pytest's temp dir; its master listens on REAL_MESOS_PORT, its agents on the ports after it.
+# pytest's temp dir; its master listens on REAL_MESOS_PORT, its agents on the ports after it; in
+# REAL_MESOS_WORKERS pytest-xdist workers, worker N's clusters 20 N ports further and its agents'
+# task ports in a slice of their own (tests/e2e/real_mesos.py). REAL_MESOS_WORKERS=0: one at a time.
 MESOS_TOOLS ?= ../shared/tools/real-mesos
 REAL_MESOS_PORT ?= 5050
+REAL_MESOS_WORKERS ?= 2
 test-real-mesos: $(TEST_STAMP)
 	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
-		$(BIN)/python -m pytest -q $(PYTEST_ARGS) $(sort $(wildcard tests/e2e/test_*real_mesos*.py))
+		$(BIN)/python -m pytest -q -n $(REAL_MESOS_WORKERS) --dist loadgroup $(PYTEST_ARGS) \
+		$(sort $(wildcard tests/e2e/test_*real_mesos*.py))
 
 # Many seeded chaos runs (kill -9 of tasks, executors, the scheduler); writes chaos-summary.json.
 chaos: $(TEST_STAMP)

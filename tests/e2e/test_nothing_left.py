@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.e2e.harness import ROOT, TFMESOS, LineProcess, eventually
+from tests.e2e.harness import ROOT, TFMESOS, LineProcess, eventually, this_runs
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -44,15 +44,16 @@ EXIT = {"kill": 5, "ctrl-c": 130, "ctrl-c-twice": 130, "ctrl-c-thrice": 130, "si
 
 
 def _processes_of(name: str, sandboxes: str) -> list[psutil.Process]:
-    """Every process whose environment names the job or one of the run's sandboxes."""
+    """Every process whose environment names the job or one of the run's sandboxes (by name, of
+    this test run only: another checkout's suite may run the same job on this machine)."""
     found = []
     for p in psutil.process_iter():
         try:
             env = p.environ()
         except (psutil.Error, OSError):
             continue
-        if (env.get("TFMESOS_SERVICE") == name or env.get("MESOS_EXECUTOR_ID", "").startswith(name + ".")
-                or env.get("MESOS_DIRECTORY", "").startswith(sandboxes)):
+        named = env.get("TFMESOS_SERVICE") == name or env.get("MESOS_EXECUTOR_ID", "").startswith(name + ".")
+        if (named and this_runs(env)) or env.get("MESOS_DIRECTORY", "").startswith(sandboxes):
             found.append(p)
     return found
 

@@ -45,8 +45,10 @@ def _running(scheduler: RawScheduler, task_id: str) -> None:
 
 
 def _executor(task_id: str) -> psutil.Process:
+    # Among this test's processes (its masters run here, the zygote is their child): another
+    # checkout's suite may run this test, and its task ids, on this machine at the same time.
     def find() -> psutil.Process | None:
-        for process in psutil.process_iter():
+        for process in psutil.Process().children(recursive=True):
             try:
                 if process.environ().get("MESOS_EXECUTOR_ID") == task_id and \
                         "tfmesos.executor" in process.cmdline():

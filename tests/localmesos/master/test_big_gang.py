@@ -22,9 +22,11 @@ def test_a_gang_over_every_agent_runs_each_task_once_on_its_own_agent(make_maste
     for i, offer in enumerate(offers):
         task_id = f"t{i}"
         where[task_id] = offer["agent_id"]["value"]
-        assert launch(scheduler, offer, [command_task(task_id, where[task_id], "exit 0", cpus=0.5)]).status == 202
-    # Every offer was used (what is left of each comes back only after the default 5 s filter, and
-    # the tasks may well take longer than that on a loaded machine: look now, not at the end).
+        # What is left of each offer is filtered for longer than any machine takes to launch them all.
+        assert launch(scheduler, offer, [command_task(task_id, where[task_id], "exit 0", cpus=0.5)],
+                      refuse_seconds=3600).status == 202
+    # Every offer was used (what is left of each comes back only after the filter: look now, not at
+    # the end).
     assert http_call(master.address, "GET", "/metrics/snapshot").body["master/outstanding_offers"] == 0
     finished: dict[str, str] = {}
     while len(finished) < AGENTS:
