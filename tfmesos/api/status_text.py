@@ -22,6 +22,12 @@ def progress_text(task: str, progress: Progress, width: int = 20) -> str:
     return " ".join(parts)
 
 
+def phase_text(phase: str, queued: str) -> str:
+    """The phase a person is shown: a placing job that waits in the queue (``queued`` says why) is
+    QUEUED, in ``tfmesos status``, ``tfmesos jobs`` and on the page alike (the API keeps PLACING)."""
+    return "QUEUED" if queued else phase
+
+
 def task_row(t: TaskStatus) -> str:
     """'worker:1      127.0.0.1:31001       TASK_FAILED    restarts 1 (+1 asked for) exit 1  KeyError: 'x''"""
     asked = f" (+{t.requested_restarts} asked for)" if t.requested_restarts else ""
