@@ -201,10 +201,9 @@ def describe(slaves: list[dict[str, Any]], work_dir: str, address: str) -> list[
             text += "; reserved: " + "; ".join(f"{role} {_amounts(r, nonzero=True)}" for role, r in sorted(reserved.items()))
         groups.setdefault(text, []).append(index)
     lines = [f"  agent{'s' if len(ix) > 1 else ''} {_indices(ix)}: {text}" for text, ix in groups.items()]
-    ports = [a["resources"].get("ports", "") for a in slaves]
-    if ports and ports[0]:
-        lines.append(f"  task ports: {ports[0].strip('[]').split('-')[0]}-{ports[-1].strip('[]').split('-')[-1]}"
-                     f" ({ports[0]} on agent 0)")
+    ports = [(i, a["resources"].get("ports", "").strip("[]")) for i, a in enumerate(slaves)]
+    if any(p for _, p in ports):  # each agent's own: a task's port comes from the agent it runs on
+        lines.append("  task ports: " + ", ".join(f"agent {i} {p}" for i, p in ports if p))
     lines.append(f"  work dir (sandboxes): {work_dir}")
     gpu_agents = [i for i, a in enumerate(slaves) if a["resources"].get("gpus", 0) > 0]
     if gpu_agents:

@@ -29,3 +29,21 @@ def test_progress_line_has_a_bar_when_the_total_is_known() -> None:
     text = progress_text("chief:0", Progress(step=50, total_steps=200, loss=0.25, at=1.0), width=8)
     assert text == "chief:0 [##......] step 50/200 (25%) loss 0.25"
     assert progress_text("chief:0", Progress(step=7)) == "chief:0 step 7"
+
+
+def test_a_queued_job_shows_the_same_phase_in_status_and_jobs(capsys) -> None:
+    from tfmesos.client.cli import _print_live
+    from tfmesos.client.history import running_lines
+    from tfmesos.core.status import StatusSnapshot
+
+    why = "queued (the cluster fits the job, but not now): needs cpus 1.8, mem 2176 MB"
+    snap = StatusSnapshot(name="q", phase="PLACING", mode="collective", started_at=0.0, queued=why,
+                          queued_since=1.0, now=5.0)
+    _print_live(snap, as_json=False)
+    status = capsys.readouterr().out.splitlines()
+    assert status[0].startswith("job q  phase QUEUED  "), status
+    assert running_lines([snap])[0].startswith("q  QUEUED  for"), running_lines([snap])
+    placing = StatusSnapshot(name="p", phase="PLACING", mode="collective", started_at=0.0, now=5.0)
+    _print_live(placing, as_json=False)
+    assert capsys.readouterr().out.startswith("job p  phase PLACING  ")
+    assert running_lines([placing])[0].startswith("p  PLACING  for")

@@ -154,7 +154,7 @@ def run_executor_life(tmp_path, master) -> None:
         assert run.wait(120) == 0, run.output[-3000:]
     finally:
         run.killpg()
-    assert re.search(r"worker:0 TASK_KILLED: killed \(exit code 0\)", run.output), run.output[-3000:]
+    assert re.search(r"worker:0 TASK_KILLED: exit 0 \(ended when asked to stop\)", run.output), run.output[-3000:]
     logs = LineProcess(TFMESOS + ["logs", name, "worker:0", "--state-dir", str(tmp_path / "state")])
     assert logs.wait(30) == 0, logs.output
     lines = logs.output.splitlines()

@@ -107,7 +107,7 @@ def test_a_stop_signal_to_tfmesos_run_kills_every_task_prints_the_summary_and_ex
     _killpg(run, sig)
     why = "stopped by SIGINT \\(Ctrl-C\\)" if sig == signal.SIGINT else f"stopped by {sig.name}"
     _assert_stopped(run, name, 128 + sig, why, started)
-    assert len(re.findall(r"  worker:\d +\S+ +TASK_KILLED +restarts 0 exit 143$", run.output, re.M)) == 2
+    assert len(re.findall(r"  worker:\d +\S+ +TASK_KILLED +restarts 0 exit 143 \(killed by SIGTERM\)$", run.output, re.M)) == 2
 
 
 def test_ctrl_c_while_tfmesos_run_starts_exits_130_without_a_traceback(spawn, tmp_path):
@@ -136,7 +136,7 @@ def test_a_second_ctrl_c_says_what_the_stop_waits_for_and_the_stop_goes_on(spawn
     said = run.wait_for(r"SIGINT again: still stopping, waiting for (.*); a third signal gives up at once", 30)
     assert re.fullmatch(r"2 task\(s\) to end: worker:0 TASK_\w+, worker:1 TASK_\w+", said.group(1)), said.group(0)
     _assert_stopped(run, name, 130, r"stopped by SIGINT \(Ctrl-C\)", started)
-    assert run.output.count("TASK_KILLED    restarts 0 exit 137") == 2, "killed after the grace period"
+    assert run.output.count("TASK_KILLED    restarts 0 exit 137 (killed by SIGKILL)") == 2, "killed after the grace period"
 
 
 @pytest.mark.serial("its second Ctrl-C must land within the executors' 3 s kill grace after the first")

@@ -16,7 +16,8 @@ def test_alike_agents_share_a_line_and_the_gpu_agents_are_named():
     assert lines[:3] == ["  agents 0, 2: cpus 4, mem 8192 MB, disk 20000 MB, gpus 0",
                          "  agent 1: cpus 4, mem 8192 MB, disk 20000 MB, gpus 0; reserved: team-a cpus 2",
                          "  agent 3: cpus 4, mem 8192 MB, disk 20000 MB, gpus 1"]
-    assert "  task ports: 31000-34999 ([31000-31999] on agent 0)" in lines
+    assert ("  task ports: agent 0 31000-31999, agent 1 32000-32999, agent 2 33000-33999, agent 3 34000-34999"
+            in lines), "every agent's range"
     assert "  work dir (sandboxes): /tmp/work" in lines
     note = next(line for line in lines if "note:" in line)
     assert "agent(s) 3 have GPUs" in note and "a CPU job runs on the other agents" in note

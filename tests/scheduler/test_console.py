@@ -54,3 +54,22 @@ def test_the_summary_is_the_last_of_the_jobs_lines():
     printed = out.getvalue().splitlines()
     assert printed[-2].endswith("] job j SUCCEEDED: chief:0 finished") and printed[-1].endswith("]   chief:0  TASK_FINISHED")
     assert len(printed) == 3, printed
+
+
+def _texts(out: io.StringIO) -> list[str]:
+    """The lines without their time: '[tfmesos   1.2s] x' -> 'x'."""
+    return [line.split("] ", 1)[1] if line.startswith("[tfmesos") else line for line in out.getvalue().splitlines()]
+
+
+def test_the_repeat_count_sits_under_the_line_it_counts_before_a_tasks_output():
+    out = io.StringIO()
+    console = Console(out)
+    for _ in range(3):
+        console.line("worker:1 TASK_KILLED: killed")
+    console.output("job.worker.0.3", ["Epoch 2/10"])
+    console.line("worker:1 TASK_KILLED: killed")  # after a task's line: not "the line above" any more
+    console.line("worker:1 TASK_KILLED: killed")
+    console.line("launch worker:1")
+    assert _texts(out) == ["worker:1 TASK_KILLED: killed", "(the line above repeated 2 more times)",
+                           "  worker:0 | Epoch 2/10", "worker:1 TASK_KILLED: killed",
+                           "(the line above repeated once more)", "launch worker:1"]

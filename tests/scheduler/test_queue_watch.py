@@ -50,3 +50,21 @@ def test_quota_is_one_case_of_queued():
     assert w.judge(job, 3.0, ((AGENTS, [OTHER]), [({"cpus": 1.2}, {"cpus": 1.0})])) == []
     assert job.transient.queued.startswith("waiting for role *'s quota (not for offers): cpus 1 needed, limit 1.2")
     assert job.transient.queued_since == 3.0
+
+
+def test_a_whole_job_restart_waiting_for_its_own_ending_tasks_is_not_queued():
+    """Its killed workers still hold the agents (the master counts them as this framework's): no
+    'queued ... held by other frameworks' naming its own tasks."""
+    job, w = Job.new(spec_of(chief={"count": 1, "cpus": 0.8, "mem": 128}), 0.0), watch()
+    job.offers([offer(0, cpus=0.2)], 0.1)  # unplaced: held back
+    me = Framework("F-me", "me", "*", {"cpus": 1.8, "mem": 384.0}, registered=3.0)
+    assert w.judge(job, 3.0, ((AGENTS, [me]), [])) is None or job.transient.queued == ""
+    assert job.transient.queued == "" and job.transient.queued_since is None and not job.events
+    # Half of it another framework's work: queued, its own ending tasks apart, the figures adding up.
+    me = Framework("F-me", "me", "*", {"cpus": 0.9, "mem": 192.0}, registered=3.0)
+    other = Framework("F-other", "job-a", "*", {"cpus": 0.9, "mem": 192.0}, registered=1.0)
+    w.judge(job, 5.0, ((AGENTS, [me, other]), []))
+    assert job.transient.queued == (
+        "queued (the cluster fits the job, but not now): needs cpus 0.9, mem 192 MB; free cpus 0.2, mem 1664 MB "
+        "of cpus 2, mem 2048 MB; held by other frameworks cpus 0.9, mem 192 MB: job-a (*) cpus 0.9, mem 192 MB; "
+        "held by this job's own tasks cpus 0.9, mem 192 MB")

@@ -223,9 +223,11 @@ def _print_live(snap: StatusSnapshot, as_json: bool) -> int:
     if as_json:
         print(json.dumps(snap.to_json(), indent=2))
         return 0
-    print(f"job {snap.name}  phase {snap.phase}  framework {snap.framework_id}  restarts {snap.job_restarts}")
     from .history import duration, when
-    from ..api.status_text import progress_text, task_row
+    from ..api.status_text import phase_text, progress_text, task_row
+
+    print(f"job {snap.name}  phase {phase_text(snap.phase, snap.queued)}  framework {snap.framework_id}  "
+          f"restarts {snap.job_restarts}")
 
     if snap.queued and snap.queued_since is not None and snap.now is not None:
         print(f"  {snap.queued} (for {duration(snap.now - snap.queued_since)})")

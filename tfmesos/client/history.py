@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable
 
 from ..core.phase import ENDED_PHASES
-from ..api.status_text import progress_text, task_row
+from ..api.status_text import phase_text, progress_text, task_row
 from ..core.tensorflow.profile import TENSORFLOW
 from ..core.status import Progress, StatusSnapshot, TaskStatus
 
@@ -145,8 +145,7 @@ def running_lines(snaps: list[StatusSnapshot]) -> list[str]:
     """``tfmesos jobs``: the jobs running from this machine, a queued one with why and since when."""
     lines = []
     for snap in snaps:
-        phase = "QUEUED" if snap.queued else snap.phase
-        lines.append(f"{snap.name}  {phase}  for {duration((snap.now or 0) - snap.started_at)}")
+        lines.append(f"{snap.name}  {phase_text(snap.phase, snap.queued)}  for {duration((snap.now or 0) - snap.started_at)}")
         if snap.queued:
             lines.append(f"    {snap.queued} (for {duration((snap.now or 0) - (snap.queued_since or 0))})")
     return lines

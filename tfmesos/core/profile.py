@@ -52,6 +52,9 @@ class FrameworkProfile:
     # What the framework can run but is often a slip: each warning says what to set, and how to
     # keep the shape on purpose. The job still runs.
     warnings: Callable[[JobSpec], list[str]] = lambda spec: []
+    # Whether a task's exception line says that a peer, the network or the cluster failed, not the
+    # script: the same line twice in a row then does not stop relaunching (core/job/retry_policy.py).
+    transient_failure: Callable[[str], bool] = lambda line: False
 
     def rank(self, role: str) -> int:
         """Where a role's tasks come: in ``role_order``, then any other (TensorBoard) after them."""

@@ -67,7 +67,7 @@ class TaskStatus:
     endpoint: str | None = ""  # host:port once placed
     agent_id: str = ""
     state: str = ""  # the Mesos task state, e.g. TASK_RUNNING
-    restarts: int = 0  # relaunches counted against the task's restart policy
+    restarts: int = 0  # relaunches after a failure: its own, or another task's that restarted the whole job
     requested_restarts: int = 0  # relaunches a person asked for (tfmesos restart)
     exit_code: int | None = None  # of its last attempt, once ended
     reason: str = ""

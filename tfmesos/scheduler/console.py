@@ -46,16 +46,24 @@ class Console:
         self.line("progress " + progress_text(task, Progress.from_json(progress)))
 
     def line(self, text: str) -> None:
-        """One line; the same line again is counted, not printed (no flood from a retry loop)."""
+        """One line; the same line again, right after it, is counted, not printed (no flood from a
+        retry loop): the count follows it once something else is printed."""
         with self._lock:
             if text == self._last:
                 self._repeats += 1
                 return
-            if self._repeats:
-                self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] (the line above repeated {self._repeats} more times)\n")
-            self._last, self._repeats = text, 0
+            self._said_repeats()
+            self._last = text
             self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] {text}\n")
             self.out.flush()
+
+    def _said_repeats(self) -> None:
+        """Before anything else is printed (with the lock held): how often the last line came again,
+        under it. A line that comes after something else is printed again."""
+        if self._repeats:
+            times = "once more" if self._repeats == 1 else f"{self._repeats} more times"
+            self.out.write(f"[tfmesos {time.monotonic() - self.t0:6.1f}s] (the line above repeated {times})\n")
+        self._last, self._repeats = "", 0
 
     def event(self, text: str) -> None:
         """The job's events; none after the summary began (said lines, ``line``, still are)."""
@@ -72,8 +80,10 @@ class Console:
                 if not self.tf_noise and is_start_up_noise(line):
                     if name not in self._folded:
                         self._folded.add(name)
+                        self._said_repeats()
                         self.out.write(f"  {name} | (TensorFlow's start-up messages folded: tfmesos run --tf-noise "
                                        f"shows them, tfmesos logs {name} --stderr has them)\n")
                     continue
+                self._said_repeats()  # a task's line comes between: the count stays under its line
                 self.out.write(f"  {name} | {line}\n")
             self.out.flush()

@@ -95,10 +95,10 @@ class QueueWatch:
             job.queue("; ".join(shortfalls), now)  # type: ignore[arg-type]
         elif cluster is not None:
             others = [f for f in cluster[1] if f.id != ours]
-            reason = queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others))
-            if job.behind:
-                reason += f"; behind {job.behind}, submitted earlier and still being placed"
-            job.queue(reason, now)
+            own = next((f.holds for f in cluster[1] if f.id == ours), None) if ours else None
+            reason = queued_reason(demand, holders(cluster[0], self.mesos_roles, held, others, own), job.behind)
+            if reason:  # else only its own tasks, still ending, hold what it needs: no queue
+                job.queue(reason, now)
         else:
             return None
         return actions

@@ -16,7 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from ..api.status_text import task_row
-from ..core.tensorflow.hints import missing_program_hint
+from ..core.tensorflow.hints import failure_hints
 from ..core.job.job import Job
 from ..core.phase import FAILED, KILLED, SUCCEEDED
 from ..core.spec import JobSpec
@@ -172,6 +172,5 @@ def summary_lines(sched: Any, end: str, cause: str) -> list[str]:
             if tail and rec.state not in ("TASK_FINISHED", "TASK_KILLED"):
                 lines.append(f"last lines of {rec.key} ({rec.task_id}){'' if rec.log_tail else ', its sandbox stderr'}:")
                 lines += [f"  | {line}" for line in tail.splitlines()[-10:]]
-                if hint := missing_program_hint(tail):
-                    lines.append(f"  hint: {hint}")
+                lines += [f"  hint: {hint}" for hint in failure_hints(tail)]
     return lines

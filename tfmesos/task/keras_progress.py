@@ -6,6 +6,11 @@ and each epoch's logs (loss, accuracy, validation metrics) at its end: the page'
 loss chart, ``tfmesos status`` and the metrics, with no report call in the script. Outside tfmesos
 it does nothing (``report`` returns at once).
 
+The step is sent when each epoch begins (after a restart: the epoch BackupAndRestore resumed at,
+so the progress goes on from there, never back to step 0) and when its last batch ends, whatever
+the interval: the time its validation and checkpoints take falls between two reports of the
+same step, which the page's steps/s chart leaves out, instead of dragging one stretch towards 0.
+
 It subclasses ``tf.keras.callbacks.Callback`` as the script sees it (tf-keras under
 TF_USE_LEGACY_KERAS=1, else Keras 3), made when first asked for: importing ``tfmesos`` stays light.
 """
@@ -47,17 +52,18 @@ def _progress_class(base: type) -> type:
 
         def on_train_begin(self, logs: Any = None) -> None:
             self._last = time.monotonic()
-            report(step=self._epoch * (self._steps() or 0), total_steps=self._total())
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             self._epoch = epoch  # BackupAndRestore makes fit start at the epoch it restored
+            steps = self._steps()
+            report(step=epoch * steps if steps else None, total_steps=self._total())
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             now = time.monotonic()
-            if now - self._last < self.every_seconds:
+            steps = self._steps()
+            if now - self._last < self.every_seconds and not (steps and batch + 1 == steps):
                 return
             self._last = now
-            steps = self._steps()
             step = self._epoch * steps + batch + 1 if steps else batch + 1
             report(step=step, total_steps=self._total(), loss=_resolved(logs).get("loss"))
 

@@ -87,7 +87,11 @@ def test_a_record_the_old_code_wrote_round_trips_identically():
 
 def test_the_same_events_write_the_same_record_as_the_old_code():
     for name, job in (("before-split-running.json", running_job()), ("before-split-stopped.json", stopped_job())):
-        assert job.to_dict() == json.loads((DATA / name).read_text()), name
+        record = job.to_dict()
+        # Kept since (issue 39): the exception line of the failure that relaunched a task, written only when set.
+        new = [t.pop("failed_with", None) for t in record["tasks"]]
+        assert record == json.loads((DATA / name).read_text()), name
+        assert new == ([None, None, "RuntimeError: boom", None] if name.endswith("running.json") else [None] * 4)
 
 
 def test_a_reloaded_job_decides_what_the_old_code_decided():

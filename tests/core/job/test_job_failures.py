@@ -108,3 +108,85 @@ def test_a_parameter_server_jobs_workers_keep_their_own_limits():
     fail(job, launched[W0].task_id, 1.0)
     fail(job, launched[W1].task_id, 1.0)
     assert job.phase == RUNNING and job.tasks[W0].state == job.tasks[W1].state == "PENDING"
+
+
+# A bug that fails the same way every time is not relaunched (core/job/retry_policy.py, issue 39).
+SHAPE = ('ValueError: Input 0 of layer "sequential" is incompatible with the layer: expected shape=(None, 32), '
+         "found shape=(None, 64)")
+REPEAT = ("not relaunched: the same exception as the failure before it: a bug that fails the same way every time, "
+          "which no relaunch fixes (restart_policy ExitCode stops at the first exit code 1-127)")
+
+
+def test_the_same_exception_twice_in_a_row_under_a_whole_job_restart_fails_the_job_naming_it():
+    job = Job.new(spec_of(worker={"count": 2, "restart_policy": "OnFailure", "max_restarts": 5}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    fail(job, launched[W0].task_id, 1.0, exception=SHAPE)
+    assert job.phase == PLACING, "a first failure is relaunched: it may be bad luck"
+    launched = relaunch_all(job, 10.0)
+    # The other worker fails first this time, with the same exception: the job's failure, twice in a row.
+    actions = fail(job, launched[W1].task_id, 11.0, exception=SHAPE)
+    assert job.ending == FAILED and not of(act.Launch, actions)
+    assert job.cause == f"worker:1 ({launched[W1].task_id}) ended TASK_FAILED, exit code 1, {SHAPE}; {REPEAT}"
+    assert job.job_restarts == 1
+
+
+def test_a_different_exception_or_a_transient_one_is_relaunched_again():
+    job = Job.new(spec_of(worker={"count": 2, "restart_policy": "OnFailure", "max_restarts": 5}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    now = 1.0
+    unavailable = "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed"
+    for exception in (SHAPE, "KeyError: 'loss'", unavailable, unavailable, "KeyError: 'loss'"):
+        fail(job, launched[W0].task_id, now, exception=exception)
+        assert job.phase == PLACING, job.cause
+        now += 100
+        launched = relaunch_all(job, now)
+    assert job.job_restarts == 5
+
+
+def test_the_same_exception_ended_by_a_signal_or_without_one_is_relaunched():
+    job = Job.new(spec_of(worker={"count": 1, "restart_policy": "OnFailure", "max_restarts": 5}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    now = 1.0
+    for code, exception in ((1, ""), (1, ""), (137, SHAPE), (137, SHAPE)):
+        fail(job, launched[W0].task_id, now, exit_code=code, exception=exception)
+        assert job.phase == PLACING, job.cause
+        now += 100
+        launched = relaunch_all(job, now)
+
+
+def test_the_last_failure_survives_a_scheduler_restart():
+    job = Job.new(spec_of(worker={"count": 2, "restart_policy": "OnFailure", "max_restarts": 5}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    fail(job, launched[W0].task_id, 1.0, exception=SHAPE)
+    job = Job.from_dict(job.spec, job.to_dict())
+    launched = relaunch_all(job, 10.0)
+    fail(job, launched[W0].task_id, 11.0, exception=SHAPE)
+    assert job.ending == FAILED and job.cause.endswith(REPEAT)
+
+
+def test_a_whole_job_restart_counts_in_every_relaunched_tasks_restarts():
+    job = Job.new(spec_of(worker={"count": 3, "restart_policy": "OnFailure", "max_restarts": 5}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    fail(job, launched[TaskKey("worker", 1)].task_id, 1.0)
+    launched = relaunch_all(job, 10.0)
+    assert [t.restarts for t in job.snapshot().tasks] == [1, 1, 1]
+    fail(job, launched[W0].task_id, 11.0)
+    relaunch_all(job, 20.0)
+    assert [t.restarts for t in job.snapshot().tasks] == [2, 2, 2]
+    kept = Job.from_dict(job.spec, job.to_dict())
+    assert [t.restarts for t in kept.snapshot().tasks] == [2, 2, 2]
+    assert job.job_restarts == 2, "the job's own count is unchanged: one per whole-job restart"
+
+
+def test_a_whole_job_restart_a_person_asked_for_is_no_failures_restart():
+    job = Job.new(spec_of(worker={"count": 2, "restart_policy": "OnFailure", "max_restarts": 5}), 0.0)
+    _, launched = launch_all(job)
+    run_all(job, launched)
+    job.restart_task(W0, 1.0)
+    relaunch_all(job, 10.0)
+    assert [(t.restarts, t.requested_restarts) for t in job.snapshot().tasks] == [(0, 1), (0, 0)]

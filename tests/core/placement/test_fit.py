@@ -1,4 +1,6 @@
 """Can a job ever fit the cluster as built, and what holds a job that fits back (plain data)."""
+import pytest
+
 from tfmesos.core.placement.fit import Agent, Framework, Need, holders, never_fits
 from tfmesos.core.placement.queue import queued_reason
 
@@ -100,3 +102,23 @@ def test_a_custom_scalar_taken_by_others_queues_naming_it():
     text = queued_reason({"cpus": 0.6, "mem": 192.0, "fpgas": 1.0}, figures)
     assert "needs cpus 0.6, mem 192 MB, fpgas 1" in text and "free cpus 3, mem 4096 MB, fpgas 0 of" in text
     assert "job-a (*) cpus 1, fpgas 2" in text
+
+
+def test_the_jobs_own_tasks_still_ending_are_not_another_frameworks_and_do_not_queue_it_alone():
+    """A whole-job restart: its killed workers still hold cpus 1.8 on the agents (the master counts
+    them used by its own framework); nothing else runs. Not queued: no 'held by other frameworks'."""
+    busy = [agent(0, used={"cpus": 0.9, "mem": 1088}), agent(1, used={"cpus": 0.9, "mem": 1088})]
+    figures = holders(busy, ["*"], {}, [], own={"cpus": 1.8, "mem": 2176})
+    assert figures["others"]["cpus"] == 0.0 and figures["own_ending"]["cpus"] == 1.8
+    assert figures["free"]["cpus"] == pytest.approx(0.2), "what its own ending tasks hold is not free yet"
+    assert queued_reason({"cpus": 1.8, "mem": 2176.0}, figures) == ""
+
+
+def test_with_another_framework_too_the_figures_add_up():
+    busy = [agent(0, used={"cpus": 0.9, "mem": 256}), agent(1, used={"cpus": 0.5, "mem": 256})]
+    figures = holders(busy, ["*"], {}, [Framework("F1", "job-a", "*", {"cpus": 0.5, "mem": 256})],
+                      own={"cpus": 0.9, "mem": 256})
+    text = queued_reason({"cpus": 1.8, "mem": 512.0}, figures)
+    assert ("needs cpus 1.8, mem 512 MB; free cpus 0.6, mem 1536 MB of cpus 2, mem 2048 MB; "
+            "held by other frameworks cpus 0.5, mem 256 MB: job-a (*) cpus 0.5, mem 256 MB; "
+            "held by this job's own tasks cpus 0.9, mem 256 MB") in text, text

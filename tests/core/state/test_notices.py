@@ -87,3 +87,19 @@ def test_a_task_s_state_is_composed_when_taken_not_per_update():
     notices.task_update(tr, W0, update)
     assert tr.told == [(W0, update)], "kept as it came: 3,000 updates of a 1,000-task job cost no text"
     assert notices.take(tr) == [Notice("worker:0 TASK_STARTING: starting", recorded=False)] and tr.told == []
+
+
+def test_a_kill_says_its_exit_the_same_way_in_its_end_and_the_task_table():
+    """A process the kill's SIGTERM ended (exit 143), one that ended itself on it (TensorFlow's server:
+    exit 0), one SIGKILLed after the grace period (137): each a kill, said alike."""
+    from tfmesos.api.status_text import task_row
+
+    for code, said in ((143, "exit 143 (killed by SIGTERM)"), (0, "exit 0 (ended when asked to stop)"),
+                       (137, "exit 137 (killed by SIGKILL)")):
+        job, launched = _running(restart_policy="OnFailure")
+        job.stop("stopped by SIGINT (Ctrl-C)", 3.0)
+        job.status(StatusUpdate(launched[W0], TaskState.TASK_KILLED, message=f"killed (exit code {code})",
+                                exit_code=code, agent_id="S0"), 4.0)
+        assert f"worker:0 TASK_KILLED: {said}" in [n.text for n in job.take_notices()]
+        row = next(t for t in job.snapshot().tasks if t.name == "worker:0")
+        assert task_row(row).endswith(f"TASK_KILLED    restarts 0 {said}"), task_row(row)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tfmesos.core.placement.fit import no_offer_hint
-from tfmesos.core.tensorflow.hints import missing_program_hint
+from tfmesos.core.tensorflow.hints import failure_hints, missing_program_hint, script_not_found_hint
 
 
 @pytest.mark.parametrize("output", [
@@ -54,3 +54,24 @@ def test_a_job_without_any_offer_is_told_why_early_and_once():
     seen.offers([offer(1)], 1.0)  # an offer too small: the hint about no offer at all does not apply
     seen.tick(NO_OFFER_NOTE_SECONDS + 1)
     assert _waiting_notes(seen) == []
+
+
+SANDBOX = ("/tmp/tfmesos-localmaster-90kse23f/agents/4b01-S0/frameworks/4b01-0000/executors/no-file.worker.0.1/"
+           "runs/af7b49f6-2cf6-427f-8585-4e5e5e6b5d9d")
+
+
+def test_a_script_not_in_the_sandbox_gets_where_the_command_ran_and_what_to_set():
+    # As Python wrote it on the embedded master, for "$TFMESOS_PYTHON train.py" without job.workdir.
+    output = f"/opt/venv/bin/python3: can't open file '{SANDBOX}/train.py': [Errno 2] No such file or directory"
+    (hint,) = failure_hints(output)
+    assert hint.startswith(f"the command ran in {SANDBOX}, the task's sandbox, which holds no train.py")
+    assert "job.workdir" in hint and "job.uris" in hint
+
+
+def test_a_script_missing_from_a_workdir_names_that_folder():
+    (hint,) = failure_hints("python3: can't open file '/data/jobs/train.py': [Errno 2] No such file or directory")
+    assert hint.startswith("the command ran in /data/jobs, where train.py is not")
+
+
+def test_a_failure_that_is_no_missing_script_gets_no_such_hint():
+    assert script_not_found_hint("ValueError: x\\nFileNotFoundError: [Errno 2] No such file: 'data.csv'") == ""

@@ -35,6 +35,45 @@ def test_a_tensorflow_error_keeps_its_dotted_type_after_grpc_logging():
     assert exception_line(lines) == "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC server"
 
 
+@pytest.mark.parametrize("recorded, expected", [
+    # Keras 2 (tf-keras, TF_USE_LEGACY_KERAS=1): model.fit's train step is a tf.function, whose
+    # error says "in user code:"; Keras' own message is on the lines under the traced frames.
+    ("tf_keras_shape_bug", 'ValueError: Input 0 of layer "sequential" is incompatible with the layer: '
+                           "expected shape=(None, 32), found shape=(32, 64)"),
+    # Keras 3: "Exception encountered when calling Sequential.call()." then the message, in bold.
+    ("keras3_shape_bug", "ValueError: Input 0 with name 'None' of layer 'dense' is incompatible with the layer: "
+                         "expected axis -1 of input shape to have value 32, but received input with shape (32, 64)"),
+    # A layer of the script's own: Keras 2 wraps "in user code:" in "Exception encountered when calling layer".
+    ("tf_keras_layer_bug", "ValueError: the batch holds 64 features, the checkpoint's model 32"),
+    # Keras 3, where it could not infer the layer's output: the cause follows "Error encountered:".
+    ("keras3_layer_bug", "ValueError: the batch holds 64 features, the checkpoint's model 32"),
+    # A plain tf.function (no Keras): TensorFlow's shape error, cut at MAX_CHARS.
+    ("tf_function_user_code", "ValueError: Dimensions must be equal, but are 5 and 3 for '{{node MatMul}} = "
+                              "MatMul[T=DT_FLOAT, grad_a=false, grad_b=false, transpose_a=false, transpose_b=false]"
+                              "(x, ones)' with input shapes: [2,5]…"),
+])
+def test_a_keras_or_tf_function_error_gives_the_line_that_says_why(recorded, expected):
+    lines = (DATA / f"{recorded}.stderr").read_text().splitlines()
+    assert exception_line(lines) == expected
+    reader = TracebackReader()  # the executor's way: a line at a time
+    for line in lines:
+        reader.feed(line + "\n")
+    assert reader.line == expected
+
+
+def test_an_in_user_code_message_cut_short_keeps_its_first_line():
+    lines = (DATA / "tf_keras_shape_bug.stderr").read_text().splitlines()
+    cut = lines[: next(i for i, line in enumerate(lines) if line.startswith("    File"))]
+    assert exception_line(cut) == "ValueError: in user code:"
+
+
+def test_a_bare_raise_in_a_traced_frames_source_is_not_the_exception():
+    lines = (DATA / "tf_function_user_code.stderr").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("        return tf.matmul"))
+    lines[at + 1:at + 1] = ['    File "/home/user/job/train.py", line 3, in again  *', "        raise"]
+    assert exception_line(lines).startswith("ValueError: Dimensions must be equal")
+
+
 def test_fed_a_line_at_a_time_it_finds_the_same_line():
     reader = TracebackReader()
     for line in (DATA / "tf_perreplica_chained.stderr").read_text().splitlines(keepends=True):

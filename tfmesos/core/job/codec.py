@@ -21,6 +21,8 @@ EVENTS_KEPT = 200  # the newest events a persisted record keeps
 _TASK_KEYS = tuple("spec_version_sent" if f.name == "cluster_spec_version_sent" else f.name
                    for f in dataclasses.fields(TaskRecord))
 _TASK_FIELDS = {"spec_version_sent": "cluster_spec_version_sent"}
+# Fields written only when set: a record of a job without them reads as the older code wrote it.
+_TASK_IF_SET = ("restarts_with_job", "failed_with")
 
 
 def own_fields(job: JobState, tr: Transient) -> dict[str, Any]:
@@ -46,6 +48,9 @@ def task_dict(job: JobState, key: TaskKey) -> dict[str, Any]:
     rec = job.tasks[key]
     out = dict(zip(_TASK_KEYS, vars(rec).values()))
     out["key"] = [rec.key.role, rec.key.index]  # first, as TaskRecord declares it
+    for name in _TASK_IF_SET:
+        if not out[name]:
+            del out[name]
     return out
 
 

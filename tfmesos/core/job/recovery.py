@@ -62,7 +62,8 @@ def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, n
     role = job.spec.role(key.role)
     assert role is not None
     ending = retry_policy.Ending(update.state, update.reason, update.exit_code, kind=update.kind,
-                            image=job.spec.image if staged else "", staged=staged)
+                                 image=job.spec.image if staged else "", staged=staged,
+                                 repeats=_repeated_failure(job, rec, update))
     whole_job = _restarts_whole_job(job, key)
     decision = retry_policy.decide(
         role.restart_policy, ending, _whole_job_restarts(job) if whole_job else rec.restarts, role.max_restarts,
@@ -90,8 +91,19 @@ def _recover(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate
     outcome = Outcome.NEVER_LAUNCHED if ending.never_launched else Outcome.RELAUNCHED
     notices.task_ended(job, tr, TaskEnd(rec.key, update, outcome, delay=delay, number=number, whole_job=whole_job))
     tasks.requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
-    actions = _restart_all_but(job, tr, rec, now, now + delay) if whole_job else []
+    failure = None if ending.never_launched else update.exception
+    actions = _restart_all_but(job, tr, rec, now, now + delay, failure) if whole_job else []
     return actions + offer_interest.revive(tr.interest)
+
+
+def _repeated_failure(job: JobState, rec: TaskRecord, update: StatusUpdate) -> str:
+    """The exception line ``update`` repeats from the failure that relaunched ``rec`` last, or "":
+    a script that raised (exit code 1-127) the same exception twice in a row, not one the framework
+    says a peer or the network causes."""
+    line, code = update.exception, update.exit_code
+    if not line or line != rec.failed_with or code is None or not 1 <= code <= 127:
+        return ""
+    return "" if job.spec.profile.transient_failure(line) else line
 
 
 def _restarts_whole_job(job: JobState, key: TaskKey) -> bool:
@@ -104,12 +116,16 @@ def _whole_job_restarts(job: JobState) -> int:
     return sum(r.restarts for r in job.tasks.values() if _restarts_whole_job(job, r.key))
 
 
-def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, not_before: float) -> list[Action]:
-    """Back to PLACING with every other task: the whole job restarts from its checkpoint."""
+def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, not_before: float,
+                     failure: str | None = None) -> list[Action]:
+    """Back to PLACING with every other task: the whole job restarts from its checkpoint. ``failure``:
+    the exception line of the failure that restarts it (None: a person asked), which every task keeps."""
     actions: list[Action] = []
     for other in job.tasks.values():
         if other is rec:
             continue
+        if failure is not None:
+            tasks.restarted_with_job(other, failure)
         if tasks.hold_back(other, not_before):
             tr.others_changed = True
         elif other.live:

@@ -6,6 +6,13 @@ preemption, a kill -9). Mesos-side losses (agent lost or gone, executor died) ar
 retryable except under ``Never``; an invalid task (TASK_ERROR) never is, nor one whose
 executor could not start in the job's image (that image fails every relaunch alike).
 
+A bug that fails the same way every time is not relaunched under ``OnFailure`` or ``Always``
+either: a task whose end repeats the exception line of the failure that relaunched it (its own,
+or the one that restarted the whole job), from a script that raised (exit code 1-127), stops
+there (``Ending.repeats``; the framework says which lines a peer or the network causes, which
+repeat without a bug). Checkpoints make this safe: a relaunch goes on from where the last one
+left, so the same exception twice in a row is the same code failing on the same data.
+
 Limits: a role's ``max_restarts`` bounds the relaunches its task's failures caused. Where a
 task's failure restarts the whole job (the framework says which: TensorFlow's all-reduce peers,
 its parameter servers), the restart is the job's, not the task's: it counts once, whichever task
@@ -60,6 +67,7 @@ class Ending:
     kind: EndKind = EndKind.REPORTED
     image: str = ""  # job.image, given when the task ended before its executor ever started it
     staged: bool = False  # it ended while TASK_STAGING: no update from an agent came before
+    repeats: str = ""  # the exception line it ended with, when the failure before it ended so too (see above)
 
     @property
     def startup_timeout(self) -> bool:
@@ -109,6 +117,9 @@ def should_retry(policy: RestartPolicy, ending: Ending) -> tuple[bool, str]:
     if policy == RestartPolicy.NEVER:
         return False, "restart policy Never"
     if policy in (RestartPolicy.ON_FAILURE, RestartPolicy.ALWAYS):
+        if ending.repeats:
+            return False, ("the same exception as the failure before it: a bug that fails the same way every time, "
+                           "which no relaunch fixes (restart_policy ExitCode stops at the first exit code 1-127)")
         return True, f"restart policy {policy}"
     # ExitCode
     if ending.infrastructure or ending.startup_timeout:

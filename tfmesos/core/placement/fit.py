@@ -142,11 +142,14 @@ def left_over_when_idle(needs: Iterable[Need], agents: Iterable[tuple[str, str, 
 
 
 def holders(agents: list[Agent], roles: Iterable[str], held: Amounts,
-            frameworks: Iterable[Framework] = ()) -> dict[str, object]:
+            frameworks: Iterable[Framework] = (), own: Amounts | None = None) -> dict[str, object]:
     """The cluster's figures for a waiting job: usable total, free now, and what holds the rest.
 
     ``held`` is what the job itself holds in offers (counted as free for it); ``frameworks`` are the
-    other frameworks, the largest named first. Every resource any agent has, by name.
+    other frameworks, the largest named first; ``own``: what the job's own framework holds as the
+    master says (used + offered; None: unknown, only ``held`` is its own). What it holds beyond its
+    offers (its tasks: running, or still ending in a whole-job restart) is neither free nor
+    another's: ``own_ending``. Every resource any agent has, by name.
     """
     roles = tuple(roles)
     usable: dict[str, float] = {}
@@ -160,10 +163,12 @@ def holders(agents: list[Agent], roles: Iterable[str], held: Amounts,
         add(taken, agent.used)
         add(taken, agent.offered)
     names = names_of(usable, taken, other_reserved)
-    others = {name: max(0.0, taken.get(name, 0.0) - held.get(name, 0.0)) for name in names}
-    free = {name: max(0.0, usable.get(name, 0.0) - others[name]) for name in names}
+    mine = {name: max(held.get(name, 0.0), (own or {}).get(name, 0.0)) for name in names}
+    others = {name: max(0.0, taken.get(name, 0.0) - mine[name]) for name in names}
+    ending = {name: max(0.0, mine[name] - held.get(name, 0.0)) for name in names}
+    free = {name: max(0.0, usable.get(name, 0.0) - others[name] - ending[name]) for name in names}
     top = sorted(frameworks, key=lambda f: (-f.holds.get("cpus", 0.0), f.name))
-    return {"usable": {n: usable.get(n, 0.0) for n in names}, "free": free, "others": others,
+    return {"usable": {n: usable.get(n, 0.0) for n in names}, "free": free, "others": others, "own_ending": ending,
             "reserved_for_others": {n: other_reserved.get(n, 0.0) for n in names},
             "frameworks": [(f.name, f.role, dict(f.holds)) for f in top if any(v > _EPS for v in f.holds.values())]}
 

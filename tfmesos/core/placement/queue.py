@@ -27,9 +27,15 @@ YIELD_MAX_SECONDS = 60.0
 BEHIND_REFUSE_SECONDS = 10.0
 
 
-def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any]) -> str:
-    """'queued: needs ...; free ... of ...; held by ...' from core/placement/fit.py's ``holders`` figures."""
+def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any], behind: str = "") -> str:
+    """'queued: needs ...; free ... of ...; held by ...' from core/placement/fit.py's ``holders``
+    figures; ``behind``: an older job it gives way to. "" when nothing but the job's own tasks (still
+    ending, in a whole-job restart) holds what it needs: it is not queued behind anyone's work, and
+    saying so would contradict the figures ("needs cpus 1.8; free cpus 8 of cpus 8")."""
     names = [n for n in names_of(need) if need.get(n, 0.0) > 0] or ["cpus"]
+    if not behind and not any(figures["others"].get(n, 0.0) > 0 or figures["reserved_for_others"].get(n, 0.0) > 0
+                              for n in names):
+        return ""
     parts = [f"queued (the cluster fits the job, but not now): needs {amounts(need, names)}",
              f"free {amounts(figures['free'], names, zeros=True)} of {amounts(figures['usable'], names)}"]
     if any(figures["others"].get(n, 0.0) > 0 for n in names):
@@ -42,6 +48,11 @@ def queued_reason(need: Mapping[str, float], figures: Mapping[str, Any]) -> str:
         parts.append(held)
     if any(figures["reserved_for_others"].get(n, 0.0) > 0 for n in names):
         parts.append(f"reserved for other roles {amounts(figures['reserved_for_others'], names)}")
+    ending = figures.get("own_ending") or {}
+    if any(ending.get(n, 0.0) > 0 for n in names):
+        parts.append(f"held by this job's own tasks {amounts(ending, names)}")
+    if behind:
+        parts.append(f"behind {behind}, submitted earlier and still being placed")
     return "; ".join(parts)
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..phase import CLOSED, FAILED, KILLED, SUCCEEDED, JobPhase
 from ..spec import TaskKey
-from ..task_state import TASK_RUNNING, StatusUpdate
+from ..task_state import TASK_KILLED, TASK_RUNNING, StatusUpdate
 
 if TYPE_CHECKING:
     from .record import JobState, Transient
@@ -29,6 +29,19 @@ RECONCILIATION = "REASON_RECONCILIATION"
 # How the job's end is said. A stop on request is no failure: its cause says it all ("stopped by
 # SIGINT (Ctrl-C)", "cluster closed").
 END_NOTES = {SUCCEEDED: "succeeded: ", FAILED: "failed: ", KILLED: "", CLOSED: ""}
+
+
+# The signals a killed task's process ends by, by the exit code the executor reports (128 + the number).
+_SIGNALS = {129: "SIGHUP", 130: "SIGINT", 134: "SIGABRT", 137: "SIGKILL", 143: "SIGTERM"}
+
+
+def killed_exit(code: int) -> str:
+    """How a killed task's process ended, said the same wherever it is shown (its end, the task
+    table): 'exit 143 (killed by SIGTERM)', or 'exit 0 (ended when asked to stop)' for a process
+    that handles the kill's SIGTERM itself (TensorFlow's server does)."""
+    if code >= 128:
+        return f"exit {code} (killed by {_SIGNALS.get(code, f'signal {code - 128}')})"
+    return f"exit {code} (ended when asked to stop)"
 
 
 class Notice(NamedTuple):  # a tuple: one is made per status update (a 1,000-task job: 3,000)
@@ -61,8 +74,11 @@ class TaskEnd:
 
 
 def _said(key: TaskKey, u: StatusUpdate, message: bool = True) -> str:
-    """A task's state as Mesos said it: 'worker:0 TASK_KILLED (REASON_...): killed (exit code 143)'."""
+    """A task's state as Mesos said it: 'worker:0 TASK_FAILED (REASON_...): process ended with exit code 1';
+    a kill with its exit code as the task table shows it: 'worker:0 TASK_KILLED: exit 143 (killed by SIGTERM)'."""
     said = f"{key} {u.state}" + (f" ({u.reason})" if u.reason else "")
+    if message and u.state == TASK_KILLED and u.exit_code is not None:
+        return f"{said}: {killed_exit(u.exit_code)}"
     return said + (f": {u.message}" if message and u.message and u.state != TASK_RUNNING else "")
 
 

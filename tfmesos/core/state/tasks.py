@@ -36,6 +36,8 @@ class TaskRecord:
     log_tail: str = ""
     exception: str = ""  # the exception line of the traceback that ended its last attempt (core/tensorflow/tracebacks.py)
     requested_restarts: int = 0  # asked for by a person: no failure, no restart limit used
+    restarts_with_job: int = 0  # whole-job restarts another task's failure relaunched it in (shown with restarts)
+    failed_with: str = ""  # the exception line of the failure that relaunched it last (its own, or the whole job's)
 
     @property
     def live(self) -> bool:
@@ -97,8 +99,10 @@ def killed_for_relaunch(rec: TaskRecord) -> None:
 
 def requeue(rec: TaskRecord, not_before: float, avoid: bool, counted: bool = True) -> None:
     """Relaunched after its end, not before ``not_before`` (``avoid``: elsewhere than its last agent;
-    ``counted``: against its restart limit)."""
+    ``counted``: against its restart limit, a failure's relaunch, whose exception line it keeps)."""
     rec.restarts += counted
+    if counted:
+        rec.failed_with = rec.exception
     rec.state = PENDING
     rec.not_before = not_before
     rec.avoid_agent = rec.agent_id if avoid else ""
@@ -112,6 +116,12 @@ def hold_back(rec: TaskRecord, not_before: float) -> bool:
         rec.state = PENDING  # e.g. a worker that had already finished
         return True
     return False
+
+
+def restarted_with_job(rec: TaskRecord, failed_with: str) -> None:
+    """Relaunched in a whole-job restart that another task's failure (ending with ``failed_with``) caused."""
+    rec.restarts_with_job += 1
+    rec.failed_with = failed_with
 
 
 def restart_asked(rec: TaskRecord) -> None:

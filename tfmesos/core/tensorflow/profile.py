@@ -106,6 +106,19 @@ def warnings(spec: JobSpec) -> list[str]:
             "to say so"]
 
 
+# Exceptions a peer's end, the network or a preemption raises (TensorFlow's status errors, Python's
+# connection errors): the same one twice in a row is no bug of the script's.
+TRANSIENT_ERRORS = frozenset({"UnavailableError", "AbortedError", "DeadlineExceededError", "CancelledError",
+                              "ConnectionError", "ConnectionResetError", "ConnectionRefusedError",
+                              "ConnectionAbortedError", "BrokenPipeError", "TimeoutError"})
+
+
+def transient_failure(line: str) -> bool:
+    """'tensorflow.python.framework.errors_impl.UnavailableError: ...' or a collective's abort."""
+    name = line.split(":", 1)[0].rsplit(".", 1)[-1]
+    return name in TRANSIENT_ERRORS or "Collective ops is aborted" in line
+
+
 def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -121,4 +134,5 @@ TENSORFLOW = FrameworkProfile(
     problems=problems,
     role_order=TF_ROLES,
     warnings=warnings,
+    transient_failure=transient_failure,
 )

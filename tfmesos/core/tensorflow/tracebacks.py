@@ -16,6 +16,13 @@ without keeping it, or all at once (``exception_line``). Pure: text in, one line
 - A SyntaxError in the script itself prints no ``Traceback`` header, only its ``File`` line.
 - A line that does not look like one (a log line of another thread, printed amid the frames) is
   skipped: an exception line starts with the exception's (dotted) type name.
+- Where the message's first line only says where the exception came from, the line that says why
+  stands for it: ``tf.function``'s (and so Keras 2's ``model.fit``'s) ``X: in user code:`` is
+  followed by the traced frames and the real exception's line, indented as the frames are; Keras'
+  ``X: Exception encountered when calling ...`` by a blank line and the message (Keras 3 makes
+  it bold: terminal escapes are dropped; where it could not infer a layer's output, its line ends
+  ``Error encountered:`` and the cause follows). Each may hold the other; when the output ends
+  first, the line read last is kept.
 """
 from __future__ import annotations
 
@@ -38,7 +45,13 @@ _TYPE_ALONE = re.compile(r"^[\w.<>]+:$")
 # An exception group's margin: "  | " before each of its lines.
 _GROUP_MARGIN = re.compile(r"^\s*\| ?")
 
-_IDLE, _FRAMES, _MESSAGE = 0, 1, 2
+# Messages whose first line says only where the exception came from (see the module's docstring).
+_IN_USER_CODE = re.compile(r": in user code:$")
+_CALLING = re.compile(r"^([\w.<>]+): (?:Exception encountered when calling |.*Error encountered:$)")
+_FRAME = re.compile(r'^\s+File "')
+_ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
+
+_IDLE, _FRAMES, _MESSAGE, _USER_CODE, _CALL = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -53,6 +66,7 @@ class TracebackReader:
     _counts: bool = True  # the traceback being read may have ended the process
     _previous: str = ""  # the last non-empty line before the current one
     _pending: str = ""  # "Type:" whose message starts on the next line
+    _indent: int = -1  # in a tf.function's "in user code:" block: its frames' indent, once one is seen
 
     def feed(self, line: str) -> None:
         line = line.rstrip("\r\n")
@@ -64,6 +78,10 @@ class TracebackReader:
         elif self._state == _FRAMES:
             self._frame_or_exception(line)
         elif self._state == _MESSAGE and line.strip():
+            self._found(f"{self._pending} {line.strip()}")
+        elif self._state == _USER_CODE:
+            self._user_code(line)
+        elif self._state == _CALL and line.strip():
             self._found(f"{self._pending} {line.strip()}")
         if line.strip():
             self._previous = line
@@ -81,12 +99,29 @@ class TracebackReader:
         if _TYPE_ALONE.match(text):  # ``raise E("\n...")``: its message starts on the next line
             self._state, self._pending = _MESSAGE, text
 
+    def _user_code(self, line: str) -> None:
+        """A line of a tf.function's "in user code:" message: a traced frame, its source (deeper),
+        or the real exception's line (as deep as the frames). Unindented lines are not its own."""
+        body = line.rstrip()
+        indent = len(body) - len(body.lstrip())
+        if not indent:
+            return
+        if _FRAME.match(body):
+            self._indent = indent
+        elif indent == self._indent and _EXCEPTION.match(body.lstrip()):
+            self._found(body.lstrip())
+
     def _found(self, text: str) -> None:
+        text = _ESCAPES.sub("", text)
         if self._counts:
             self.fatal = text
         else:
             self.noise = text
-        self._state, self._pending = _IDLE, ""
+        self._state, self._pending, self._indent = _IDLE, "", -1
+        if _IN_USER_CODE.search(text):
+            self._state = _USER_CODE
+        elif calling := _CALLING.match(text):
+            self._state, self._pending = _CALL, calling.group(1) + ":"
 
     @property
     def line(self) -> str:

@@ -125,9 +125,12 @@ function renderTasks(snap) {
 
 function render(snap) {
   lastSnap = snap;
-  document.title = `${snap.name} ${snap.phase} · tfmesos`;
+  // Queued: the job fits the cluster but waits for room (the API keeps PLACING; `tfmesos status` and
+  // `tfmesos jobs` say QUEUED too: api/status_text.py's phase_text).
+  const phase = snap.queued ? "QUEUED" : snap.phase;
+  document.title = `${snap.name} ${phase} · tfmesos`;
   $("job-name").textContent = snap.name;
-  $("phase").textContent = snap.phase;
+  $("phase").textContent = phase;
   $("phase").className = "phase " + snap.phase;
   // A job that ended (served with --keep-serving) stops its clock at its end.
   $("elapsed").textContent = duration((snap.ended_at || snap.now) - snap.started_at);
@@ -141,8 +144,7 @@ function render(snap) {
   $("kill-command").textContent = `tfmesos kill ${snap.name}`;
   $("restart-command").textContent = `tfmesos restart ${snap.name} ROLE:INDEX`;
   $("token-file").textContent = `live/${snap.name.replaceAll("/", "__")}.token`;
-  // Queued: the job fits the cluster but waits for room; the figures say what holds it.
-  $("phase").textContent = snap.queued ? "QUEUED" : snap.phase;
+  // The figures say what holds a queued job.
   $("queued").hidden = !snap.queued;
   $("queued").textContent = snap.queued
     ? `${snap.queued} (for ${duration(snap.now - snap.queued_since)})` : "";
