@@ -45,7 +45,7 @@ def test_local_master_takes_its_block_from_the_variable(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
-    assert "  task ports: 24100-24399 ([24100-24199] on agent 0)\n" in lines, lines
+    assert "  task ports: agent 0 24100-24199, agent 1 24200-24299, agent 2 24300-24399\n" in lines, lines
     bad = subprocess.run([sys.executable, "-m", "localmesos", "--port", "0", "--first-port", "0"],
                          env={**os.environ, ENV: "24100"}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith(f"tfmesos local-master: {ENV}='24100': expected FIRST-LAST")
