@@ -84,3 +84,17 @@ def test_the_schedulers_notice_gives_the_reason(running) -> None:
     ex.killTask(driver, {"value": ex.task_id}, {"grace_period": {"nanoseconds": 5_000_000_000}})
     seen = eventually(lambda: _seen(sandbox / "seen"), 10, "the task's SIGTERM")
     assert seen[0]["reason"] == "update to 4 workers" and seen[0]["deadline"] is not None
+
+
+def test_a_plain_stop_of_the_schedulers_writes_no_notice(tmp_path: Path, monkeypatch) -> None:
+    """A KILL of the scheduler's that is no planned stop (a failure's whole-job restart, the job
+    stopped) is said first with kind "": SIGTERM alone, as before the contract (a server stops at once)."""
+    monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
+    ex, driver = TFExecutor(), Driver()
+    ex.registered(driver, {}, {"capabilities": []}, {"hostname": "h1"})
+    ex.task_id = "t.ps.0.1"
+    ex.process = TaskProcess(["sleep", "60"], dict(os.environ), str(tmp_path), None)
+    ex.frameworkMessage(driver, encode(StopNotice(ex.task_id, "the job stops", "")))
+    ex.killTask(driver, {"value": ex.task_id})
+    assert ex.process.wait() == -15 and not (tmp_path / "notice.json").exists()
+    assert driver.updates == [], "no TASK_KILLING for a framework without TASK_KILLING_STATE"
