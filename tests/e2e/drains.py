@@ -155,7 +155,7 @@ def assert_lost_nothing(drained: Drained, mode: Mode, leaving: tuple[str, int], 
         assert (twice(steps), missing(steps, total)) == ([], []), (key, twice(steps)[:10], missing(steps, total)[:10])
     assert drained.on_drained <= drained.before, f"placed on the drained agent: {drained.on_drained - drained.before}"
     role, index = leaving
-    assert re.search(rf"draining: {role}:{index} .*moving \(planned stop #1, not counted against max_restarts\)",
+    assert re.search(rf"draining: {role}:{index} .*moving.*\(planned stop #1, not counted against max_restarts\)",
                      out), out[-4000:]
     assert "drain" in out
     print(f"{mode.name}, {role}:{index} drained: resumed {drained.notice_to_resumed_s:.1f} s after the drain")

@@ -138,7 +138,7 @@ def planned_end(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpd
     moving = rec.agent_id in tr.leaving or draining(update)
     if draining(update) and rec.agent_id not in tr.leaving:
         tr.leaving[rec.agent_id] = why  # no TASK_KILLING came first (it is optional)
-    leaving = moving or rec.killing_since > 0
+    leaving = moving or (rec.killing_since > 0 and not rec.relaunch_after_kill)  # stopped itself, not a peer
     whole_job = job.spec.profile.restarts_whole_job(job.spec, rec.key) and job.phase == RUNNING
     tasks.planned_end(rec, avoid=moving, now=now)
     notices.planned_ended(job, tr, PlannedEnd(rec.key, update, why, leaving, whole_job, rec.planned_stops))
