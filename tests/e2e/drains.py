@@ -125,6 +125,7 @@ def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int]
         on_drained = {t["id"] for t in tasks_of(cluster.state(), name) if t["slave_id"] == agent}
     finally:
         stop_scheduler(run)
+        (tmp_path / "console.txt").write_text(run.output)  # for a look after a slow or failed case
     steps = steps_by_task(log)
     return Drained(run.output, {key: steps[key] for key in mode.logged_by}, before, on_drained, resumed, code == 0)
 

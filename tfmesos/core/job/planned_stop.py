@@ -145,7 +145,18 @@ def planned_end(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpd
     actions: list[Action] = whole_job_restart(job, tr, rec, now) if whole_job else []
     if job.spec.profile.saves_for_job(job.spec, rec.key):
         actions += _second_kills(job, tr)
+    elif leaving:
+        _bound_the_told(job, rec, now)
     return actions
+
+
+def _bound_the_told(job: JobState, left: TaskRecord, now: float) -> None:
+    """The leaving task has ended: a peer told to save (a chief) that still runs is given the stop
+    grace to do so, then killed and relaunched (a script that does not save would hold the
+    planned stop, and the relaunch waiting on it, for ever: ``settling``)."""
+    for rec in job.tasks.values():
+        if rec is not left and rec.live and rec.stopping and not rec.relaunch_after_kill:
+            tasks.kill_for_relaunch(rec, now + job.spec.policies.stop_grace_seconds)
 
 
 def _second_kills(job: JobState, tr: Transient) -> list[Action]:
