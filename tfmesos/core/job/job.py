@@ -26,7 +26,8 @@ from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..status import StatusSnapshot
 from ..task_state import LIVE, StatusUpdate
-from . import cluster_spec_sync, codec, finishing, gang, recovery, timers, view
+from . import cluster_spec_sync, codec, finishing, gang, recovery, timers, update, view
+from .spec_diff import SpecDiff
 
 
 class Job:
@@ -86,6 +87,16 @@ class Job:
     def restart_task(self, key: TaskKey, now: float) -> list[Action]:
         """A person's restart of one task (recovery.restart_task says what it does and refuses)."""
         return self._durable(recovery.restart_task(self._state, self._tr, key, now), always=True)
+
+    def update(self, spec: JobSpec, now: float) -> tuple[SpecDiff, list[Action]]:
+        """Run ``spec`` from now on (tfmesos update): what it changes, and the actions; raises
+        ``update.UpdateRefused`` naming each field that cannot change, or why not now."""
+        diff, actions = update.update(self._state, self._tr, spec, now)
+        return diff, self._durable(actions, always=True)
+
+    def plan_update(self, spec: JobSpec) -> SpecDiff:
+        """What ``update`` would change and restart, changing nothing (tfmesos update --dry-run)."""
+        return update.plan(self._state, spec)
 
     def abort(self, why: str, now: float) -> list[Action]:
         """End the job as FAILED for a reason outside its tasks (e.g. an executor of another

@@ -171,3 +171,22 @@ def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) 
             return False
     left = tr.unfinished_success = {k for k in job.spec.success_keys if job.tasks[k].state != TASK_FINISHED}
     return not left
+
+
+def restart_for_update(job: JobState, tr: Transient, keys: set[TaskKey], whole_job: bool, now: float) -> list[Action]:
+    """An update (core/job/update.py) stops ``keys`` to launch them again with the new spec (the
+    whole job: back to PLACING, every task placed again from the checkpoint). Asked for, not a
+    failure: no backoff, no restart limit used."""
+    tr.unfinished_success = None  # the success keys may be others now
+    actions: list[Action] = []
+    for rec in job.tasks.values():
+        if rec.key not in keys:
+            continue
+        if rec.live and not rec.relaunch_after_kill:
+            actions += _kill_for_relaunch(tr, rec, now)
+        elif whole_job and tasks.hold_back(rec, now):
+            tr.others_changed = True
+    if whole_job:
+        tr.others_changed = True
+        phase.move(job, PLACING, now, "an update: every task placed again, from the checkpoint")
+    return actions + offer_interest.revive(tr.interest)

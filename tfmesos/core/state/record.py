@@ -66,8 +66,8 @@ def task_names(tasks: Iterable[TaskKey], shown: int = 8) -> str:
 class JobState:
     """What the job store persists, whole (core/job/codec.py): a restarted scheduler goes on from it."""
 
-    spec: JobSpec = owned(MADE)
-    tasks: dict[TaskKey, TaskRecord] = owned(MADE, default_factory=dict)  # each record's fields: state/tasks.py
+    spec: JobSpec = owned("job.update")  # tfmesos update: the options the job runs with now
+    tasks: dict[TaskKey, TaskRecord] = owned("job.update", default_factory=dict)  # which; each record's fields: state/tasks.py
     phase: JobPhase = owned("phase", default=PLACING)
     started_at: float = owned(MADE, default=0.0)
     placing_since: float = owned("phase", default=0.0)

@@ -117,3 +117,10 @@ def hold_back(rec: TaskRecord, not_before: float) -> bool:
 def restart_asked(rec: TaskRecord) -> None:
     """A person asked for this task to restart (``tfmesos restart``)."""
     rec.requested_restarts += 1
+
+
+def forget(job: JobState, keys: set[TaskKey]) -> None:
+    """Tasks an update removed: their attempts' ids are the job's no more (a late update of one
+    finds no task, and a live attempt is killed, core/job/recovery.py)."""
+    for task_id in [tid for tid, key in job.by_task_id.items() if key in keys]:
+        del job.by_task_id[task_id]
