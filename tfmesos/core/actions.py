@@ -38,6 +38,17 @@ class Kill:
 
 
 @dataclass(frozen=True)
+class Notify:
+    """Tell a task of a planned stop (its executor writes the notice file: docs/developers/
+    architecture.md, "Planned stop: the notice"). A Kill that follows gives its SIGTERM."""
+
+    task_id: str
+    agent_id: str
+    reason: str  # "agent h1 draining"
+    kind: str  # one of tfmesos.task.notice.KINDS
+
+
+@dataclass(frozen=True)
 class SendClusterSpec:
     task_id: str  # the executor id is the task id: one executor per task
     agent_id: str
@@ -75,4 +86,4 @@ class Done:
         return self.end == SUCCEEDED
 
 
-Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done
+Action = Persist | Launch | Decline | Kill | Notify | SendClusterSpec | Revive | Suppress | Reconcile | Done

@@ -52,6 +52,11 @@ class FrameworkProfile:
     # What the framework can run but is often a slip: each warning says what to set, and how to
     # keep the shape on purpose. The job still runs.
     warnings: Callable[[JobSpec], list[str]] = lambda spec: []
+    # A planned stop of these tasks (core/job/planned_stop.py): the live peers that must be told
+    # too, to save (or stay up while others save) without being stopped.
+    told_of_stop: Callable[[JobSpec, Sequence[TaskKey]], tuple[TaskKey, ...]] = lambda spec, leaving: ()
+    # Whether this task's planned exit means the job has saved: servers told and stopped may go.
+    saves_for_job: Callable[[JobSpec, TaskKey], bool] = lambda spec, key: True
 
     def rank(self, role: str) -> int:
         """Where a role's tasks come: in ``role_order``, then any other (TensorBoard) after them."""

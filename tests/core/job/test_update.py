@@ -90,16 +90,19 @@ def test_an_update_from_2_to_4_workers_kills_both_and_places_all_four():
     d, actions = job.update(spec(4), 10.0)
     assert isinstance(actions[0], act.Persist), "recorded before anything is killed"
     assert {k.task_id for k in of(act.Kill, actions)} == {t.task_id for t in launched.values()}
+    assert {(n.task_id, n.kind) for n in of(act.Notify, actions)} == {(t.task_id, "update") for t in launched.values()}, \
+        "each told before its SIGTERM: it saves at the step"
     assert job.phase == PLACING and list(job.tasks) == W and job.spec.count("worker") == 4
     assert any(e.startswith("updated: $.roles.worker.count: 2 -> 4") for e in job.events)
-    for t in launched.values():
-        job.status(StatusUpdate(t.task_id, TaskState.TASK_KILLED, agent_id="S0"), 10.5)
+    for t in launched.values():  # saved at the step: PreemptionCheckpointHandler's exit
+        job.status(StatusUpdate(t.task_id, TaskState.TASK_KILLED, agent_id="S0", exit_code=42), 10.5)
     relaunch = job.offers([offer(0, cpus=16, mem=32768)], 11.0)
     placed = {t.key for l in of(act.Launch, relaunch) for t in l.tasks}
     assert placed == set(W), "the gang of four, at once"
     (message,) = {l.cluster_spec["cluster"]["worker"].__len__() for l in of(act.Launch, relaunch)}
     assert message == 4
     assert job.job_restarts == 0 and all(r.restarts == 0 for r in job.tasks.values()), "no failure counted"
+    assert [job.tasks[k].planned_stops for k in W] == [1, 1, 0, 0], "counted apart, as planned stops"
 
 
 def test_an_update_to_fewer_workers_kills_the_removed_and_forgets_them():

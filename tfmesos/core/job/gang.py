@@ -21,6 +21,7 @@ from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..task_state import PENDING
 from .cluster_spec_sync import addresses_changed, cluster_spec_message, sync_cluster_specs
+from . import planned_stop
 from .recovery import restart_for_peer
 
 NO_OFFER_NOTE_SECONDS = 15.0  # no offer at all by then: say why that may be, long before the placement timeout
@@ -40,6 +41,14 @@ def offers(job: JobState, tr: Transient, offers: Iterable[Offer], now: float) ->
             tr.largest_seen = o
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
         return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
+    leaving = [o.id for o in offers if o.agent_id in tr.leaving]  # draining, deactivated: never placed on
+    if leaving:
+        offers = [o for o in offers if o.agent_id not in tr.leaving]
+        return [Decline(tuple(leaving), REFUSE_WHEN_IDLE)] + (_offers(job, tr, offers, now) if offers else [])
+    return _offers(job, tr, offers, now)
+
+
+def _offers(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list[Action]:
     if job.phase == PLACING and tr.behind:
         # Submission order: an older job is still being placed; the offers go back to it.
         release = offer_hold.release_all(tr.hold) + tuple(o.id for o in offers)
@@ -92,7 +101,9 @@ def _gang(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list
 
 def _relaunch(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list[Action]:
     pending = [r for r in job.tasks.values() if r.state == PENDING]
-    ready = [r for r in pending if r.not_before <= now]
+    # While a planned stop settles, what it relaunches waits to be placed together (a
+    # parameter-server chief with the worker whose new address it must know).
+    ready = [] if planned_stop.settling(job) else [r for r in pending if r.not_before <= now]
     if not ready:
         # Backing off: a short filter, or these offers would be gone when the backoff ends.
         refuse = REFUSE_WHILE_PENDING if pending else REFUSE_WHEN_IDLE
@@ -133,9 +144,11 @@ def _launch(job: JobState, tr: Transient, placement: Placement, now: float) -> l
     if job.phase == RUNNING:
         # Relaunched tasks at new addresses: the framework says which running peers cannot use
         # them before they restart themselves (TensorFlow: a parameter-server job's chief).
-        relaunched = [k for k in moved if job.tasks[k].restarts or job.tasks[k].requested_restarts]
+        relaunched = [k for k in moved
+                      if job.tasks[k].restarts or job.tasks[k].requested_restarts or job.tasks[k].planned_stops]
+        launched_now = {a.key for a in placement.assignments}  # they know every address already
         for peer in job.spec.profile.restart_when_moved(job.spec, relaunched) if relaunched else ():
-            actions += restart_for_peer(job, tr, peer.role, now, peer.why)
+            actions += restart_for_peer(job, tr, peer.role, now, peer.why, skip=launched_now)
     return actions + sync_cluster_specs(job, tr)
 
 

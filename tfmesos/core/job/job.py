@@ -26,7 +26,7 @@ from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..status import StatusSnapshot
 from ..task_state import LIVE, StatusUpdate
-from . import cluster_spec_sync, codec, finishing, gang, recovery, timers, update, view
+from . import cluster_spec_sync, codec, finishing, gang, planned_stop, recovery, timers, update, view
 from .spec_diff import SpecDiff
 
 
@@ -97,6 +97,29 @@ class Job:
     def plan_update(self, spec: JobSpec) -> SpecDiff:
         """What ``update`` would change and restart, changing nothing (tfmesos update --dry-run)."""
         return update.plan(self._state, spec)
+
+    def stop_gracefully(self, keys: Iterable[TaskKey], why: str, now: float, kind: str = planned_stop.UPDATE
+                        ) -> list[Action]:
+        """Stop these tasks at a checkpoint and relaunch them, no failure counted (``tfmesos
+        update``, a graceful restart): each is told, then killed with its stop grace; the peers
+        its mode needs are told too and save with it (core/job/planned_stop.py). Raises ValueError
+        (naming why) when the job is not RUNNING or a task is not live."""
+        actions = planned_stop.stop_gracefully(self._state, self._tr, keys, why, now, kind)
+        recovery.changed_others(self._tr)
+        return self._durable(actions, always=True)
+
+    def agents_leaving(self, leaving: Mapping[str, str], now: float) -> list[Action]:
+        """The master's agents that are deactivated or draining now (agent id -> why: "agent h1
+        draining"): nothing is placed on them; the job's tasks there stop at a checkpoint."""
+        actions = planned_stop.agents_leaving(self._state, self._tr, leaving, now)
+        if actions:
+            recovery.changed_others(self._tr)
+        return self._durable(actions, always=bool(actions))
+
+    @property
+    def leaving_agents(self) -> Mapping[str, str]:
+        """The agents nothing is placed on (agent id -> why)."""
+        return self._tr.leaving
 
     def abort(self, why: str, now: float) -> list[Action]:
         """End the job as FAILED for a reason outside its tasks (e.g. an executor of another

@@ -15,7 +15,7 @@ from ..state.notices import Outcome, TaskEnd
 from ..state.record import JobState, NoSuchTask, Transient, task_names
 from ..state.tasks import TaskRecord
 from ..task_state import LIVE, PENDING, TASK_FINISHED, TASK_STAGING, StatusUpdate
-from . import reconciliation, retry_policy
+from . import planned_stop, reconciliation, retry_policy
 from .cluster_spec_sync import sync_cluster_specs
 from .finishing import finish, maybe_done, success_cause
 
@@ -37,7 +37,12 @@ def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> li
     if update.state in LIVE:
         tasks.reported(rec, update)
         notices.task_update(tr, rec.key, update)
-        return sync_cluster_specs(job, tr, rec)
+        actions = sync_cluster_specs(job, tr, rec)
+        if planned_stop.draining(update) and rec.agent_id not in tr.leaving:  # TASK_KILLING: its agent drains
+            tr.others_changed = True  # the peers told change too
+            actions += planned_stop.agent_leaving(job, tr, rec.agent_id,
+                                                  planned_stop.agent_why(rec.hostname, rec.agent_id), now)
+        return actions
     return ended(job, tr, rec, update, now)
 
 
@@ -50,6 +55,10 @@ def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, n
         # Ending, or ended (FINISHING's grace was over before every kill was confirmed): no more decisions.
         notices.task_ended(job, tr, TaskEnd(key, update))
         return maybe_done(job, tr, now, ended=key)
+    planned = planned_stop.planned_end(job, tr, rec, update, now, _restart_whole_job_now)
+    if planned is not None:  # no failure: no restart limit used (planned_stop.py)
+        tr.others_changed = True
+        return planned + offer_interest.revive(tr.interest)
     if rec.relaunch_after_kill:
         notices.task_ended(job, tr, TaskEnd(key, update))
         tasks.killed_for_relaunch(rec)
@@ -92,6 +101,16 @@ def _recover(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate
     tasks.requeue(rec, now + delay, avoid=ending.agent_lost, counted=not ending.never_launched)
     actions = _restart_all_but(job, tr, rec, now, now + delay) if whole_job else []
     return actions + offer_interest.revive(tr.interest)
+
+
+def _restart_whole_job_now(job: JobState, tr: Transient, rec: TaskRecord, now: float) -> list[Action]:
+    """A planned stop's whole-job restart: every other task placed again with ``rec``, at once."""
+    return _restart_all_but(job, tr, rec, now, now)
+
+
+def changed_others(tr: Transient) -> None:
+    """An event changed tasks besides its own (a planned stop told its peers): the journal writes the whole job."""
+    tr.others_changed = True
 
 
 def _restarts_whole_job(job: JobState, key: TaskKey) -> bool:
@@ -141,10 +160,12 @@ def restart_task(job: JobState, tr: Transient, key: TaskKey, now: float) -> list
     return actions
 
 
-def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: str) -> list[Action]:
+def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: str,
+                     skip: set[TaskKey] | frozenset[TaskKey] = frozenset()) -> list[Action]:
+    """Restart the live tasks of ``role`` from their checkpoint (but those in ``skip``: launched with the change)."""
     actions: list[Action] = []
     for rec in job.tasks.values():
-        if rec.key.role == role and rec.live and not rec.relaunch_after_kill:
+        if rec.key.role == role and rec.live and not rec.relaunch_after_kill and rec.key not in skip:
             notices.note(job, tr, f"{rec.key}: restarting from its checkpoint because {why}")
             actions += _kill_for_relaunch(tr, rec, now)
     return actions
@@ -174,19 +195,15 @@ def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) 
 
 
 def restart_for_update(job: JobState, tr: Transient, keys: set[TaskKey], whole_job: bool, now: float) -> list[Action]:
-    """An update (core/job/update.py) stops ``keys`` to launch them again with the new spec (the
-    whole job: back to PLACING, every task placed again from the checkpoint). Asked for, not a
-    failure: no backoff, no restart limit used."""
+    """An update (core/job/update.py) has told ``keys`` that live to stop at a checkpoint
+    (planned_stop.py relaunches each once it has saved); those that do not live wait for the
+    new spec too. The whole job: back to PLACING, every task placed again together, from the
+    checkpoint. Asked for, not a failure: no backoff, no restart limit used."""
     tr.unfinished_success = None  # the success keys may be others now
-    actions: list[Action] = []
+    tr.others_changed = True
     for rec in job.tasks.values():
-        if rec.key not in keys:
-            continue
-        if rec.live and not rec.relaunch_after_kill:
-            actions += _kill_for_relaunch(tr, rec, now)
-        elif whole_job and tasks.hold_back(rec, now):
-            tr.others_changed = True
+        if rec.key in keys and not rec.live:
+            tasks.hold_back(rec, now)
     if whole_job:
-        tr.others_changed = True
         phase.move(job, PLACING, now, "an update: every task placed again, from the checkpoint")
-    return actions + offer_interest.revive(tr.interest)
+    return offer_interest.revive(tr.interest)

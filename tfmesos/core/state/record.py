@@ -125,6 +125,9 @@ class Transient:
     unreconciled: set[str] = owned("job.reconciliation", default_factory=set)
     reconcile_at: float | None = owned("job.reconciliation", default=None)  # when to ask again
     reconcile_delay: float = owned("job.reconciliation", default=RECONCILE_RETRY_SECONDS)
+    # Agents leaving the cluster (draining, deactivated): agent id -> why ("agent h1 draining").
+    # Nothing is placed on them; learnt from the tasks' updates and the master's agents.
+    leaving: dict[str, str] = owned("job.planned_stop", default_factory=dict)
 
 
 def new(spec: JobSpec, now: float, seed: int = 0) -> tuple[JobState, Transient]:
