@@ -108,6 +108,8 @@ class ActionRunner:
                 mesos.decline(list(a.offer_ids), a.refuse_seconds)
         elif isinstance(a, act.Kill):
             mesos.kill(a.task_id)
+        elif isinstance(a, act.AcceptInverseOffers):
+            mesos.accept_inverse_offers(list(a.inverse_offer_ids))
         elif isinstance(a, act.SendClusterSpec):
             shell.metrics.clusterspec_sent(shell.clock() - shell.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version

@@ -24,6 +24,7 @@ from ..phase import ENDED_PHASES, PLACING, JobPhase
 from ..placement import offer_hold
 from ..placement.offer_hold import OfferHold
 from ..placement.offer_interest import OfferInterest
+from ..placement.maintenance import InverseOffer
 from ..placement.offers import Offer
 from ..spec import JobSpec, TaskKey
 from .series import ProgressSeries
@@ -125,6 +126,9 @@ class Transient:
     unreconciled: set[str] = owned("job.reconciliation", default_factory=set)
     reconcile_at: float | None = owned("job.reconciliation", default=None)  # when to ask again
     reconcile_delay: float = owned("job.reconciliation", default=RECONCILE_RETRY_SECONDS)
+    # Mesos' inverse offers (a machine wanted back for a maintenance window), the newest per agent id,
+    # until the job has left that machine and accepted it.
+    inverse_offers: dict[str, InverseOffer] = owned("job.maintenance", default_factory=dict)
     # Agents leaving the cluster (draining, deactivated): agent id -> why ("agent h1 draining").
     # Nothing is placed on them; learnt from the tasks' updates and the master's agents.
     leaving: dict[str, str] = owned("job.planned_stop", default_factory=dict)
