@@ -28,6 +28,7 @@ EXAMPLES = [
     m.Progress(task_id="digits.chief.0.1", values={"step": 10, "loss": 0.5, "total_steps": 100}),
     m.TaskResult(exit_code=137, log_tail="Killed", extra={}),
     m.TaskResult(exit_code=None),
+    m.StopNotice(task_id="digits.worker.1.7", reason="agent h1 draining", kind="drain"),
     m.TaskResult(exit_code=1, log_tail="}) with an unsupported type", exception="ValueError: Attempt to convert a value"),
 ]
 
@@ -49,6 +50,7 @@ WIRE_FIELDS = {3: {
     "output": ["task_id", "lines", "offset"],  # offset: optional (an older peer drops or omits it)
     "progress": ["task_id", "values"],
     "result": ["exit_code", "log_tail", "extra", "exception"],
+    "stop_notice": ["task_id", "reason", "kind"],  # new: an older executor refuses the kind, its task goes on
 }}
 
 

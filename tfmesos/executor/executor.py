@@ -8,6 +8,13 @@ the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anythin
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
 
+A KILL is a stop the task is told of first (docs/developers/architecture.md, "Planned stop: the
+notice"): TASK_KILLING (to a framework with TASK_KILLING_STATE), the notice file written
+(``TFMESOS_NOTICE_FILE``: the scheduler's reason when a ``StopNotice`` came first, else the
+agent's own KILL, a drain's), SIGTERM, and SIGKILL after the grace: the KILL's kill policy (a
+drain's ``max_grace_period`` caps it), else the TaskInfo's (the job's stop grace). A second KILL
+sends SIGTERM again: a server that serves on after the notice (tfserver) then stops.
+
 Nothing of the task outlives the executor: the task runs in a process group of its own (its
 children too, unless they leave it), and before the executor exits, whatever is left of that group
 (a child the task left behind, a grandchild under ``sh -c`` that catches SIGTERM) gets SIGTERM and,
@@ -390,10 +397,16 @@ class TFExecutor:
         self._have_spec = threading.Event()
         self._agent_away = False
         self.secret_dir: str | None = None  # the task's secret files (write_secret_files), removed at its end
+        self.killing_state = False  # the framework has TASK_KILLING_STATE: a KILL says TASK_KILLING first
+        self.agent_host = ""
+        self.stop_notice: tuple[str, str] | None = None  # (reason, kind) of the scheduler's StopNotice
 
     # -- the driver's callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
         self.driver = driver
+        capabilities = (framework_info or {}).get("capabilities") or []
+        self.killing_state = any(c.get("type") == "TASK_KILLING_STATE" for c in capabilities)
+        self.agent_host = (agent_info or {}).get("hostname", "")
         # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
         # subprocess): made while a busy agent sends the task (a second and more in a big gang's
         # launch), not after it arrives. After SUBSCRIBE, so the subscription waits for none of it.
@@ -435,7 +448,7 @@ class TFExecutor:
         threading.Thread(target=self._ask_for_spec, daemon=True).start()
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
-        from ..mesos.messages import ClusterSpecMessage, decode, to_wire
+        from ..mesos.messages import ClusterSpecMessage, StopNotice, decode, to_wire
 
         try:
             message = decode(data, "the scheduler")
@@ -447,6 +460,11 @@ class TFExecutor:
             return
         if isinstance(message, ClusterSpecMessage):
             self._take_spec(to_wire(message))
+        elif isinstance(message, StopNotice):
+            with self._lock:
+                self.stop_notice = (message.reason, message.kind)
+                deadline = self.kill_deadline
+            self._write_notice(None if deadline is None else time.time() + deadline - time.monotonic())
 
     def _take_spec(self, msg: dict[str, Any]) -> None:
         """Write the newest ClusterSpec to the sandbox; start the task on the first one."""
@@ -480,11 +498,41 @@ class TFExecutor:
         grace = kill_grace(kill_policy or self.kill_policy)
         deadline = time.monotonic() + grace
         with self._lock:
-            if self.kill_deadline is not None and self.kill_deadline <= deadline:
-                return  # killed already, as soon or sooner
-            self.kill_deadline = deadline
-        proc.signal_group(signal.SIGTERM)
-        threading.Timer(grace, proc.signal_group, args=(signal.SIGKILL,)).start()
+            first, sooner = self.kill_deadline is None, self.kill_deadline is None or deadline < self.kill_deadline
+            if sooner:
+                self.kill_deadline = deadline
+        if first:
+            if self.killing_state:
+                self.driver.sendStatusUpdate(_status(self.task_id, "TASK_KILLING", f"stopping: SIGKILL in {grace:g} s"))
+            self._write_notice(time.time() + grace)
+        proc.signal_group(signal.SIGTERM)  # again on a second KILL: a server told to serve on stops
+        if sooner:
+            threading.Timer(grace, self._kill_by, args=(proc, deadline)).start()
+
+    def _kill_by(self, proc: TaskProcess, deadline: float) -> None:
+        """SIGKILL at the end of the grace, unless a later KILL brought it sooner (its own timer)."""
+        import signal
+
+        with self._lock:
+            due = self.kill_deadline is not None and self.kill_deadline >= deadline - 1e-6
+        if due:
+            proc.signal_group(signal.SIGKILL)
+
+    def _write_notice(self, deadline: float | None) -> None:
+        """The task's notice file (the contract's executor side): the scheduler's reason when it
+        sent one, else the agent's own KILL (a drain)."""
+        from ..task import notice
+
+        path = self._notice_path()
+        reason, kind = self.stop_notice or (f"agent {self.agent_host or 'of this task'} draining", "drain")
+        try:
+            notice.write(path, notice.Notice(reason, kind, deadline))
+        except OSError as exc:  # the task still gets SIGTERM and its grace
+            log.warning("cannot write the notice file %s: %s", path, exc)
+
+    @staticmethod
+    def _notice_path() -> str:
+        return os.path.join(os.environ.get("MESOS_SANDBOX") or os.getcwd(), "notice.json")
 
     def shutdown(self, driver: Any) -> None:
         if not self.task_id:  # no task yet: nothing to kill, the executor just ends
@@ -564,6 +612,9 @@ class TFExecutor:
             }
         )
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from ..task.notice import task_env
+
+        env.update(task_env(self._notice_path(), p.env or {}))  # the job's own values win
         env.update(p.env or {})
         env.update(p.secret_env)
         return env

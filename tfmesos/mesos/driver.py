@@ -197,8 +197,9 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         "name": svc.name,
         "roles": list(svc.mesos_roles),
         # Offers name their role (allocation_info) and carry reservations in the refined form;
+        # TASK_KILLING_STATE: a kill (a drain's included) says TASK_KILLING at once, with its reason;
         # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
-        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
+        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT", "TASK_KILLING_STATE")]
         + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else [])
         + ([{"type": "REVOCABLE_RESOURCES"}] if svc.revocable else []),
         "failover_timeout": svc.failover_timeout,

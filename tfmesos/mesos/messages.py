@@ -111,9 +111,21 @@ class TaskResult:
     exception: str = ""
 
 
-Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult]
+@dataclass(frozen=True)
+class StopNotice:
+    """Scheduler -> executor: a planned stop (docs/developers/architecture.md, "Planned stop: the
+    notice"): the executor writes the task's notice file; a KILL that follows gives the SIGTERM.
+    An older executor refuses the kind (logged) and its task goes on."""
+
+    KIND: ClassVar[str] = "stop_notice"
+    task_id: str
+    reason: str
+    kind: str  # tfmesos.task.notice.KINDS
+
+
+Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult, StopNotice]
 _KINDS: dict[str, type] = {cls.KIND: cls for cls in (TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines,
-                                                     Progress, TaskResult)}
+                                                     Progress, TaskResult, StopNotice)}
 
 
 def to_wire(message: Message) -> dict[str, Any]:

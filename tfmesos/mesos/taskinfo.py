@@ -161,6 +161,9 @@ def build_task_info(
         "agent_id": {"value": agent_id},
         "resources": resources,
         "executor": executor,
+        # SIGTERM to SIGKILL when the task is stopped: its time to save at the step after the
+        # notice (the executor honours it, and a drain's max_grace_period caps it).
+        "kill_policy": {"grace_period": {"nanoseconds": int(spec.policies.stop_grace_seconds * 1e9)}},
         "data": encode(task_payload(spec, launch, python, cluster_spec, settings.secrets)),
         # What an operator filters by in the web UI and /state: TF_CONFIG's words for the task
         # ("type", "index"), never "role", which on Mesos is the framework's role.

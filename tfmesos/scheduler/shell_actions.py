@@ -8,9 +8,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..core import actions as act
-from ..core.phase import FAILED
+from ..core.phase import FAILED, PLACING, RUNNING
 from ..core.spec import TaskKey
-from ..mesos.messages import ClusterSpecMessage, encode
+from ..mesos.messages import ClusterSpecMessage, StopNotice, encode
 from ..mesos.taskinfo import OfferLedger, build_task_info
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ class ActionRunner:
         self.shell = shell
         self.raw_offers: dict[str, dict[str, Any]] = {}  # an offer's JSON by id: a launch draws from it
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        self._told: set[str] = set()  # task ids told of their stop (a Notify): their Kill needs no notice of its own
 
     def apply(self, actions: list[act.Action], changed: TaskKey | None = None) -> None:
         """Persist first, then act: a task id is on disk before Mesos hears of it. The core says
@@ -106,7 +107,18 @@ class ActionRunner:
                 self.raw_offers.pop(oid, None)
             if a.offer_ids:
                 mesos.decline(list(a.offer_ids), a.refuse_seconds)
+        elif isinstance(a, act.Notify):
+            self._told.add(a.task_id)
+            mesos.send(a.task_id, a.agent_id, encode(StopNotice(a.task_id, a.reason, a.kind)))
         elif isinstance(a, act.Kill):
+            if a.task_id not in self._told:
+                # Every stop is told before its SIGTERM (the notice contract): an agent's KILL that
+                # comes without one is a drain's. Framework messages and KILLs keep their order.
+                self._told.add(a.task_id)
+                restart = shell.job.phase in (RUNNING, PLACING)
+                why = "the job restarts from its checkpoint" if restart else "the job stops"
+                _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id,
+                           encode(StopNotice(a.task_id, why, "restart" if restart else "stop")))
             mesos.kill(a.task_id)
         elif isinstance(a, act.AcceptInverseOffers):
             mesos.accept_inverse_offers(list(a.inverse_offer_ids))

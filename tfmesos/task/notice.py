@@ -35,7 +35,8 @@ CLOSED_METADATA_ADDRESS = "127.0.0.1:0"
 # PreemptionCheckpointHandler's exit code off GCP: after a notice, "saved and stopped as planned".
 PLANNED_EXIT = 42
 VERSION = 1
-KINDS = ("drain", "maintenance", "update", "restart")
+# "stop": the job stops, or the task is stopped for another's failure (a whole-job restart).
+KINDS = ("drain", "maintenance", "update", "restart", "stop")
 
 
 class NoticeError(ValueError):
