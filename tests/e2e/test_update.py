@@ -19,8 +19,8 @@ from tests.e2e.harness import TFMESOS, LineProcess, eventually, run_scheduler, s
 from tests.e2e.test_operating import this_checkouts_python
 
 SCRIPTS = Path(__file__).resolve().parent / "planned"
-TOTAL = 400  # steps the job trains
-UPDATE_AFTER = 80  # steps worker 0 has run when the update is sent
+TOTAL = 600  # steps the job trains
+UPDATE_AFTER = 100  # steps worker 0 has run when the update is sent
 
 
 def steps_by_worker(log: Path) -> dict[int, list[int]]:
@@ -40,6 +40,7 @@ def options(tmp_path: Path, python: Path, workers: int, **service: str) -> Path:
                 "env": [f"TRAIN_STEPS={TOTAL}", "STEPS_PER_EPOCH=50", f"STEP_LOG={tmp_path / 'steps.log'}",
                         "GCE_METADATA_IP=127.0.0.1:0", "TF_CPP_MIN_LOG_LEVEL=2"]},
         "roles": {"worker": {"count": workers, "cpus": 0.5, "mem": 768, "max_restarts": 0}},
+        "policies": {"success": "all_workers"},
     }))
     return path
 
@@ -51,7 +52,7 @@ def test_update_from_2_to_4_workers_mid_training_resumes_all_four_at_the_saved_s
     run = run_scheduler(options(tmp_path, python, 2), *state, "--agents", "2", "--agent-cpus", "2",
                         "--agent-mem", "4096")
     try:
-        eventually(lambda: len(steps_by_worker(log).get(0, ())) >= UPDATE_AFTER, 240, f"{UPDATE_AFTER} steps")
+        eventually(lambda: steps_by_worker(log).get(0), 240, "training to start")
         env = {**os.environ}
 
         def update(*args: str) -> LineProcess:
@@ -66,14 +67,16 @@ def test_update_from_2_to_4_workers_mid_training_resumes_all_four_at_the_saved_s
         refused = update(str(options(tmp_path, python, 4, role="team")))
         assert refused.proc.returncode == 2, refused.output
         assert "$.service.role: * cannot change to team while the job runs" in refused.output
-        assert set(steps_by_worker(log)) == {0, 1}, "neither the dry run nor the refusal changed the job"
 
+        eventually(lambda: len(steps_by_worker(log).get(0, ())) >= UPDATE_AFTER, 240, f"{UPDATE_AFTER} steps")
+        assert set(steps_by_worker(log)) == {0, 1}, "neither the dry run nor the refusal changed the job"
         done = update(str(options(tmp_path, python, 4)))
         assert done.proc.returncode == 0, done.output
         assert "updating:" in done.output and "$.roles.worker.count: 2 -> 4" in done.output
         assert run.wait(600) == 0, run.output
     finally:
         stop_scheduler(run)
+        (tmp_path / "scheduler.log").write_text(run.output)
     assert "SUCCEEDED" in run.output and "updated: $.roles.worker.count: 2 -> 4" in run.output, run.output
     steps = steps_by_worker(log)
     assert set(steps) == {0, 1, 2, 3}, run.output

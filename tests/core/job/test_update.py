@@ -130,3 +130,12 @@ def test_a_job_that_is_ending_takes_no_update():
     with pytest.raises(UpdateRefused) as refused:
         job.plan_update(spec(4))
     assert refused.value.now and "FINISHING" in str(refused.value)
+
+
+def test_the_same_options_again_restart_the_whole_job_gracefully():
+    job, launched = running(2)
+    d, actions = job.update(spec(2), 3.0)
+    assert d.same and job.phase == PLACING
+    assert {n.task_id for n in of(act.Notify, actions)} == {k.task_id for k in of(act.Kill, actions)} == \
+        {t.task_id for t in launched.values()}
+    assert any("(nothing changes: a graceful restart)" in e for e in job.events)
