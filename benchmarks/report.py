@@ -67,6 +67,22 @@ def _busy(busy: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
 REAL_GANG_MAX_S, REAL_GANG_MAX_FLOOR_RATIO = 5.0, 1.2  # issue 30: <= 5 s, or within 1.2x of the agents' floor
 
 
+def _drain(dr: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
+    """A drained agent against kill -9 of the same task (benchmarks/drain.py): the bar, 0 steps lost per drain."""
+    if not dr:
+        return []
+    out = [f"## An agent drained against kill -9 of {dr['leaving']} (embedded master, max_restarts 0 for the drain)", "",
+           "| mode | drain: steps lost | drain: s to resumed | kill -9: steps lost | kill -9: s to resumed | verdict |",
+           "|---|---|---|---|---|---|"]
+    for mode, per in dr["modes"].items():
+        d, k = per["drain"], per["kill9"]
+        lost = d["median_steps_lost"]
+        v = _verdict(verdicts, f"drain_{mode}_steps_lost", lost, lost == 0, "0 steps lost per drain")
+        out.append(f"| {mode} | {lost} | {_f(d['median_to_resumed_s'])} | {k['median_steps_lost']} | "
+                   f"{_f(k['median_to_resumed_s'])} | {v} |")
+    return out + [""]
+
+
 def _real_gang(rg: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
     """The 100-task gang on three real Mesos agents (benchmarks/real_gang.py): the arms, the bar, the profile."""
     if not rg:
@@ -295,6 +311,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     out.append("")
     out += _busy(results.get("busy"), verdicts)
     out += _real_gang(results.get("realgang"), verdicts)
+    out += _drain(results.get("drain"), verdicts)
     poor = [k for k, v in verdicts.items() if not v.get("ok")]
     out += [f"Verdicts: {len(verdicts) - len(poor)} ok, {len(poor)} poor" + (f" ({', '.join(poor)})" if poor else "") +
             ". Analysis of poor figures: `benchmarks/README.md`.", ""]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.harness import eventually, run_scheduler, stop_scheduler, write_options
+from tests.e2e.harness import eventually, find_task_process, run_scheduler, stop_scheduler, write_options
 from tests.e2e.planned_job import SCRIPTS, missing, steps_by_task, twice
 
 STEPS = 1500  # 30 epochs of 50 steps: the drain comes after DRAIN_AFTER, well before the end
@@ -83,15 +83,21 @@ class Drained:
     steps: dict
     before: set[str]  # the task ids the master knew when the drain was asked
     on_drained: set[str]  # every task id the master ever had on the drained agent
-    notice_to_resumed_s: float
+    notice_to_resumed_s: float  # the drain (or kill) asked to the first step trained again
+    succeeded: bool
+
+    def steps_lost(self, total: int = STEPS) -> int:
+        """Steps trained twice or never, in the task that lost most (MWMS: every worker runs each step)."""
+        return max(len(twice(steps)) + len(missing(steps, total)) for steps in self.steps.values())
 
 
-def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int]) -> Drained:
+def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int], kill9: bool = False) -> Drained:
     """The job of ``mode`` run until ``logged_by[-1]`` logged DRAIN_AFTER steps, then the agent of
-    ``leaving`` drained (max_grace_period 60 s); the job run to its end."""
-    name = f"drain-{mode.name}-{leaving[0]}{leaving[1]}"
+    ``leaving`` drained (max_grace_period 60 s); the job run to its end. With ``kill9``, the task's
+    process is killed -9 instead (a failure: one restart allowed), for the benchmark's comparison."""
+    name = f"{'kill' if kill9 else 'drain'}-{mode.name}-{leaving[0]}{leaving[1]}"
     log = tmp_path / "steps.log"
-    roles = {role: {**TASK, **opts} for role, opts in mode.roles.items()}
+    roles = {role: {**TASK, **opts, **({"max_restarts": 1} if kill9 else {})} for role, opts in mode.roles.items()}
     opts = write_options(tmp_path / "o.json", service={"name": name},
                          job={"command": f"{sys.executable} {SCRIPTS / mode.script}",
                               "checkpoint_dir": str(tmp_path / "ckpt"),
@@ -105,37 +111,52 @@ def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int]
         state = cluster.state()
         agent = agent_of(state, name, *leaving)
         before = {t["id"] for t in tasks_of(state, name)}
-        lines = len(log.read_text().splitlines())
         drained_at = time.monotonic()
-        operator(cluster.address, {"type": "DRAIN_AGENT", "drain_agent": {
-            "agent_id": {"value": agent}, "max_grace_period": {"seconds": MAX_GRACE_S}}})
-        # Resumed: a step logged after the tasks have moved (the first new attempt's start).
-        eventually(lambda: _moved_and_stepping(cluster, name, before, log, lines), 300,
-                   "training to resume after the drain\n" + run.output[-3000:])
-        resumed = time.monotonic() - drained_at
-        assert run.wait(400) == 0, run.output[-5000:]
+        if kill9:
+            proc = find_task_process(name, *leaving)
+            assert proc is not None, f"no process for {leaving} of {name}"
+            proc.kill()
+        else:
+            operator(cluster.address, {"type": "DRAIN_AGENT", "drain_agent": {
+                "agent_id": {"value": agent}, "max_grace_period": {"seconds": MAX_GRACE_S}}})
+        resumed = _resumed(cluster, name, before, log, mode.logged_by, run) - drained_at
+        code = run.wait(400)
+        assert kill9 or code == 0, run.output[-5000:]
         on_drained = {t["id"] for t in tasks_of(cluster.state(), name) if t["slave_id"] == agent}
     finally:
         stop_scheduler(run)
+        (tmp_path / "console.txt").write_text(run.output)  # for a look after a slow or failed case
     steps = steps_by_task(log)
-    return Drained(run.output, {key: steps[key] for key in mode.logged_by}, before, on_drained, resumed)
+    return Drained(run.output, {key: steps[key] for key in mode.logged_by}, before, on_drained, resumed, code == 0)
 
 
-def _moved_and_stepping(cluster: Any, name: str, before: set[str], log: Path, lines: int) -> bool:
-    new = [t for t in tasks_of(cluster.state(), name) if t["id"] not in before and t["state"] == "TASK_RUNNING"]
-    return bool(new) and len(log.read_text().splitlines()) > lines
+def _resumed(cluster: Any, name: str, before: set[str], log: Path, loggers: tuple[tuple[str, int], ...],
+             run: Any) -> float:
+    """When training resumed (time.monotonic()): once every attempt that logged steps before the
+    stop has ended, the first step logged again (by a new attempt: the old ones cannot log)."""
+    old = {t for t in before if any(t.startswith(f"{name}.{role}.{index}.") for role, index in loggers)}
+
+    def ended() -> bool:
+        states = {t["id"]: t["state"] for t in tasks_of(cluster.state(), name)}
+        return all(states.get(t) not in ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING") for t in old)
+
+    eventually(ended, 300, "the attempts that stopped to end\n" + run.output[-3000:])
+    lines = len(log.read_text().splitlines())
+    eventually(lambda: len(log.read_text().splitlines()) > lines, 300,
+               "training to resume after the stop\n" + run.output[-3000:])
+    return time.monotonic()
 
 
 def assert_lost_nothing(drained: Drained, mode: Mode, leaving: tuple[str, int], total: int = STEPS) -> None:
     """The bars of issue 38: succeeded (the caller checked the exit), 0 steps twice, 0 missing,
     nothing on the drained agent afterwards, the drain said."""
     out = drained.output
-    assert re.search(rf"job drain-\S+ SUCCEEDED", out), out[-4000:]
+    assert re.search(r"job drain-\S+ SUCCEEDED", out), out[-4000:]
     for key, steps in drained.steps.items():
         assert (twice(steps), missing(steps, total)) == ([], []), (key, twice(steps)[:10], missing(steps, total)[:10])
     assert drained.on_drained <= drained.before, f"placed on the drained agent: {drained.on_drained - drained.before}"
     role, index = leaving
-    assert re.search(rf"draining: {role}:{index} .*moving \(planned stop #1, not counted against max_restarts\)",
+    assert re.search(rf"draining: {role}:{index} .*moving.*\(planned stop #1, not counted against max_restarts\)",
                      out), out[-4000:]
     assert "drain" in out
     print(f"{mode.name}, {role}:{index} drained: resumed {drained.notice_to_resumed_s:.1f} s after the drain")

@@ -25,6 +25,7 @@ def progress_text(task: str, progress: Progress, width: int = 20) -> str:
 def task_row(t: TaskStatus) -> str:
     """'worker:1      127.0.0.1:31001       TASK_FAILED    restarts 1 (+1 asked for) exit 1  KeyError: 'x''"""
     asked = f" (+{t.requested_restarts} asked for)" if t.requested_restarts else ""
+    asked += f" (+{t.planned_stops} planned)" if t.planned_stops else ""
     exit_part = "" if t.exit_code is None else f" exit {t.exit_code}"
     why = f"  {t.exception}" if t.exception else ""  # of its last attempt: a relaunch clears it
     return f"{t.name:<12} {t.endpoint or '-':<21} {t.state:<14} restarts {t.restarts}{asked}{exit_part}{why}"

@@ -11,7 +11,7 @@ lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace p
 A KILL is a stop the task is told of first (docs/developers/architecture.md, "Planned stop: the
 notice"): TASK_KILLING (to a framework with TASK_KILLING_STATE), the notice file written
 (``TFMESOS_NOTICE_FILE``: the scheduler's reason when a ``StopNotice`` came first, else the
-agent's own KILL, a drain's), SIGTERM, and SIGKILL after the grace: the KILL's kill policy (a
+agent's own KILL, a drain's; none after a plain stop's ``StopNotice``, kind ""), SIGTERM, and SIGKILL after the grace: the KILL's kill policy (a
 drain's ``max_grace_period`` caps it), else the TaskInfo's (the job's stop grace). A second KILL
 sends SIGTERM again: a server that serves on after the notice (tfserver) then stops.
 
@@ -462,9 +462,11 @@ class TFExecutor:
             self._take_spec(to_wire(message))
         elif isinstance(message, StopNotice):
             with self._lock:
+                if self.stop_notice is not None or self.kill_deadline is not None:
+                    return  # told already, or stopping: a notice is never taken back nor changed
                 self.stop_notice = (message.reason, message.kind)
-                deadline = self.kill_deadline
-            self._write_notice(None if deadline is None else time.time() + deadline - time.monotonic())
+            if message.kind:  # "": a plain stop (no notice), so that the KILL after it is not taken for a drain's
+                self._write_notice(None)
 
     def _take_spec(self, msg: dict[str, Any]) -> None:
         """Write the newest ClusterSpec to the sandbox; start the task on the first one."""
@@ -504,7 +506,8 @@ class TFExecutor:
         if first:
             if self.killing_state:
                 self.driver.sendStatusUpdate(_status(self.task_id, "TASK_KILLING", f"stopping: SIGKILL in {grace:g} s"))
-            self._write_notice(time.time() + grace)
+            if self.stop_notice is None or self.stop_notice[1]:  # not a plain stop
+                self._write_notice(time.time() + grace)
         proc.signal_group(signal.SIGTERM)  # again on a second KILL: a server told to serve on stops
         if sooner:
             threading.Timer(grace, self._kill_by, args=(proc, deadline)).start()

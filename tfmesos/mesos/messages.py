@@ -120,7 +120,7 @@ class StopNotice:
     KIND: ClassVar[str] = "stop_notice"
     task_id: str
     reason: str
-    kind: str  # tfmesos.task.notice.KINDS
+    kind: str  # tfmesos.task.notice.KINDS; "": a plain stop, no notice (the KILL after it is the scheduler's)
 
 
 Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult, StopNotice]

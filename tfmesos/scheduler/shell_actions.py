@@ -112,13 +112,13 @@ class ActionRunner:
             mesos.send(a.task_id, a.agent_id, encode(StopNotice(a.task_id, a.reason, a.kind)))
         elif isinstance(a, act.Kill):
             if a.task_id not in self._told:
-                # Every stop is told before its SIGTERM (the notice contract): an agent's KILL that
-                # comes without one is a drain's. Framework messages and KILLs keep their order.
+                # A KILL of the scheduler's that is no planned stop says so first (kind "": the task
+                # gets SIGTERM alone, as ever), so that an agent's KILL that comes without any
+                # message is known for a drain's. Framework messages and KILLs keep their order.
                 self._told.add(a.task_id)
                 restart = shell.job.phase in (RUNNING, PLACING)
                 why = "the job restarts from its checkpoint" if restart else "the job stops"
-                _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id,
-                           encode(StopNotice(a.task_id, why, "restart" if restart else "stop")))
+                _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id, encode(StopNotice(a.task_id, why, "")))
             mesos.kill(a.task_id)
         elif isinstance(a, act.AcceptInverseOffers):
             mesos.accept_inverse_offers(list(a.inverse_offer_ids))

@@ -35,8 +35,7 @@ CLOSED_METADATA_ADDRESS = "127.0.0.1:0"
 # PreemptionCheckpointHandler's exit code off GCP: after a notice, "saved and stopped as planned".
 PLANNED_EXIT = 42
 VERSION = 1
-# "stop": the job stops, or the task is stopped for another's failure (a whole-job restart).
-KINDS = ("drain", "maintenance", "update", "restart", "stop")
+KINDS = ("drain", "maintenance", "update", "restart")
 
 
 class NoticeError(ValueError):

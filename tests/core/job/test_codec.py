@@ -103,7 +103,9 @@ def test_a_reloaded_job_decides_what_the_old_code_decided():
     want = json.loads((DATA / "before-split-continued.json").read_text())
     assert drive(job) == want["trace"]
     assert job.to_dict() == _with_added_fields(want["record"])
-    assert job.snapshot().to_json() == want["snapshot"]
+    snapshot = want["snapshot"]
+    snapshot["tasks"] = [{**t, "planned_stops": 0} for t in snapshot["tasks"]]  # added since (issue 38)
+    assert job.snapshot().to_json() == snapshot
 
 
 if __name__ == "__main__":  # how tests/data/job/before-split-continued.json was written

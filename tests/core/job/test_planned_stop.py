@@ -45,7 +45,7 @@ def test_a_drained_mwms_worker_tells_its_peers_and_the_whole_job_moves_without_a
     assert job.leaving_agents == {leaving: "agent h1 draining"}
     # TensorFlow's handler: every worker saves at the agreed step and exits 42.
     actions = update(job, W0, TaskState.TASK_FAILED, exit_code=42)
-    assert job.phase == PLACING and of(act.Kill, actions) == [act.Kill(job.tasks[W1].task_id, leaving)]
+    assert job.phase == PLACING and not of(act.Kill, actions), "the draining agent stops worker:1 itself"
     update(job, W1, TaskState.TASK_KILLED, DRAINING, exit_code=42,
            log_tail="tfmesos: planned stop (agent h1 draining): saved at step 4210; exiting 42\n")
     assert all(r.state == PENDING and r.restarts == 0 for r in job.tasks.values())
@@ -170,3 +170,29 @@ def test_a_success_still_ends_the_job_after_a_planned_stop():
 ])
 def test_where_a_task_saved_is_read_from_its_own_line(tail, said):
     assert notices.saved_at(tail) == said
+
+
+def test_a_told_peer_saving_is_not_killed_before_the_stop_grace():
+    job = running(worker={"count": 2})
+    update(job, W1, TaskState.TASK_KILLING, DRAINING)
+    actions = update(job, W1, TaskState.TASK_KILLED, DRAINING, exit_code=42)  # the drained worker ends first
+    assert job.phase == PLACING and not of(act.Kill, actions), "worker:0 saves at the agreed step and exits"
+    grace = job.spec.policies.stop_grace_seconds
+    assert not of(act.Kill, job.tick(10.0 + grace / 2))
+    assert of(act.Kill, job.tick(10.0 + grace + 5.0)) == [act.Kill(job.tasks[W0].task_id, job.tasks[W0].agent_id)]
+    update(job, W0, TaskState.TASK_FAILED, exit_code=42)
+    assert job.tasks[W0].planned_stops == 1 and job.tasks[W0].restarts == 0
+    assert not any("worker:0" in e and "moving" in e for e in job.events), "a peer is not the one leaving"
+
+
+def test_a_told_chief_that_never_saves_is_restarted_after_the_grace_and_the_worker_placed_with_it():
+    job = running(chief={"count": 1}, ps={"count": 1}, worker={"count": 2, "server": True})
+    update(job, W1, TaskState.TASK_KILLING, DRAINING)
+    update(job, W1, TaskState.TASK_KILLED, DRAINING, exit_code=0)  # served until its deadline: the chief did not save
+    assert not of(act.Launch, job.offers([offer(7, cpus=8, mem=16384)], 11.0)), "waits for the chief"
+    grace = job.spec.policies.stop_grace_seconds
+    assert of(act.Kill, job.tick(10.0 + grace + 5.0)) == [act.Kill(job.tasks[CHIEF].task_id, job.tasks[CHIEF].agent_id)]
+    update(job, CHIEF, TaskState.TASK_KILLED, exit_code=143)
+    launched = of(act.Launch, job.offers([offer(8, cpus=8, mem=16384)], 50.0))
+    assert sorted(str(t.key) for a in launched for t in a.tasks) == ["chief:0", "worker:1"]
+    assert job.job_restarts == 0 and job.tasks[CHIEF].restarts == 0

@@ -138,14 +138,25 @@ def planned_end(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpd
     moving = rec.agent_id in tr.leaving or draining(update)
     if draining(update) and rec.agent_id not in tr.leaving:
         tr.leaving[rec.agent_id] = why  # no TASK_KILLING came first (it is optional)
-    leaving = moving or rec.killing_since > 0
+    leaving = moving or (rec.killing_since > 0 and not rec.relaunch_after_kill)  # stopped itself, not a peer
     whole_job = job.spec.profile.restarts_whole_job(job.spec, rec.key) and job.phase == RUNNING
     tasks.planned_end(rec, avoid=moving, now=now)
     notices.planned_ended(job, tr, PlannedEnd(rec.key, update, why, leaving, whole_job, rec.planned_stops))
     actions: list[Action] = whole_job_restart(job, tr, rec, now) if whole_job else []
     if job.spec.profile.saves_for_job(job.spec, rec.key):
         actions += _second_kills(job, tr)
+    elif leaving:
+        _bound_the_told(job, rec, now)
     return actions
+
+
+def _bound_the_told(job: JobState, left: TaskRecord, now: float) -> None:
+    """The leaving task has ended: a peer told to save (a chief) that still runs is given the stop
+    grace to do so, then killed and relaunched (a script that does not save would hold the
+    planned stop, and the relaunch waiting on it, for ever: ``settling``)."""
+    for rec in job.tasks.values():
+        if rec is not left and rec.live and rec.stopping and not rec.relaunch_after_kill:
+            tasks.kill_for_relaunch(rec, now + job.spec.policies.stop_grace_seconds)
 
 
 def _second_kills(job: JobState, tr: Transient) -> list[Action]:

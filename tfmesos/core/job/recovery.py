@@ -105,7 +105,7 @@ def _recover(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate
 
 def _restart_whole_job_now(job: JobState, tr: Transient, rec: TaskRecord, now: float) -> list[Action]:
     """A planned stop's whole-job restart: every other task placed again with ``rec``, at once."""
-    return _restart_all_but(job, tr, rec, now, now)
+    return _restart_all_but(job, tr, rec, now, now, spare_told=True)
 
 
 def changed_others(tr: Transient) -> None:
@@ -123,14 +123,20 @@ def _whole_job_restarts(job: JobState) -> int:
     return sum(r.restarts for r in job.tasks.values() if _restarts_whole_job(job, r.key))
 
 
-def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, not_before: float) -> list[Action]:
-    """Back to PLACING with every other task: the whole job restarts from its checkpoint."""
+def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, not_before: float,
+                     spare_told: bool = False) -> list[Action]:
+    """Back to PLACING with every other task: the whole job restarts from its checkpoint. With
+    ``spare_told`` (a planned stop), a task told of it is saving and ends by itself: it is killed
+    only if it still runs after the stop grace (timers.py retries the kill from then)."""
     actions: list[Action] = []
     for other in job.tasks.values():
         if other is rec:
             continue
         if tasks.hold_back(other, not_before):
             tr.others_changed = True
+        elif other.live and spare_told and other.stopping:
+            tr.others_changed = True
+            tasks.kill_for_relaunch(other, now + job.spec.policies.stop_grace_seconds)
         elif other.live:
             actions += _kill_for_relaunch(tr, other, now)
     phase.move(job, PLACING, now, "a whole-job restart")

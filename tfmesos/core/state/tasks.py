@@ -86,7 +86,8 @@ def kill_sent(rec: TaskRecord, now: float) -> None:
 
 
 def kill_for_relaunch(rec: TaskRecord, now: float) -> None:
-    """Killed to be launched again (a person's restart, a peer's, the whole job's): its end is no failure."""
+    """Killed to be launched again (a person's restart, a peer's, the whole job's): its end is no
+    failure. ``now``: when the kill was sent (later: when it is due, for a task left to end by itself)."""
     rec.relaunch_after_kill = True
     rec.killing_since = now
 
