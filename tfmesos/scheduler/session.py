@@ -366,9 +366,8 @@ class Session:
             raise Refused(400, str(exc), exc.problems) from None
         except UpdateRefused as exc:
             raise Refused(409 if exc.now else 400, str(exc), exc.problems) from None
-        if not dry_run:
+        if not dry_run:  # the job's own event says it (core/job/update.py)
             self.spec, self.options = sched.spec, options
-            self.on_event(f"job {self.spec.service.name!r} updated: {diff.restart_text()}")
         return {"dry_run": dry_run, "changes": [str(c) for c in diff.changes], "added": [str(k) for k in diff.added],
                 "removed": [str(k) for k in diff.removed], "restarts": [str(k) for k in diff.restarts],
                 "whole_job": diff.whole_job, "plan": diff.lines()}
