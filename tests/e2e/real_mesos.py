@@ -58,8 +58,10 @@ class RealMesos:
     registers as S<i>, like the embedded master's agents."""
 
     def __init__(self, home: Path, agents: list[str], master_flags: list[str] = (), agent_flags: list[str] = (),
-                 base_port: int = BASE_PORT) -> None:
+                 base_port: int = BASE_PORT, machine_per_agent: bool = False) -> None:
         self.home = home
+        # Agent i on 127.0.0.(i+2), its own machine for Mesos' maintenance (on 127.0.0.1 all are one).
+        self.machine_per_agent = machine_per_agent
         self.port = base_port
         self.address = f"127.0.0.1:{base_port}"
         self.agents = [worker_ports(a) for a in agents]
@@ -87,7 +89,8 @@ class RealMesos:
         """Start agent ``index`` (again: with ``recover`` it keeps its id and adopts its executors,
         ``--recover=reconnect``, Mesos' default)."""
         self._script("start-agent.sh", self.agents[index], *self.agent_flags,
-                     env={"AGENT_PORT": str(self.agent_port(index)), "RECOVER": "1" if recover else "0"})
+                     env={"AGENT_PORT": str(self.agent_port(index)), "RECOVER": "1" if recover else "0",
+                          **({"AGENT_IP": f"127.0.0.{index + 2}"} if self.machine_per_agent else {})})
 
     def agent_pid(self, index: int) -> int:
         return int((self.home / "run" / f"agent-{self.agent_port(index)}.pid").read_text())

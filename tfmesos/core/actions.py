@@ -49,6 +49,14 @@ class Notify:
 
 
 @dataclass(frozen=True)
+class AcceptInverseOffers:
+    """Tell Mesos the job gives these agents back for their maintenance windows: nothing of it
+    runs there any more (advisory to Mesos: it shows in /maintenance/status)."""
+
+    inverse_offer_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SendClusterSpec:
     task_id: str  # the executor id is the task id: one executor per task
     agent_id: str
@@ -86,4 +94,5 @@ class Done:
         return self.end == SUCCEEDED
 
 
-Action = Persist | Launch | Decline | Kill | Notify | SendClusterSpec | Revive | Suppress | Reconcile | Done
+Action = (Persist | Launch | Decline | Kill | Notify | AcceptInverseOffers | SendClusterSpec | Revive | Suppress | Reconcile
+          | Done)

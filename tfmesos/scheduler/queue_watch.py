@@ -87,7 +87,9 @@ class QueueWatch:
         if cluster is not None:
             leaving = job.agents_leaving({a.id: (a.hostname, a.leaving) for a in cluster[0] if a.leaving}, now)
             cluster = ([a for a in cluster[0] if not a.leaving], cluster[1])
-        if job.phase != PLACING:
+        if job.phase != PLACING or any(rec.live for rec in job.tasks.values()):
+            # Running, or a whole-job restart (an update) still stopping its tasks: what holds the
+            # resources is the job itself, not a queue.
             return leaving or None
         judged = self._judge_placing(job, now, cluster, quotas)
         return leaving + judged if leaving and judged is not None else (judged if judged is not None else leaving or None)

@@ -120,6 +120,8 @@ class ActionRunner:
                 why = "the job restarts from its checkpoint" if restart else "the job stops"
                 _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id, encode(StopNotice(a.task_id, why, "")))
             mesos.kill(a.task_id)
+        elif isinstance(a, act.AcceptInverseOffers):
+            mesos.accept_inverse_offers(list(a.inverse_offer_ids))
         elif isinstance(a, act.SendClusterSpec):
             shell.metrics.clusterspec_sent(shell.clock() - shell.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version

@@ -21,7 +21,7 @@ from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..task_state import PENDING
 from .cluster_spec_sync import addresses_changed, cluster_spec_message, sync_cluster_specs
-from . import planned_stop
+from . import maintenance, planned_stop
 from .recovery import restart_for_peer
 
 NO_OFFER_NOTE_SECONDS = 15.0  # no offer at all by then: say why that may be, long before the placement timeout
@@ -41,9 +41,12 @@ def offers(job: JobState, tr: Transient, offers: Iterable[Offer], now: float) ->
             tr.largest_seen = o
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
         return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
-    leaving = [o.id for o in offers if o.agent_id in tr.leaving]  # draining, deactivated: never placed on
+    # Draining, deactivated, in (or near) a maintenance window: never placed on.
+    closing = maintenance.unusable(job, offers, now)
+    leaving = [o.id for o in offers if o.agent_id in tr.leaving or o.id in closing]
+    offers = maintenance.preferred(job, offers, now)  # no window in the job's expected run: first
     if leaving:
-        offers = [o for o in offers if o.agent_id not in tr.leaving]
+        offers = [o for o in offers if o.agent_id not in tr.leaving and o.id not in closing]
         return [Decline(tuple(leaving), REFUSE_WHEN_IDLE)] + (_offers(job, tr, offers, now) if offers else [])
     return _offers(job, tr, offers, now)
 

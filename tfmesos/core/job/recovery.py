@@ -214,3 +214,18 @@ def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) 
             return False
     left = tr.unfinished_success = {k for k in job.spec.success_keys if job.tasks[k].state != TASK_FINISHED}
     return not left
+
+
+def restart_for_update(job: JobState, tr: Transient, keys: set[TaskKey], whole_job: bool, now: float) -> list[Action]:
+    """An update (core/job/update.py) has told ``keys`` that live to stop at a checkpoint
+    (planned_stop.py relaunches each once it has saved); those that do not live wait for the
+    new spec too. The whole job: back to PLACING, every task placed again together, from the
+    checkpoint. Asked for, not a failure: no backoff, no restart limit used."""
+    tr.unfinished_success = None  # the success keys may be others now
+    tr.others_changed = True
+    for rec in job.tasks.values():
+        if rec.key in keys and not rec.live:
+            tasks.hold_back(rec, now)
+    if whole_job:
+        phase.move(job, PLACING, now, "an update: every task placed again, from the checkpoint")
+    return offer_interest.revive(tr.interest)

@@ -143,3 +143,10 @@ def planned_end(rec: TaskRecord, avoid: bool, now: float) -> None:
     rec.planned_stops += 1
     rec.state, rec.not_before, rec.stopping, rec.relaunch_after_kill = PENDING, now, "", False
     rec.avoid_agent = rec.agent_id if avoid else ""
+
+
+def forget(job: JobState, keys: set[TaskKey]) -> None:
+    """Tasks an update removed: their attempts' ids are the job's no more (a late update of one
+    finds no task, and a live attempt is killed, core/job/recovery.py)."""
+    for task_id in [tid for tid, key in job.by_task_id.items() if key in keys]:
+        del job.by_task_id[task_id]
