@@ -92,7 +92,9 @@ def run_keras_mwms_killed_worker(tmp_path, master) -> None:
         assert "job keras-mwms-kill SUCCEEDED" in out, out[-4000:]
         summary = run.wait_for(r"worker:1 +\S+ +(TASK_\w+) +restarts (\d+)", 30)  # the summary follows the end's line
         assert summary.groups() == ("TASK_FINISHED", "1"), summary.group(0)
-        print(summary.group(0), "|", run.wait_for(r"worker:0 +\S+ +TASK_\w+ +restarts \d+", 30).group(0))
+        worker0_row = run.wait_for(r"worker:0 +\S+ +TASK_\w+ +restarts (\d+)", 30)
+        print(summary.group(0), "|", worker0_row.group(0))
+        assert worker0_row.group(1) == "1", "worker 0 was relaunched with the whole job: its restart counts"
         relaunched = json.loads(get(api, "/v1/logs/worker:1?tail=400"))["data"]
     finally:
         if run is not None:

@@ -55,9 +55,11 @@ def test_progress_goes_on_from_the_resumed_epoch_and_each_epochs_end_repeats_its
     steps = [r["step"] for r in again if "step" in r]
     assert steps[0] == 2 * STEPS, f"the resumed epoch's first step, not 0: {again}"
     assert min(steps) == 2 * STEPS and steps == sorted(steps), again
-    # Each epoch: its begin, its last batch and its end (with the epoch's logs), whatever the interval.
+    # Each epoch: its begin, its last batch and its end (with the epoch's logs), whatever the interval;
+    # the fit's first batch (tracing the step) as the step it began at.
     assert [(r["step"], "epoch" in r) for r in first] == [
-        (0, False), (STEPS, False), (STEPS, True), (STEPS, False), (2 * STEPS, False), (2 * STEPS, True)]
+        (0, False), (0, False), (STEPS, False), (STEPS, True), (STEPS, False), (2 * STEPS, False), (2 * STEPS, True)]
+    assert [r["step"] for r in again][:3] == [2 * STEPS, 2 * STEPS, 3 * STEPS], again
     assert all(r["total_steps"] == STEPS * EPOCHS for r in first + again)
     # The page's rule (steps/s between consecutive reports whose step grew) leaves the epoch's end out.
     with_steps = [r for r in again if "step" in r]
@@ -73,4 +75,4 @@ def test_keras_3_reports_the_same_way(tmp_path):
                            "TFMESOS_REPORT_FILE": str(tmp_path / "r.jsonl")})
     assert done.returncode == 0, done.stderr[-3000:]
     reports = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in reports][:3] == [0, STEPS, STEPS] and "epoch" in reports[2], reports
+    assert [r["step"] for r in reports][:4] == [0, 0, STEPS, STEPS] and "epoch" in reports[3], reports

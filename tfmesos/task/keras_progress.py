@@ -10,6 +10,8 @@ The step is sent when each epoch begins (after a restart: the epoch BackupAndRes
 so the progress goes on from there, never back to step 0) and when its last batch ends, whatever
 the interval: the time its validation and checkpoints take falls between two reports of the
 same step, which the page's steps/s chart leaves out, instead of dragging one stretch towards 0.
+Likewise the fit's first batch, which traces the train step (seconds): its end is sent as the step
+the fit began at, so that steps/s counts from when the traced step runs.
 
 It subclasses ``tf.keras.callbacks.Callback`` as the script sees it (tf-keras under
 TF_USE_LEGACY_KERAS=1, else Keras 3), made when first asked for: importing ``tfmesos`` stays light.
@@ -42,6 +44,7 @@ def _progress_class(base: type) -> type:
             self.every_seconds = every_seconds
             self._epoch = 0
             self._last = 0.0
+            self._tracing = True  # the fit's first batch has not ended
 
         def _steps(self) -> int | None:
             return (self.params or {}).get("steps")
@@ -51,7 +54,7 @@ def _progress_class(base: type) -> type:
             return steps * epochs if steps and epochs else None
 
         def on_train_begin(self, logs: Any = None) -> None:
-            self._last = time.monotonic()
+            self._last, self._tracing = time.monotonic(), True
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             self._epoch = epoch  # BackupAndRestore makes fit start at the epoch it restored
@@ -61,6 +64,10 @@ def _progress_class(base: type) -> type:
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             now = time.monotonic()
             steps = self._steps()
+            if self._tracing:  # its time went to tracing: the fit's first step, as at its begin
+                self._last, self._tracing = now, False
+                report(step=self._epoch * steps + batch if steps else batch, total_steps=self._total())
+                return
             if now - self._last < self.every_seconds and not (steps and batch + 1 == steps):
                 return
             self._last = now

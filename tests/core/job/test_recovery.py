@@ -90,3 +90,18 @@ def test_while_finishing_an_end_only_counts_towards_the_job_s_end():
 
 def of(kind, actions):
     return [a for a in actions if isinstance(a, kind)]
+
+
+def test_a_whole_job_restart_marks_every_other_task_changed_for_the_journal():
+    """Even one that was waiting already (a worker relaunched alone, not placed yet, when the ps
+    fails): its restarts and the failure it keeps changed."""
+    job, tr = running(ps={"count": 1, "restart_policy": "OnFailure", "max_restarts": 3},
+                      worker={"count": 1, "restart_policy": "OnFailure", "max_restarts": 3})
+    recovery.status(job, tr, StatusUpdate(job.tasks[W0].task_id, TaskState.TASK_FAILED, exit_code=1), 2.0)
+    assert job.tasks[W0].state == PENDING
+    recovery.take_others_changed(tr)
+    ps = TaskKey("ps", 0)
+    recovery.status(job, tr, StatusUpdate(job.tasks[ps].task_id, TaskState.TASK_FAILED, exit_code=1,
+                                          exception="E: y"), 3.0)
+    assert job.tasks[W0].failed_with == "E: y" and job.tasks[W0].restarts_with_job == 1
+    assert recovery.take_others_changed(tr)

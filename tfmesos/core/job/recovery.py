@@ -148,6 +148,7 @@ def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, 
             continue
         if failure is not None:
             tasks.restarted_with_job(other, failure)
+            tr.others_changed = True  # its record changed: the journal's next write is the whole job
         if tasks.hold_back(other, not_before):
             tr.others_changed = True
         elif other.live and spare_told and other.stopping:
