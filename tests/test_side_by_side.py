@@ -9,7 +9,7 @@ import pytest
 
 from localmesos.ports import ENV, port_range
 from tests import side_by_side
-from tests.conftest import SUITE_TASK_PORTS, worker_task_ports
+from tests.conftest import SUITE_TASK_PORTS, pip_settings, worker_task_ports
 
 
 def test_each_worker_gets_a_disjoint_slice_of_the_suites_task_ports():
@@ -102,3 +102,14 @@ def test_a_job_process_is_this_runs_by_its_sandbox(tmp_path: Path):
     assert not harness.this_runs({"MESOS_SANDBOX": "/tmp"}), "a sandbox elsewhere on this machine: another run's"
     assert harness.this_runs({"MESOS_SANDBOX": "/mnt/mesos/sandbox/no-such-folder-here"}), "a container's path"
     assert harness.this_runs({}), "no sandbox (tfrun's worker 0 runs here): by its name alone"
+
+
+def test_pip_keeps_the_users_config_and_cache_under_the_suites_home(tmp_path: Path):
+    home = tmp_path / "home"
+    assert pip_settings(home, {}) == {"PIP_CACHE_DIR": str(home / ".cache" / "pip")}, "no config: none named"
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".config" / "pip" / "pip.conf").write_text("[global]\nindex-url = file:///mirror\n")
+    assert pip_settings(home, {}) == {"PIP_CONFIG_FILE": str(home / ".config" / "pip" / "pip.conf"),
+                                      "PIP_CACHE_DIR": str(home / ".cache" / "pip")}
+    assert pip_settings(home, {"PIP_CONFIG_FILE": "/etc/mine.conf", "XDG_CACHE_HOME": "/c"}) == \
+        {"PIP_CACHE_DIR": "/c/pip"}, "what the user set is kept"

@@ -153,7 +153,8 @@ def _reach(run: Run, phase: str) -> None:
         run.proc.wait_for(r"launch worker:1 as ", 120)
         return
     if phase == "ending":
-        run.proc.wait_for(r"worker:0 TASK_FINISHED", 120)
+        # Worker 0's TASK_FINISHED that ends the job is told as the job's end (core/state/notices.py).
+        run.proc.wait_for(r"worker:0 TASK_FINISHED|SUCCEEDED: worker:0 finished", 120)
         return
     what = "training" if phase == "training" else "evaluating"
     eventually(lambda: run.said(what, 0) and run.said(what, 1), 120, f"both workers {what}")

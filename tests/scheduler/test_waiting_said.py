@@ -17,7 +17,8 @@ SAID = r"\[tfmesos +([\d.]+)s\] waiting for {what}: {why}[^;]*; trying again for
 def _said_within_a_second(tmp_path: Path, flags: list[str], what: str, why: str) -> None:
     options = write_options(tmp_path / "o.json", service={"name": "waits"}, job={"command": "true"},
                             roles={"worker": {"count": 1, "cpus": 0.1, "mem": 64}})
-    run = LineProcess(TFMESOS + ["run", str(options), "--connect-timeout", "20", *flags])
+    run = LineProcess(TFMESOS + ["run", str(options), "--connect-timeout", "20", "--state-dir", str(tmp_path / "state"),
+                                 *flags])
     try:
         line = run.wait_for(SAID.format(what=what, why=why), 15)  # 15: Python's start under load
         assert float(line.group(1)) < 1.0, line.group(0)  # the console's clock: since the wait began
