@@ -210,6 +210,31 @@ class SchedulerDriver:
 
     declineInverseOffers = declineInverseOffer  # noqa: N815
 
+    def send_message_pipelined(self, executor_id: dict[str, str], agent_id: dict[str, str], data: str) -> None:
+        """A MESSAGE call handed to the sender's thread (``CallSender``: queued calls go out in one
+        pipeline): a big gang's executors each ask for the ClusterSpec, and answering them one round
+        trip at a time on the event thread held up the status updates behind them. Dropped while
+        there is no subscription, as ``_framework_call``; a refusal is logged."""
+        with self._lock:
+            if not self.connected or self.framework_id is None or self.master is None:
+                log.debug("MESSAGE dropped: not subscribed")
+                return
+            body = json.dumps(sub.call("MESSAGE", self.framework_id, {"agent_id": agent_id, "executor_id": executor_id,
+                                                                       "data": data})).encode()
+            headers, master = self._headers(), self.master
+            if self._sender is None:
+                self._sender = CallSender("tfmesos-launches")
+            sender = self._sender
+
+        def answered(result: list[CallResponse] | Exception) -> None:
+            if isinstance(result, Exception):
+                log.warning("MESSAGE to %s not delivered: %s", executor_id.get("value"), result)
+            elif not 200 <= result[0].status < 300:
+                log.warning("MESSAGE to %s refused: %s %s", executor_id.get("value"), result[0].status,
+                            result[0].read()[:300].decode(errors="replace"))
+
+        sender.submit(master, API, [body], headers, answered)
+
     def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
                     answer: Callable[[list[str | None] | Exception], None]) -> None:
         """One ACCEPT (LAUNCH) per (offer id, task infos, filters), pipelined on a connection of
