@@ -169,11 +169,12 @@ class CallSender:
     events and acknowledging status updates (an update unacknowledged for 10 s is sent again).
     ``answer`` gets the batch's responses, or the exception that ended it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, timeout: float = 30.0) -> None:
         import queue
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._conn: CallConnection | None = None
+        self._timeout = timeout
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -214,7 +215,7 @@ class CallSender:
         if self._conn is None or (self._conn.host, self._conn.port) != (host, int(port)):
             if self._conn is not None:
                 self._conn.close()
-            self._conn = CallConnection(host, int(port), timeout=30.0)
+            self._conn = CallConnection(host, int(port), timeout=self._timeout)
         bodies = [body for item in items for body in item[2]]
         try:
             result: list[CallResponse] | Exception = self._conn.pipelined("POST", path, bodies, headers)

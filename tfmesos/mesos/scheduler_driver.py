@@ -42,6 +42,11 @@ log = logging.getLogger("tfmesos.mesos.scheduler_driver")
 API = "/api/v1/scheduler"
 CONNECT_TIMEOUT = 10.0  # to connect, and for the answer to SUBSCRIBE to begin
 CALL_TIMEOUT = 30.0
+# A pipelined call is answered once the master has handled it and every call before it: a -O0
+# Mesos 1.12 master on a loaded machine took 6 s to parse a 363-task ACCEPT and ~65 s to launch its
+# tasks, so with 30 s the second and third ACCEPTs of a 1,000-task gang were dropped with the
+# connection (issue 40). A master that is gone ends the subscription stream long before this.
+PIPELINED_CALL_TIMEOUT = 600.0
 
 
 class StreamEnded(Exception):
@@ -90,7 +95,8 @@ class SchedulerDriver:
         self._thread: threading.Thread | None = None
         self._call_lock = threading.Lock()
         self._conn: CallConnection | None = None
-        self._sender: CallSender | None = None
+        self._sender: CallSender | None = None  # a gang's ACCEPTs
+        self._messages: CallSender | None = None  # framework messages (the ClusterSpec's answers)
 
     # ------------------------------------------------------------------ the driver's life
     def start(self) -> None:
@@ -126,9 +132,10 @@ class SchedulerDriver:
         _shut(stream)
         if self._detector is not None:
             self._detector.stop()
-        sender, self._sender = self._sender, None
-        if sender is not None:
-            sender.close()
+        for sender in (self._sender, self._messages):
+            if sender is not None:
+                sender.close()
+        self._sender = self._messages = None
         with self._call_lock:
             if self._conn is not None:
                 self._conn.close()
@@ -222,9 +229,9 @@ class SchedulerDriver:
             body = json.dumps(sub.call("MESSAGE", self.framework_id, {"agent_id": agent_id, "executor_id": executor_id,
                                                                        "data": data})).encode()
             headers, master = self._headers(), self.master
-            if self._sender is None:
-                self._sender = CallSender("tfmesos-launches")
-            sender = self._sender
+            if self._messages is None:
+                self._messages = CallSender("tfmesos-messages", PIPELINED_CALL_TIMEOUT)
+            sender = self._messages
 
         def answered(result: list[CallResponse] | Exception) -> None:
             if isinstance(result, Exception):
@@ -247,7 +254,7 @@ class SchedulerDriver:
                       for offer_id, infos, filters in launches]
             headers, master = self._headers(), self.master
             if self._sender is None:
-                self._sender = CallSender("tfmesos-launches")
+                self._sender = CallSender("tfmesos-launches", PIPELINED_CALL_TIMEOUT)
             sender = self._sender
 
         def answered(result: list[CallResponse] | Exception) -> None:
