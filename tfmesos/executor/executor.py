@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..mesos.messages import Message, TaskPayload
     from .report_pipe import ReportPipe
 
-ASK_AGAIN_SECONDS = 5.0
+ASK_AGAIN_SECONDS = 10.0  # a 1,000-task gang on a loaded machine takes more than 5 s to answer: no wave of asks again
 ASK_AGAIN_MAX_SECONDS = 30.0
 KILL_GRACE_SECONDS = 3.0
 LOG_TAIL_LINES = 20
