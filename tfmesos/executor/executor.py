@@ -2,8 +2,8 @@
 
 Once its task arrives it asks the scheduler for the ClusterSpec (a framework message; asked again
 until the answer comes, since messages are best effort: the TaskInfo does not carry it), then
-starts the task's process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to the sandbox;
-the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
+starts the task's process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to
+the sandbox; the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
 
@@ -533,7 +533,7 @@ class TFExecutor:
                 self.driver.sendFrameworkMessage(encode(NeedSpec(self.task_id)))
             except Exception as exc:  # disconnected: try again later
                 log.warning("cannot ask for the ClusterSpec yet: %s", exc)
-            if self._have_spec.wait(wait):
+            if self._have_spec.wait(wait) or self.killed:
                 return
             log.info("no ClusterSpec %g s after asking for it: asking again", wait)
             wait = min(wait * 2, ASK_AGAIN_MAX_SECONDS)
