@@ -46,6 +46,20 @@ def _n(d: dict[str, Any] | None) -> int:
     return 0 if not d else d.get("n", 0)
 
 
+def _taskinfo_bytes(result: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
+    """A gang's TaskInfo bytes (benchmarks/taskinfo_bytes.py): linear, 1,000 workers under the bar."""
+    if not result:
+        return []
+    from benchmarks.taskinfo_bytes import table
+
+    big = next((r for r in result["this"] if r["workers"] == 1000), None)
+    if big is not None:
+        verdicts["taskinfo_bytes_1000"] = {"ok": big["taskinfo_bytes"] < result["bar_1000_bytes"],
+                                           "value": big["taskinfo_bytes"], "bar": f"< {result['bar_1000_bytes']:,} B"}
+    return ["## A gang's TaskInfo bytes (`tfmesos run --dry-run --output json`, 2 ps and N workers)", "",
+            *table(result), ""]
+
+
 def _busy(busy: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
     """A busy cluster (benchmarks/busy.py): every job SUCCEEDED; the makespan against the ideal queue."""
     if not busy:
@@ -312,6 +326,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     out += _busy(results.get("busy"), verdicts)
     out += _real_gang(results.get("realgang"), verdicts)
     out += _drain(results.get("drain"), verdicts)
+    out += _taskinfo_bytes(results.get("taskinfo_bytes"), verdicts)
     poor = [k for k, v in verdicts.items() if not v.get("ok")]
     out += [f"Verdicts: {len(verdicts) - len(poor)} ok, {len(poor)} poor" + (f" ({', '.join(poor)})" if poor else "") +
             ". Analysis of poor figures: `benchmarks/README.md`.", ""]

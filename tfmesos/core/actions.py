@@ -21,8 +21,7 @@ class Launch:
     offer_id: str
     agent_id: str
     hostname: str
-    tasks: tuple[TaskLaunch, ...]
-    cluster_spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
+    tasks: tuple[TaskLaunch, ...]  # no ClusterSpec: each executor asks for it (cluster_spec_sync)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,9 @@
 """The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
 
-It takes the ClusterSpec from the TaskInfo (a gang launch: the task starts at once) or reports
-TASK_STARTING and waits for it (a framework message from the scheduler; it asks again if none
-arrives, since messages are best effort), then starts the task's process with TF_CONFIG and
-reports TASK_RUNNING. The process's output goes to the sandbox;
-the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
+Once its task arrives it asks the scheduler for the ClusterSpec (a framework message; asked again
+until the answer comes, since messages are best effort: the TaskInfo does not carry it), then
+starts the task's process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to
+the sandbox; the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
 
@@ -46,7 +45,8 @@ if TYPE_CHECKING:
     from ..mesos.messages import Message, TaskPayload
     from .report_pipe import ReportPipe
 
-ASK_AGAIN_SECONDS = 5.0
+ASK_AGAIN_SECONDS = 10.0  # a 1,000-task gang on a loaded machine takes more than 5 s to answer: no wave of asks again
+ASK_AGAIN_MAX_SECONDS = 30.0
 KILL_GRACE_SECONDS = 3.0
 LOG_TAIL_LINES = 20
 # How much of a failed task's stderr file is read back for its traceback (a message holding a
@@ -427,7 +427,7 @@ class TFExecutor:
         self.driver = driver
         self.task_id = task["task_id"]["value"]
         self.kill_policy = task.get("kill_policy")
-        from ..mesos.messages import ClusterSpecMessage, TaskPayload, decode, to_wire
+        from ..mesos.messages import TaskPayload, decode
 
         try:
             payload = decode(task["data"], "the scheduler's TaskInfo")
@@ -439,27 +439,27 @@ class TFExecutor:
             self._report("TASK_FAILED", f"tfmesos executor: {exc}", {"log_tail": str(exc)})
             return
         self.payload = payload
-        if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task
-            # No TASK_STARTING: RUNNING follows within milliseconds, and each update costs the
-            # agent a checkpoint and the scheduler an acknowledgement (a third of a big gang's).
-            self._take_spec(to_wire(ClusterSpecMessage(payload.spec_version, payload.cluster)))
-            return
-        driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
-        threading.Thread(target=self._ask_for_spec, daemon=True).start()
+        # The ClusterSpec is not in the TaskInfo: ask for it now (a framework message, no
+        # TASK_STARTING: each update costs the agent a checkpoint and the scheduler an
+        # acknowledgement, and RUNNING follows as soon as the answer is here).
+        threading.Thread(target=self._ask_for_spec, name="tfmesos-executor-ask-spec", daemon=True).start()
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
-        from ..mesos.messages import ClusterSpecMessage, StopNotice, decode, to_wire
+        from ..mesos.messages import ClusterSpecMessage, StopNotice, decode
 
         try:
             message = decode(data, "the scheduler")
+            spec = None
+            if isinstance(message, ClusterSpecMessage):
+                spec = {"type": message.KIND, "version": message.version, "cluster": message.cluster()}
         except ValueError as exc:  # another protocol: the task cannot be told its peers
             log.error("framework message refused: %s", exc)
             if self.process is None and not self.killed:
                 self.killed = True
                 self._report("TASK_FAILED", f"tfmesos executor: {exc}")
             return
-        if isinstance(message, ClusterSpecMessage):
-            self._take_spec(to_wire(message))
+        if spec is not None:
+            self._take_spec(spec)
         elif isinstance(message, StopNotice):
             with self._lock:
                 if self.stop_notice is not None or self.kill_deadline is not None:
@@ -472,6 +472,8 @@ class TFExecutor:
         """Write the newest ClusterSpec to the sandbox; start the task on the first one."""
         with self._lock:
             if self.spec is not None and msg["version"] <= self.spec["version"]:
+                return
+            if self.payload is None:  # no task yet to start (the scheduler sends only when asked)
                 return
             self.spec = msg
             sandbox = os.environ.get("MESOS_SANDBOX") or os.getcwd()
@@ -571,13 +573,21 @@ class TFExecutor:
 
     # -- internals
     def _ask_for_spec(self) -> None:
+        """Ask for the ClusterSpec until it is here: at once, then every ASK_AGAIN_SECONDS (the
+        ask or the answer may be lost: framework messages are best effort), doubling up to
+        ASK_AGAIN_MAX_SECONDS (a busy scheduler answering a big gang is not asked a dozen times)."""
         from ..mesos.messages import NeedSpec, encode
 
-        while not self._have_spec.wait(ASK_AGAIN_SECONDS) and not self.killed:
+        wait = ASK_AGAIN_SECONDS
+        while not self._have_spec.is_set() and not self.killed:
             try:
                 self.driver.sendFrameworkMessage(encode(NeedSpec(self.task_id)))
             except Exception as exc:  # disconnected: try again later
                 log.warning("cannot ask for the ClusterSpec yet: %s", exc)
+            if self._have_spec.wait(wait) or self.killed:
+                return
+            log.info("no ClusterSpec %g s after asking for it: asking again", wait)
+            wait = min(wait * 2, ASK_AGAIN_MAX_SECONDS)
 
     def _send_message(self, msg: Message) -> None:
         from ..mesos.messages import encode

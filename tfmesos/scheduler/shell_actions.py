@@ -75,7 +75,7 @@ class ActionRunner:
         shell = self.shell
         raw = self.raw_offers.pop(a.offer_id)
         ledger = OfferLedger(raw, shell.spec.service.revocable)
-        infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings, a.cluster_spec) for t in a.tasks]
+        infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings) for t in a.tasks]
         for t in a.tasks:
             shell.hooks.event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
             shell.metrics.launched(t.key, t.restarts)
@@ -125,7 +125,7 @@ class ActionRunner:
         elif isinstance(a, act.SendClusterSpec):
             shell.metrics.clusterspec_sent(shell.clock() - shell.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
-                self._encoded_spec = (a.message, encode(ClusterSpecMessage(a.message["version"], a.message["cluster"])))
+                self._encoded_spec = (a.message, encode(ClusterSpecMessage.of(a.message["version"], a.message["cluster"])))
             mesos.send(a.task_id, a.agent_id, self._encoded_spec[1])
         elif isinstance(a, act.Revive):
             mesos.revive()

@@ -99,8 +99,8 @@ def test_an_update_from_2_to_4_workers_kills_both_and_places_all_four():
     relaunch = job.offers([offer(0, cpus=16, mem=32768)], 11.0)
     placed = {t.key for l in of(act.Launch, relaunch) for t in l.tasks}
     assert placed == set(W), "the gang of four, at once"
-    (message,) = {l.cluster_spec["cluster"]["worker"].__len__() for l in of(act.Launch, relaunch)}
-    assert message == 4
+    message = job.cluster_spec_message()  # what each executor is sent when it asks (cluster_spec_sync)
+    assert message is not None and len(message["cluster"]["worker"]) == 4
     assert job.job_restarts == 0 and all(r.restarts == 0 for r in job.tasks.values()), "no failure counted"
     assert [job.tasks[k].planned_stops for k in W] == [1, 1, 0, 0], "counted apart, as planned stops"
 
