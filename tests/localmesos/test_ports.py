@@ -36,7 +36,10 @@ def test_a_block_is_picked_inside_the_range_and_must_fit_in_it():
 
 def test_local_master_takes_its_block_from_the_variable(tmp_path):
     # The user-facing path: `--first-port 0` reads the variable (the suite's xdist workers rely on it).
-    env = {**os.environ, ENV: "24100-24399"}
+    # A block free now inside this worker's own slice (the suite gives each its own): a fixed range
+    # may hold other masters' tasks on a shared machine.
+    first = free_port_block(300)
+    env = {**os.environ, ENV: f"{first}-{first + 299}"}
     proc = subprocess.Popen([sys.executable, "-m", "localmesos", "--port", "0", "--agents", "3", "--first-port", "0",
                              "--ports-per-agent", "100", "--work-dir", str(tmp_path / "w")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -45,7 +48,8 @@ def test_local_master_takes_its_block_from_the_variable(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
-    assert "  task ports: agent 0 24100-24199, agent 1 24200-24299, agent 2 24300-24399\n" in lines, lines
+    want = ", ".join(f"agent {i} {first + 100 * i}-{first + 100 * i + 99}" for i in range(3))
+    assert f"  task ports: {want}\n" in lines, lines
     bad = subprocess.run([sys.executable, "-m", "localmesos", "--port", "0", "--first-port", "0"],
                          env={**os.environ, ENV: "24100"}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith(f"tfmesos local-master: {ENV}='24100': expected FIRST-LAST")
