@@ -564,8 +564,8 @@ class TFExecutor:
         import signal
 
         with self._lock:
-            if self.kill_deadline is None:
-                self.kill_deadline = time.monotonic() + kill_grace(self.kill_policy)
+            if self.kill_deadline is None:  # leftovers of a task that ended: the short grace
+                self.kill_deadline = time.monotonic() + kill_grace(None)
                 proc.signal_group(signal.SIGTERM)
             deadline = self.kill_deadline
         while _group_alive(proc.proc.pid) and time.monotonic() < deadline:
