@@ -25,7 +25,7 @@ from tests.e2e.harness import eventually, find_task_process, run_scheduler, stop
 from tests.e2e.planned_job import SCRIPTS, missing, steps_by_task, twice
 
 STEPS = 1500  # 30 epochs of 50 steps: the drain comes after DRAIN_AFTER, well before the end
-DRAIN_AFTER = 100
+DRAIN_AFTER = 125  # mid-epoch and between checkpoints: a kill -9 there loses what a drain saves
 AGENT_CPUS, AGENT_MEM = 1.0, 1500.0  # one task's room (0.5 cpus, 700 MB, and its executor), not two
 TASK = {"cpus": 0.5, "mem": 700, "max_restarts": 0}
 MAX_GRACE_S = 60

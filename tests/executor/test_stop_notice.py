@@ -94,7 +94,9 @@ def test_a_plain_stop_of_the_schedulers_writes_no_notice(tmp_path: Path, monkeyp
     ex.registered(driver, {}, {"capabilities": []}, {"hostname": "h1"})
     ex.task_id = "t.ps.0.1"
     ex.process = TaskProcess(["sleep", "60"], dict(os.environ), str(tmp_path), None)
+    ex.kill_policy = {"grace_period": {"nanoseconds": 30_000_000_000}}  # the job's stop grace, for planned stops
     ex.frameworkMessage(driver, encode(StopNotice(ex.task_id, "the job stops", "")))
     ex.killTask(driver, {"value": ex.task_id})
     assert ex.process.wait() == -15 and not (tmp_path / "notice.json").exists()
+    assert ex.kill_deadline is not None and ex.kill_deadline - time.monotonic() < 3.5, "the short grace of before"
     assert driver.updates == [], "no TASK_KILLING for a framework without TASK_KILLING_STATE"

@@ -11,7 +11,8 @@ A KILL is a stop the task is told of first (docs/developers/architecture.md, "Pl
 notice"): TASK_KILLING (to a framework with TASK_KILLING_STATE), the notice file written
 (``TFMESOS_NOTICE_FILE``: the scheduler's reason when a ``StopNotice`` came first, else the
 agent's own KILL, a drain's; none after a plain stop's ``StopNotice``, kind ""), SIGTERM, and SIGKILL after the grace: the KILL's kill policy (a
-drain's ``max_grace_period`` caps it), else the TaskInfo's (the job's stop grace). A second KILL
+drain's ``max_grace_period`` caps it), else the TaskInfo's (the job's stop grace), or after a plain
+stop KILL_GRACE_SECONDS, as before. A second KILL
 sends SIGTERM again: a server that serves on after the notice (tfserver) then stops.
 
 Nothing of the task outlives the executor: the task runs in a process group of its own (its
@@ -499,7 +500,10 @@ class TFExecutor:
             return
         import signal
 
-        grace = kill_grace(kill_policy or self.kill_policy)
+        # A plain stop of the scheduler's (a StopNotice of kind "") keeps the short grace of
+        # before: the TaskInfo's (the stop grace) is the time to save at a planned stop.
+        plain = self.stop_notice is not None and not self.stop_notice[1]
+        grace = kill_grace(kill_policy or (None if plain else self.kill_policy))
         deadline = time.monotonic() + grace
         with self._lock:
             first, sooner = self.kill_deadline is None, self.kill_deadline is None or deadline < self.kill_deadline
@@ -544,6 +548,8 @@ class TFExecutor:
             self.finished.set()
             self.wake.set()
             return
+        with self._lock:  # the framework or the agent goes away: a plain stop, the short grace
+            self.stop_notice = self.stop_notice or ("the executor shuts down", "")
         self.killTask(driver, {"value": self.task_id})
 
     def terminate(self) -> None:
@@ -560,8 +566,8 @@ class TFExecutor:
         import signal
 
         with self._lock:
-            if self.kill_deadline is None:
-                self.kill_deadline = time.monotonic() + kill_grace(self.kill_policy)
+            if self.kill_deadline is None:  # leftovers of a task that ended: the short grace
+                self.kill_deadline = time.monotonic() + kill_grace(None)
                 proc.signal_group(signal.SIGTERM)
             deadline = self.kill_deadline
         while _group_alive(proc.proc.pid) and time.monotonic() < deadline:
