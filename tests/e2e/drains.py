@@ -25,7 +25,7 @@ from tests.e2e.harness import eventually, find_task_process, run_scheduler, stop
 from tests.e2e.planned_job import SCRIPTS, missing, steps_by_task, twice
 
 STEPS = 1500  # 30 epochs of 50 steps: the drain comes after DRAIN_AFTER, well before the end
-DRAIN_AFTER = 100
+DRAIN_AFTER = 125  # mid-epoch and between checkpoints: a kill -9 there loses what a drain saves
 AGENT_CPUS, AGENT_MEM = 1.0, 1500.0  # one task's room (0.5 cpus, 700 MB, and its executor), not two
 TASK = {"cpus": 0.5, "mem": 700, "max_restarts": 0}
 MAX_GRACE_S = 60
@@ -97,7 +97,8 @@ def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int]
     process is killed -9 instead (a failure: one restart allowed), for the benchmark's comparison."""
     name = f"{'kill' if kill9 else 'drain'}-{mode.name}-{leaving[0]}{leaving[1]}"
     log = tmp_path / "steps.log"
-    roles = {role: {**TASK, **opts, **({"max_restarts": 1} if kill9 else {})} for role, opts in mode.roles.items()}
+    failure = {"max_restarts": 1, "restart_policy": "OnFailure"} if kill9 else {}
+    roles = {role: {**TASK, **opts, **failure} for role, opts in mode.roles.items()}
     opts = write_options(tmp_path / "o.json", service={"name": name},
                          job={"command": f"{sys.executable} {SCRIPTS / mode.script}",
                               "checkpoint_dir": str(tmp_path / "ckpt"),
@@ -140,11 +141,12 @@ def _resumed(cluster: Any, name: str, before: set[str], log: Path, loggers: tupl
         states = {t["id"]: t["state"] for t in tasks_of(cluster.state(), name)}
         return all(states.get(t) not in ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING") for t in old)
 
-    eventually(ended, 300, "the attempts that stopped to end\n" + run.output[-3000:])
+    over = lambda: run.proc.poll() is not None  # noqa: E731 - the job ended (failed): nothing resumes
+    eventually(lambda: ended() or over(), 300, "the attempts that stopped to end\n" + run.output[-3000:])
     lines = len(log.read_text().splitlines())
-    eventually(lambda: len(log.read_text().splitlines()) > lines, 300,
+    eventually(lambda: len(log.read_text().splitlines()) > lines or over(), 300,
                "training to resume after the stop\n" + run.output[-3000:])
-    return time.monotonic()
+    return time.monotonic() if not over() else float("nan")
 
 
 def assert_lost_nothing(drained: Drained, mode: Mode, leaving: tuple[str, int], total: int = STEPS) -> None:

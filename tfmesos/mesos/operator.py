@@ -74,13 +74,12 @@ def _amounts(summary: Any) -> dict[str, float]:
 
 
 def _leaving(agent: dict[str, Any]) -> str:
-    """Why nothing may be placed on an agent of ``/state`` (traces 13 and 15): draining (DRAINING,
-    then DRAINED: ``drain_info``) or deactivated; "" when neither. (A deactivated agent shows
+    """Whether nothing may be placed on an agent of ``/state`` (traces 13 and 15): "draining"
+    (``drain_info`` DRAINING, then DRAINED), "deactivated", or "". (A deactivated agent shows
     ``active: false``; the master has no event for either: it is polled.)"""
-    where = agent.get("hostname") or agent.get("id") or "?"
     if (agent.get("drain_info") or {}).get("state") in ("DRAINING", "DRAINED"):
-        return f"agent {where} draining"
-    return f"agent {where} deactivated" if agent.get("deactivated") else ""
+        return "draining"
+    return "deactivated" if agent.get("deactivated") else ""
 
 
 def cluster_state(master: str, principal: str = "", secret: str = "",

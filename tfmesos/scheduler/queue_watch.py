@@ -85,7 +85,7 @@ class QueueWatch:
         cluster, quotas = answers
         leaving: list[Action] = []
         if cluster is not None:
-            leaving = job.agents_leaving({a.id: a.leaving for a in cluster[0] if a.leaving}, now)
+            leaving = job.agents_leaving({a.id: (a.hostname, a.leaving) for a in cluster[0] if a.leaving}, now)
             cluster = ([a for a in cluster[0] if not a.leaving], cluster[1])
         if job.phase != PLACING or any(rec.live for rec in job.tasks.values()):
             # Running, or a whole-job restart (an update) still stopping its tasks: what holds the

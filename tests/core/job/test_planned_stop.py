@@ -124,7 +124,9 @@ def test_the_chiefs_agent_drained_in_pss_moves_the_chief_alone():
 
 def test_the_masters_agents_stop_placement_there_and_tell_the_tasks_on_them():
     job = running(worker={"count": 2})
-    actions = job.agents_leaving({"S1": "agent h1 draining"}, 5.0)
+    assert job.agents_leaving({"S0": ("h0", "deactivated")}, 4.0) == [], "a deactivated agent keeps its tasks"
+    assert job.leaving_agents == {"S0": "agent h0 deactivated"} and not job.tasks[W0].stopping
+    actions = job.agents_leaving({"S1": ("h1", "draining")}, 5.0)
     assert isinstance(actions[0], act.Persist)
     assert [n.task_id for n in of(act.Notify, actions)] == [job.tasks[W0].task_id]  # the agent stops worker:1
     assert job.tasks[W1].stopping == "agent h1 draining"

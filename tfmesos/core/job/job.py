@@ -126,9 +126,10 @@ class Job:
         recovery.changed_others(self._tr)
         return self._durable(actions, always=True)
 
-    def agents_leaving(self, leaving: Mapping[str, str], now: float) -> list[Action]:
-        """The master's agents that are deactivated or draining now (agent id -> why: "agent h1
-        draining"): nothing is placed on them; the job's tasks there stop at a checkpoint."""
+    def agents_leaving(self, leaving: Mapping[str, tuple[str, str]], now: float) -> list[Action]:
+        """The master's agents that are draining or deactivated now (agent id -> (hostname,
+        "draining" or "deactivated")): nothing is placed on them; the job's tasks on a draining one
+        stop at a checkpoint (Mesos kills them), the peers their mode needs are told."""
         actions = planned_stop.agents_leaving(self._state, self._tr, leaving, now)
         if actions:
             recovery.changed_others(self._tr)

@@ -48,28 +48,33 @@ def draining(update: StatusUpdate) -> bool:
     return update.reason == AGENT_DRAINING
 
 
-def agent_why(hostname: str, agent_id: str) -> str:
-    return f"agent {hostname or agent_id} draining"
+def agent_why(hostname: str, agent_id: str, state: str = "draining") -> str:
+    return f"agent {hostname or agent_id} {state}"
 
 
-def agent_leaving(job: JobState, tr: Transient, agent_id: str, why: str, now: float) -> list[Action]:
-    """``agent_id`` leaves (Mesos said so): nothing more is placed on it; its tasks are stopped by
-    Mesos, and the peers their mode needs are told."""
+def agent_leaving(job: JobState, tr: Transient, agent_id: str, why: str, now: float, stops: bool = True
+                  ) -> list[Action]:
+    """``agent_id`` leaves (Mesos said so): nothing more is placed on it. When it ``stops`` its
+    tasks (a drain: Mesos kills them), the peers their mode needs are told; a deactivated agent
+    keeps its tasks running."""
     if not agent_id or agent_id in tr.leaving:
         return []
     tr.leaving[agent_id] = why
+    if not stops:
+        return []
     on_it = [r for r in job.tasks.values() if r.live and r.agent_id == agent_id and not r.stopping]
     return _begin(job, on_it, why, DRAIN, None)
 
 
-def agents_leaving(job: JobState, tr: Transient, leaving: Mapping[str, str], now: float) -> list[Action]:
-    """The master's agents now: those deactivated or draining (agent id -> why). One that is back
-    (reactivated) may be used again."""
+def agents_leaving(job: JobState, tr: Transient, leaving: Mapping[str, tuple[str, str]], now: float) -> list[Action]:
+    """The master's agents now that are draining or deactivated: agent id -> (hostname, "draining"
+    or "deactivated"). One that is back (reactivated) may be used again."""
     for agent_id in [a for a in tr.leaving if a not in leaving]:
         del tr.leaving[agent_id]
     actions: list[Action] = []
-    for agent_id, why in leaving.items():
-        actions += agent_leaving(job, tr, agent_id, why, now)
+    for agent_id, (hostname, state) in leaving.items():
+        actions += agent_leaving(job, tr, agent_id, agent_why(hostname, agent_id, state), now,
+                                 stops=state == "draining")
     return actions
 
 
