@@ -176,10 +176,12 @@ class MesosAdapter:
     def kill(self, task_id: str) -> None:
         self.driver.killTask(ref(task_id))
 
-    def send(self, task_id: str, agent_id: str, data: str) -> None:
+    def send(self, task_id: str, agent_id: str, data: str, ordered: bool = False) -> None:
         """A framework message to the executor of ``task_id`` (tfmesos' executor id is its task's):
-        pipelined off the event thread where the driver can (tfmesos' own)."""
-        if hasattr(type(self.driver), "send_message_pipelined"):  # on the class: test doubles answer any name
+        pipelined off the event thread where the driver can (tfmesos' own). ``ordered``: sent now, on
+        the calls' own connection, so that it reaches the executor before a KILL sent after it (a
+        stop's notice: the pipelined sender may send it after the KILL)."""
+        if not ordered and hasattr(type(self.driver), "send_message_pipelined"):  # on the class: test doubles answer any name
             self.driver.send_message_pipelined(ref(task_id), ref(agent_id), data)
         else:
             self.driver.sendFrameworkMessage(ref(task_id), ref(agent_id), data)

@@ -109,7 +109,7 @@ class ActionRunner:
                 mesos.decline(list(a.offer_ids), a.refuse_seconds)
         elif isinstance(a, act.Notify):
             self._told.add(a.task_id)
-            mesos.send(a.task_id, a.agent_id, encode(StopNotice(a.task_id, a.reason, a.kind)))
+            mesos.send(a.task_id, a.agent_id, encode(StopNotice(a.task_id, a.reason, a.kind)), ordered=True)
         elif isinstance(a, act.Kill):
             if a.task_id not in self._told:
                 # A KILL of the scheduler's that is no planned stop says so first (kind "": the task
@@ -118,7 +118,8 @@ class ActionRunner:
                 self._told.add(a.task_id)
                 restart = shell.job.phase in (RUNNING, PLACING)
                 why = "the job restarts from its checkpoint" if restart else "the job stops"
-                _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id, encode(StopNotice(a.task_id, why, "")))
+                _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id, encode(StopNotice(a.task_id, why, "")),
+                           ordered=True)
             mesos.kill(a.task_id)
         elif isinstance(a, act.AcceptInverseOffers):
             mesos.accept_inverse_offers(list(a.inverse_offer_ids))
@@ -138,9 +139,9 @@ class ActionRunner:
             shell.done.set()
 
 
-def _carry_out(what: str, do: Callable[..., None], *args: Any) -> None:
+def _carry_out(what: str, do: Callable[..., None], *args: Any, **kwargs: Any) -> None:
     try:
-        do(*args)
+        do(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - e.g. not connected; the core retries via tick/reconcile
         log.error("could not carry out %s: %s: %s", what, type(exc).__name__, exc,
                   exc_info=log.isEnabledFor(logging.DEBUG))
