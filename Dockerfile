@@ -17,7 +17,11 @@
 # The install is README's `pip install '.[tensorflow]'`. Its TensorFlow part is made first, in a stage
 # of its own copied whole into the image: that layer is reused as long as the stage is, so a change
 # to tfmesos' code adds only a small layer on top, where the extra then finds TensorFlow in place.
-# No pip cache, no sources, no compilers reach the image. The secrets `pip` (a pip.conf: index,
+# That stage's wheels are downloaded into a cache mount (pip skips those already there), shared by
+# the builds on this machine and never part of a layer, then installed from it: `make
+# images-real-mesos` builds two TensorFlow releases, and what they share (SciPy, scikit-learn,
+# libclang, gRPC, Keras, ...: about 100 MB) is fetched once. No sources, no compilers reach the
+# image. The secrets `pip` (a pip.conf: index,
 # timeout) and `pipca` (the CA bundle it names) come from build.sh, made from the building
 # machine's settings: pip reaches the index the way that machine does, and neither lands in a layer.
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
@@ -25,11 +29,13 @@ ARG BASE=docker.io/library/python:3.11-slim-bookworm
 FROM ${BASE} AS tensorflow
 ARG TF_PACKAGE=tensorflow
 ARG TF_VERSION=
-RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca \
+RUN --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
- && export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ && export PIP_DISABLE_PIP_VERSION_CHECK=1 WHEELS=/root/.cache/pip/wheelhouse \
  && python3 -m venv /opt/tfmesos \
- && /opt/tfmesos/bin/pip install -q "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tf-keras tensorboard scikit-learn
+ && set -- "${TF_PACKAGE}${TF_VERSION:+==$TF_VERSION}" tf-keras tensorboard scikit-learn \
+ && /opt/tfmesos/bin/pip download -q -d "$WHEELS" "$@" \
+ && /opt/tfmesos/bin/pip install -q --no-index --find-links "$WHEELS" "$@"
 
 # The working tree as .dockerignore lets it in, read by the last step through a bind mount.
 FROM ${BASE} AS source
@@ -49,9 +55,9 @@ LABEL org.tfmesos.source=${TFMESOS_SOURCE}
 # folder it builds), then a marker of what the image holds, for people and for the tests that check
 # a task ran in it.
 RUN --mount=type=bind,from=source,source=/src,target=/src \
-    --mount=type=secret,id=pip --mount=type=secret,id=pipca \
+    --mount=type=secret,id=pip --mount=type=secret,id=pipca --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/pip ]; then export PIP_CONFIG_FILE=/run/secrets/pip; fi \
- && export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ && export PIP_DISABLE_PIP_VERSION_CHECK=1 \
  && cp -r /src /tmp/tfmesos-src && pip install -q "/tmp/tfmesos-src[tensorflow]" && rm -rf /tmp/tfmesos-src \
  && python3 -c "import tensorflow as tf, tfmesos; \
 open('/etc/tfmesos-image', 'w').write(f'tfmesos {tfmesos.__version__}\ntensorflow {tf.__version__}\n')" \

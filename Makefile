@@ -9,16 +9,21 @@ PYTEST_ARGS ?=
 
 .PHONY: setup run test test-fast test-real-mesos chaos bench bench-quick docs clean
 
-$(STAMP): setup.cfg setup.py tools/install_pymesos.py
+$(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
 	# A venv made when the extra named tensorflow-cpu: the `tensorflow` distribution replaces it.
 	$(BIN)/pip uninstall -q -y tensorflow-cpu 2>/dev/null || true
 	# README's route: one pip install brings tfmesos, TensorFlow and its tf-keras (setup.cfg's extras).
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[tensorflow,test]'
-	# For the tests only: they also drive the scheduler with pymesos (the pymesos extra, --driver pymesos).
-	$(BIN)/python tools/install_pymesos.py
 	touch $(STAMP)
+
+# For the tests only, not the default path: they also drive the scheduler with pymesos (the
+# pymesos extra, --driver pymesos), installed the way docs/install.md tells a user who wants it.
+TEST_STAMP := $(VENV)/.installed-test
+$(TEST_STAMP): $(STAMP) tools/install_pymesos.py
+	$(BIN)/python tools/install_pymesos.py
+	touch $(TEST_STAMP)
 
 setup: $(STAMP)
 
@@ -26,30 +31,37 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
-# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos.
-test: $(STAMP)
+# Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos,
+# in TEST_WORKERS pytest-xdist workers side by side, heaviest first; the few tests marked serial run
+# alone, those of an xdist_group in one worker (docs/developers/tests.md). TEST_WORKERS=0: one at a time.
+TEST_WORKERS ?= 3
+test: $(TEST_STAMP)
 	tools/ensure_test_deps.sh
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS) tests
 
 # Under a minute: the pure core and the embedded master's protocol conformance, in FAST_WORKERS
 # processes (pytest-xdist). These tests mostly wait (offer intervals, backoffs, timeouts: about a
 # quarter of their wall time is CPU), so more workers than cores still pays on a 2-core machine.
 FAST_WORKERS ?= 4
-test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
+test-fast: $(TEST_STAMP)
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadgroup -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
 
 # The real-Mesos suite (tests/e2e/test_*real_mesos*.py): the scenarios of the embedded-master tests,
 # same assertions, against Apache Mesos 1.12 as MESOS_TOOLS/install.sh installs it (.ci/run does).
 # Not part of make test: a bare clone has no Mesos. Each cluster gets a MESOS_HOME of its own under
-# pytest's temp dir; its master listens on REAL_MESOS_PORT, its agents on the ports after it.
+# pytest's temp dir; its master listens on REAL_MESOS_PORT, its agents on the ports after it; in
+# REAL_MESOS_WORKERS pytest-xdist workers, worker N's clusters 20 N ports further and its agents'
+# task ports in a slice of their own (tests/e2e/real_mesos.py). REAL_MESOS_WORKERS=0: one at a time.
 MESOS_TOOLS ?= ../shared/tools/real-mesos
 REAL_MESOS_PORT ?= 5050
-test-real-mesos: $(STAMP)
+REAL_MESOS_WORKERS ?= 2
+test-real-mesos: $(TEST_STAMP)
 	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
-		$(BIN)/python -m pytest -q $(PYTEST_ARGS) $(sort $(wildcard tests/e2e/test_*real_mesos*.py))
+		$(BIN)/python -m pytest -q -n $(REAL_MESOS_WORKERS) --dist loadgroup $(PYTEST_ARGS) \
+		$(sort $(wildcard tests/e2e/test_*real_mesos*.py))
 
 # Many seeded chaos runs (kill -9 of tasks, executors, the scheduler); writes chaos-summary.json.
-chaos: $(STAMP)
+chaos: $(TEST_STAMP)
 	$(BIN)/python -m tests.chaos.harness --seeds $(SEEDS) --summary chaos-summary.json
 
 bench: $(STAMP)

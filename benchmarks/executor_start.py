@@ -5,10 +5,10 @@ A stand-in agent (the executor driver tests' ``ScriptedAgent``: a socket in this
 executor API's SUBSCRIBE and calls, nothing else) gets the executor's SUBSCRIBE. In the ``subscribe`` mode it kills the executor
 (SIGKILL) the moment the request has arrived, so the executor's ``wait4`` rusage (user + sys,
 which the kernel scales to the exact run time) is its CPU from exec to SUBSCRIBE sent. In the
-``running`` mode it answers SUBSCRIBED and a LAUNCH of a gang-launched task (``exec sleep 30``,
-its ClusterSpec in the TaskInfo, the payload built by the scheduler's own ``task_payload``) and
-kills the executor when its TASK_RUNNING arrives: the CPU of a whole task start, without the
-task's own. The executor's environment is the embedded agent's (``executor_environment``), its
+``running`` mode it answers SUBSCRIBED, a LAUNCH of a task (``exec sleep 30``, the payload built
+by the scheduler's own ``task_payload``) and the ClusterSpec message the executor asks for (sent
+with the LAUNCH, the scheduler's answer without its round trip), and kills the executor when its
+TASK_RUNNING arrives: the CPU of a whole task start (its ask included), without the task's own. The executor's environment is the embedded agent's (``executor_environment``), its
 stdout and stderr are sandbox files. ``python -c pass`` is measured the same way: the floor.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from localmesos.agent.sandbox import executor_environment
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.spec import JobSpec, Resources, RoleSpec, ServiceSpec, TaskKey
 from tfmesos.core.tensorflow.profile import TENSORFLOW
-from tfmesos.mesos.messages import encode
+from tfmesos.mesos.messages import ClusterSpecMessage, encode
 from tfmesos.mesos.taskinfo import task_payload
 from tests.mesos.test_executor_driver import ScriptedAgent
 
@@ -51,8 +51,12 @@ def _task_data(port: int) -> str:
                    roles=(RoleSpec("worker", 1, Resources(cpus=0.1, mem=32), "exec sleep 30"),), streamed=(),
                    profile=TENSORFLOW)
     launch = TaskLaunch(key, TASK, port, Resources(cpus=0.1, mem=32), 0)
-    payload = task_payload(spec, launch, PYTHON, {"version": 1, "cluster": {"worker": [f"127.0.0.1:{port}"]}})
-    return encode(payload)
+    return encode(task_payload(spec, launch, PYTHON))
+
+
+def _cluster_spec(port: int) -> dict[str, Any]:
+    """The MESSAGE event carrying the task's ClusterSpec, as the scheduler answers the executor's ask."""
+    return {"type": "MESSAGE", "message": {"data": encode(ClusterSpecMessage.of(1, {"worker": [f"127.0.0.1:{port}"]}))}}
 
 
 def _cpu_of_killed(proc: subprocess.Popen) -> float:
@@ -70,10 +74,11 @@ def one_executor(tmp: Path, until: str, index: int, timeout: float = 30.0) -> fl
     """CPU seconds of one cold executor from exec until the fake agent sees ``until``."""
     sandbox = tmp / f"exec-{until.lower()}-{index}"
     sandbox.mkdir(parents=True)
-    task = {"name": TASK, "task_id": {"value": TASK}, "agent_id": {"value": "bench-S0"},
-            "data": _task_data(24990 + index % 10)}
+    port = 24990 + index % 10
+    task = {"name": TASK, "task_id": {"value": TASK}, "agent_id": {"value": "bench-S0"}, "data": _task_data(port)}
     # Until SUBSCRIBE: no answer is needed (the stream stays open, unanswered at the kill).
-    agent = ScriptedAgent([] if until == "SUBSCRIBE" else [[_subscribed(), {"type": "LAUNCH", "launch": {"task": task}}]])
+    agent = ScriptedAgent([] if until == "SUBSCRIBE" else [[_subscribed(), {"type": "LAUNCH", "launch": {"task": task}},
+                                                           _cluster_spec(port)]])
     env = executor_environment(agent_endpoint=agent.endpoint, agent_id="bench-S0", agent_pid="slave(1)@" + agent.endpoint,
                                framework_id=FRAMEWORK, executor_id=EXECUTOR, directory=sandbox, checkpoint=True,
                                shutdown_grace_period=5.0, gpus=None, command=None)

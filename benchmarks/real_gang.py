@@ -53,6 +53,24 @@ EXECUTOR_CPUS, EXECUTOR_MEM = 0.1, 64.0  # tfmesos' (mesos/taskinfo.py), also gi
 COMMAND_EXECUTOR_CPUS, COMMAND_EXECUTOR_MEM = 0.1, 32.0  # what the agent adds for a command task
 GATE_LOOP = 'while [ ! -e "$GATE" ]; do sleep 0.5; done'
 ARMS = ("tfmesos", "command", "floor")
+# The 1,000-task gang (issue 40, ``python -m benchmarks.real_gang big``): three agents declaring
+# room for it (declared, not the machine's: a task and its executor need ~1 MB and ~12 MB), tasks
+# of ``sleep`` polling the gate every 5 s (not 0.5: 1,000 of them would fork 2,000 sleeps a second),
+# tfmesos' job a parameter-server one: 2 ps and 998 workers. Only tfmesos and the floor.
+BIG_TASKS = 1000
+# 40 cpus and 36 GB declared: 363 tasks with their executors (0.11 cpus, 96 MB) fit one agent, so the
+# gang spreads over the three (with cpus:400 one agent's offer holds all 1,000).
+BIG_AGENTS = [f"cpus:40;mem:36000;disk:4000;ports:[{31000 + 1000 * i}-{31999 + 1000 * i}]" for i in range(3)]
+BIG_GATE_LOOP = 'while [ ! -e "$GATE" ]; do sleep 5; done'
+BIG_ARMS = ("tfmesos", "floor")
+# What broke first with 1,000 tasks on this 2-core machine (load ~30): the agents' executor
+# registration timeout (1 minute by default). An executor forked at 19:00:47 subscribed at 19:02:16;
+# 916 of tfmesos' 1,000 executors were terminated unregistered. The agents get 10 minutes.
+BIG_AGENT_FLAGS = ["--executor_registration_timeout=10mins"]
+BIG_PS = 2
+# Stop an arm (and say so in the results) when the machine's available memory falls below this:
+# 1,000 executors on a machine shared with other people's tests.
+MIN_AVAILABLE_MIB = 3072
 
 
 def tools() -> Path:
@@ -69,7 +87,7 @@ def unavailable() -> str | None:
 
 
 @contextlib.contextmanager
-def _cluster(home: Path) -> Iterator[Any]:
+def _cluster(home: Path, agents: list[str] = AGENTS, agent_flags: list[str] = ()) -> Iterator[Any]:
     os.environ["TFMESOS_REAL_MESOS"] = str(tools())  # tests.e2e.real_mesos reads it at import
     from tests.e2e.real_mesos import BASE_PORT, RealMesos
 
@@ -77,7 +95,7 @@ def _cluster(home: Path) -> Iterator[Any]:
     with open(lock, "a") if lock else contextlib.nullcontext() as held:
         if held:
             fcntl.flock(held, fcntl.LOCK_EX)
-        with RealMesos(home, AGENTS, base_port=BASE_PORT) as master:
+        with RealMesos(home, agents, agent_flags=list(agent_flags), base_port=BASE_PORT) as master:
             yield master
 
 
@@ -93,35 +111,40 @@ def _python_on(tree: Path, tmp: Path) -> str:
 
 
 def run_tfmesos(tmp: Path, master: Any, tasks: int, at_all_running: Callable[[], None],
-                executor_tree: Path | None = None) -> dict[str, Any]:
-    """``executor_tree``: the executors import tfmesos from there (the scheduler is this tree's)."""
+                executor_tree: Path | None = None, gate_loop: str = GATE_LOOP, ps: int = 0) -> dict[str, Any]:
+    """``executor_tree``: the executors import tfmesos from there (the scheduler is this tree's);
+    ``ps`` of the ``tasks`` are parameter servers (running the gate loop too), the rest workers."""
     name = "gang"
     gate = tmp / "gate"
-    job: dict[str, Any] = {"command": GATE_LOOP, "env": [f"GATE={gate}"]}
+    job: dict[str, Any] = {"command": gate_loop, "env": [f"GATE={gate}"]}
     if executor_tree is not None:
         job["python"] = _python_on(executor_tree, tmp)
+    roles: dict[str, Any] = {"worker": {"count": tasks - ps, "cpus": TASK_CPUS, "mem": TASK_MEM, "restart_policy": "Never"}}
+    if ps:
+        roles = {"ps": {"count": ps, "cpus": TASK_CPUS, "mem": TASK_MEM, "server": False, "restart_policy": "Never"}} | roles
     opts = write_options(
-        tmp / "gang.json", service={"name": name}, job=job,
-        roles={"worker": {"count": tasks, "cpus": TASK_CPUS, "mem": TASK_MEM, "restart_policy": "Never"}},
-        policies={"success": "all_workers", "placement_timeout_seconds": 300})
+        tmp / "gang.json", service={"name": name}, job=job, roles=roles,
+        policies={"success": "all_workers", "placement_timeout_seconds": 600})
     run = StampedRun(["run", str(opts), "--master", master.address, "--state-dir", str(tmp / "state")], first_port=None)
     try:
         _, registered, _ = run.find(r"registered as framework", 120)
-        deadline = time.monotonic() + 300
-        while len(running := run.all(r"\] (worker:\d+) TASK_RUNNING")) < tasks:
+        deadline = time.monotonic() + 900
+        while len(running := run.all(r"\] ((?:worker|ps):\d+) TASK_RUNNING")) < tasks:
             if time.monotonic() > deadline or run.all(r"TASK_(FAILED|LOST|KILLED|ERROR)"):
                 raise RuntimeError("not all RUNNING:\n" + "\n".join(run.lines[-30:]))
             time.sleep(0.2)
         last = max(stamp for _, stamp, _ in running)
         at_all_running()
         gate.touch()
-        code = run.wait(300)
+        code = run.wait(900)
         if code != 0:
             raise RuntimeError(f"tfmesos run exited {code}:\n" + "\n".join(run.lines[-30:]))
+        ended = [line for line in run.lines[-40:] if "SUCCEEDED" in line]
     finally:
         gate.touch()
         run.stop()
-    return {"seconds": round(last - registered, 3), "registered_at": registered, "scheduler_cpu_s": run.rusage().get("cpu_s")}
+    return {"seconds": round(last - registered, 3), "registered_at": registered, "scheduler_cpu_s": run.rusage().get("cpu_s"),
+            "ended": ended[-1][-200:] if ended else ""}
 
 
 class RawGang:
@@ -129,11 +152,13 @@ class RawGang:
     from a thread of their own (they never hold up reading the event stream)."""
 
     def __init__(self, address: str, tasks: int, executor: dict[str, Any] | None, gate: Path,
-                 at_all_running: Callable[[], None]) -> None:
+                 at_all_running: Callable[[], None], gate_loop: str = GATE_LOOP) -> None:
         from tests.localmesos.scheduler_client import RawScheduler
 
         self.sched = RawScheduler(address)
         self.tasks, self.executor, self.gate, self.at_all_running = tasks, executor, gate, at_all_running
+        self.gate_loop = gate_loop
+        self.accept_bytes: list[int] = []  # each ACCEPT that launched tasks: its body's JSON bytes
         self.launched = 0
         self.running: dict[str, float] = {}
         self.finished: set[str] = set()
@@ -146,13 +171,24 @@ class RawGang:
             "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": TASK_CPUS}},
                           {"name": "mem", "type": "SCALAR", "scalar": {"value": TASK_MEM}}]}
         if self.executor is None:
-            task["command"] = {"shell": True, "value": GATE_LOOP,
+            task["command"] = {"shell": True, "value": self.gate_loop,
                                "environment": {"variables": [{"name": "GATE", "value": str(self.gate)}]}}
         else:
             task["executor"] = dict(self.executor, executor_id={"value": task_id})
-            command = f"GATE={shlex.quote(str(self.gate))}; {GATE_LOOP}"
+            command = f"GATE={shlex.quote(str(self.gate))}; {self.gate_loop}"
             task["data"] = base64.b64encode(command.encode()).decode()
         return task
+
+    def _accept(self, accept: dict[str, Any]) -> None:
+        """The ACCEPT, waiting as long as the master takes: it answers once it has launched the
+        offer's tasks (a -O0 master: a minute for a few hundred on a loaded machine)."""
+        from tests.localmesos.scheduler_client import http_call
+
+        body = {"framework_id": {"value": self.sched.framework_id}, "type": "ACCEPT", "accept": accept}
+        reply = http_call(self.sched.address, "POST", "/api/v1/scheduler", body,
+                          self.sched._headers({"Mesos-Stream-Id": self.sched.stream_id or ""}), timeout=600)
+        if reply.status != 202:
+            raise RuntimeError(f"ACCEPT refused: {reply.status} {str(reply.body)[:300]}")
 
     def _fits(self, offer: dict[str, Any]) -> int:
         have = {r["name"]: r["scalar"]["value"] for r in offer["resources"] if r.get("type") == "SCALAR"}
@@ -180,9 +216,11 @@ class RawGang:
                         count = min(self._fits(offer), self.tasks - self.launched)
                         infos = [self._task(self.launched + i, offer["agent_id"]) for i in range(count)]
                         self.launched += count
-                        self.sched.framework_call("ACCEPT", {
-                            "offer_ids": [offer["id"]], "filters": {"refuse_seconds": 2.0 if count else 300.0},
-                            "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}] if infos else []})
+                        accept = {"offer_ids": [offer["id"]], "filters": {"refuse_seconds": 2.0 if count else 300.0},
+                                  "operations": [{"type": "LAUNCH", "launch": {"task_infos": infos}}] if infos else []}
+                        if infos:
+                            self.accept_bytes.append(len(json.dumps(accept)))
+                        self._accept(accept)
                 elif event["type"] == "UPDATE":
                     status = event["update"]["status"]
                     task, state = status["task_id"]["value"], status["state"]
@@ -203,10 +241,12 @@ class RawGang:
             with contextlib.suppress(Exception):
                 self.sched.teardown()
             self.sched.close()
-        return {"seconds": round(max(self.running.values()) - registered, 3), "registered_at": registered}
+        return {"seconds": round(max(self.running.values()) - registered, 3), "registered_at": registered,
+                "accept_bytes": self.accept_bytes}
 
 
-def run_raw(tmp: Path, master: Any, tasks: int, floor: bool, at_all_running: Callable[[], None]) -> dict[str, Any]:
+def run_raw(tmp: Path, master: Any, tasks: int, floor: bool, at_all_running: Callable[[], None],
+            gate_loop: str = GATE_LOOP) -> dict[str, Any]:
     executor = None
     if floor:
         script = Path(__file__).with_name("floor_executor.py")
@@ -214,7 +254,7 @@ def run_raw(tmp: Path, master: Any, tasks: int, floor: bool, at_all_running: Cal
                     "command": {"shell": True, "value": f"exec {PYTHON} -S -I {script}"},
                     "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": EXECUTOR_CPUS}},
                                   {"name": "mem", "type": "SCALAR", "scalar": {"value": EXECUTOR_MEM}}]}
-    return RawGang(master.address, tasks, executor, tmp / "gate", at_all_running).run()
+    return RawGang(master.address, tasks, executor, tmp / "gate", at_all_running, gate_loop).run()
 
 
 # ---------------------------------------------------------------- the profile
@@ -450,10 +490,147 @@ def median_profile(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"phase": phase} | {k: round(statistics.median(v), 3) for k, v in acc.items()} for phase, acc in rows.items()]
 
 
-if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [ROUNDS]
+# ---------------------------------------------------------------- the 1,000-task gang (issue 40)
+
+
+class Memory:
+    """Samples every 0.5 s, in a thread, the RSS of the master and of each agent (their peaks) and
+    the machine's available memory; below MIN_AVAILABLE_MIB it touches the arm's gate (every task
+    ends) and says so: 1,000 executors share this machine with other people's tests."""
+
+    def __init__(self, master: Any, gate: Path) -> None:
+        pids = {"master": int((master.home / "run" / "master.pid").read_text())}
+        pids |= {f"agent{i}": master.agent_pid(i) for i in range(len(master.agents))}
+        self.procs = {name: psutil.Process(pid) for name, pid in pids.items()}
+        self.peak_mib = {name: 0.0 for name in pids}
+        self.min_available_mib = psutil.virtual_memory().available / 2**20
+        self.stopped = ""
+        self.gate = gate
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(0.5):
+            for name, proc in self.procs.items():
+                with contextlib.suppress(psutil.Error):
+                    self.peak_mib[name] = max(self.peak_mib[name], proc.memory_info().rss / 2**20)
+            available = psutil.virtual_memory().available / 2**20
+            self.min_available_mib = min(self.min_available_mib, available)
+            if available < MIN_AVAILABLE_MIB and not self.stopped:
+                self.stopped = f"stopped: the machine's available memory fell to {available:.0f} MiB"
+                self.gate.touch()
+
+    def close(self) -> dict[str, Any]:
+        self._done.set()
+        self._thread.join()
+        return {"peak_rss_mib": {k: round(v, 1) for k, v in self.peak_mib.items()},
+                "min_available_mib": round(self.min_available_mib), **({"stopped": self.stopped} if self.stopped else {})}
+
+
+def sandbox_memory(master: Any) -> dict[str, Any]:
+    """The cluster's sandbox processes now (executors, their tasks, the tasks' sleeps): how many,
+    their RSS and USS (memory only they hold) in all, and the executors' median USS."""
+    rss = uss = 0.0
+    executors: list[float] = []
+    count = 0
+    for proc in master.leftovers():
+        with contextlib.suppress(psutil.Error):
+            info = proc.memory_full_info()
+            count += 1
+            rss, uss = rss + info.rss, uss + info.uss
+            if "executor" in " ".join(proc.cmdline()):
+                executors.append(info.uss / 2**20)
+    return {"processes": count, "rss_mib": round(rss / 2**20), "uss_mib": round(uss / 2**20),
+            "executors": len(executors), "executor_median_uss_mib": round(statistics.median(executors), 2) if executors else None}
+
+
+def checkpointed(master: Any, since: float) -> dict[str, Any]:
+    """What the agents checkpointed of this arm's tasks and executors (TaskInfo and ExecutorInfo
+    as protobuf, the files Mesos writes under meta/ before it launches)."""
+    sizes: dict[str, dict[str, int]] = {"task.info": {}, "executor.info": {}}
+    per_agent: dict[str, int] = {}
+    for name, found in sizes.items():
+        for path in master.sandboxes().glob(f"agent-*-work/meta/slaves/*/frameworks/*/executors/**/{name}"):
+            with contextlib.suppress(OSError):
+                real = os.path.realpath(path)  # runs/latest links to the run: each file once
+                if real not in found and path.stat().st_mtime >= since:
+                    found[real] = path.stat().st_size
+                    if name == "task.info":
+                        agent = path.relative_to(master.sandboxes()).parts[0]
+                        per_agent[agent] = per_agent.get(agent, 0) + 1
+    out: dict[str, Any] = {name.replace(".", "_"): {"files": len(v), "bytes": sum(v.values()), "max_bytes": max(v.values(), default=0)}
+                           for name, v in sizes.items()}
+    return out | {"tasks_per_agent": per_agent}
+
+
+def tfmesos_taskinfo_bytes(options: Path) -> int:
+    """The largest TaskInfo (JSON, as in the ACCEPT) of the job in ``options``, built by the dry run."""
+    from tfmesos.client.dry_run import dry_run
+    from tfmesos.options.jobspec import job_spec_from_options
+    from tfmesos.options.load import resolve_options
+
+    plan = dry_run(job_spec_from_options(resolve_options(json.loads(options.read_text()))))
+    return max(len(json.dumps(info)) for info in plan.task_infos)
+
+
+def run_big(tmp: Path, arms: tuple[str, ...] = BIG_ARMS, tasks: int = BIG_TASKS) -> dict[str, Any]:
+    """One round: the arms one after another on one fresh cluster of BIG_AGENTS."""
+    reason = unavailable()
+    if reason:
+        return {"skipped": reason}
+    out: dict[str, Any] = {"tasks": tasks, "agents": BIG_AGENTS, "gate_loop": BIG_GATE_LOOP, "ps": BIG_PS, "samples": {}}
+    out["agent_flags"] = BIG_AGENT_FLAGS
+    with _cluster(tmp / "mesos", BIG_AGENTS, BIG_AGENT_FLAGS) as master:
+        for arm in arms:
+            work = tmp / arm
+            work.mkdir(parents=True)
+            offsets, cpu0, load, since = log_offsets(master), _cpu(master), os.getloadavg()[0], time.time()
+            memory = Memory(master, work / "gate")
+            snapshot: dict[str, Any] = {}
+
+            def at_all_running() -> None:
+                snapshot["cpu"] = _cpu_now(master, cpu0)
+                snapshot["sandboxes"] = sandbox_memory(master)
+                snapshot["checkpointed"] = checkpointed(master, since)
+                snapshot["available_mib"] = round(psutil.virtual_memory().available / 2**20)
+
+            t0 = time.monotonic()
+            try:
+                if arm == "tfmesos":
+                    sample = run_tfmesos(work, master, tasks, at_all_running, gate_loop=BIG_GATE_LOOP, ps=BIG_PS)
+                else:
+                    sample = run_raw(work, master, tasks, floor=True, at_all_running=at_all_running, gate_loop=BIG_GATE_LOOP)
+            except Exception as exc:  # noqa: BLE001 - recorded: what broke first is the finding
+                sample = {"error": str(exc)[-3000:]}
+            sample |= memory.close()
+            log(f"realgang big {arm}: {sample.get('seconds', sample.get('error', '')[:300])}")
+            _wait_idle(master, 300)
+            sample |= {"wall_s": round(time.monotonic() - t0, 1), "load_average": round(load, 2),
+                       "at_all_running": snapshot, "mesos_cpu_s": {k: round(v - cpu0.get(k, 0.0), 2) for k, v in _cpu(master).items()},
+                       "profile": profile_arm(master, offsets), "load_average_after": round(os.getloadavg()[0], 2)}
+            if arm == "tfmesos" and (work / "gang.json").exists():
+                # One ACCEPT per offer, one offer per agent: its TaskInfos' bytes (the dry run's).
+                per = tfmesos_taskinfo_bytes(work / "gang.json")
+                counts = snapshot.get("checkpointed", {}).get("tasks_per_agent", {})
+                sample["taskinfo_bytes"] = per
+                sample["accept_bytes_from_dry_run"] = [per * n for n in counts.values()]
+            out["samples"][arm] = sample
+    t, f = out["samples"].get("tfmesos", {}), out["samples"].get("floor", {})
+    if "seconds" in t and "seconds" in f:
+        out["tfmesos_over_floor"] = round(t["seconds"] / f["seconds"], 2)
+    return out
+
+
+if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [ROUNDS]; the 1,000-task gang: ... big
     import sys
     import tempfile
 
+    if sys.argv[1:2] == ["big"]:
+        result = run_big(Path(tempfile.mkdtemp(prefix="realgang-big-")))
+        Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
+        print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))
+        sys.exit(0)
     result = run(Path(tempfile.mkdtemp(prefix="realgang-")), rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 1)
     Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))

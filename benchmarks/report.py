@@ -46,6 +46,20 @@ def _n(d: dict[str, Any] | None) -> int:
     return 0 if not d else d.get("n", 0)
 
 
+def _taskinfo_bytes(result: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
+    """A gang's TaskInfo bytes (benchmarks/taskinfo_bytes.py): linear, 1,000 workers under the bar."""
+    if not result:
+        return []
+    from benchmarks.taskinfo_bytes import table
+
+    big = next((r for r in result["this"] if r["workers"] == 1000), None)
+    if big is not None:
+        verdicts["taskinfo_bytes_1000"] = {"ok": big["taskinfo_bytes"] < result["bar_1000_bytes"],
+                                           "value": big["taskinfo_bytes"], "bar": f"< {result['bar_1000_bytes']:,} B"}
+    return ["## A gang's TaskInfo bytes (`tfmesos run --dry-run --output json`, 2 ps and N workers)", "",
+            *table(result), ""]
+
+
 def _busy(busy: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
     """A busy cluster (benchmarks/busy.py): every job SUCCEEDED; the makespan against the ideal queue."""
     if not busy:
@@ -65,6 +79,22 @@ def _busy(busy: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
 
 
 REAL_GANG_MAX_S, REAL_GANG_MAX_FLOOR_RATIO = 5.0, 1.2  # issue 30: <= 5 s, or within 1.2x of the agents' floor
+
+
+def _drain(dr: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
+    """A drained agent against kill -9 of the same task (benchmarks/drain.py): the bar, 0 steps lost per drain."""
+    if not dr:
+        return []
+    out = [f"## An agent drained against kill -9 of {dr['leaving']} (embedded master, max_restarts 0 for the drain)", "",
+           "| mode | drain: steps lost | drain: s to resumed | kill -9: steps lost | kill -9: s to resumed | verdict |",
+           "|---|---|---|---|---|---|"]
+    for mode, per in dr["modes"].items():
+        d, k = per["drain"], per["kill9"]
+        lost = d["median_steps_lost"]
+        v = _verdict(verdicts, f"drain_{mode}_steps_lost", lost, lost == 0, "0 steps lost per drain")
+        out.append(f"| {mode} | {lost} | {_f(d['median_to_resumed_s'])} | {k['median_steps_lost']} | "
+                   f"{_f(k['median_to_resumed_s'])} | {v} |")
+    return out + [""]
 
 
 def _real_gang(rg: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]:
@@ -295,6 +325,8 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     out.append("")
     out += _busy(results.get("busy"), verdicts)
     out += _real_gang(results.get("realgang"), verdicts)
+    out += _drain(results.get("drain"), verdicts)
+    out += _taskinfo_bytes(results.get("taskinfo_bytes"), verdicts)
     poor = [k for k, v in verdicts.items() if not v.get("ok")]
     out += [f"Verdicts: {len(verdicts) - len(poor)} ok, {len(poor)} poor" + (f" ({', '.join(poor)})" if poor else "") +
             ". Analysis of poor figures: `benchmarks/README.md`.", ""]

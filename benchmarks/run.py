@@ -18,13 +18,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks import (bringup, busy, executor_start, history, long_master, master_scale, placement, real_gang, recovery, scale,
-                        start_end)
+from benchmarks import (bringup, busy, drain, executor_start, history, long_master, master_scale, placement, real_gang,
+                        recovery, scale, start_end, taskinfo_bytes)
 from benchmarks.common import environment, log
 from benchmarks.report import render
 
 PARTS = ("placement", "master", "scale", "bringup", "pinned", "makerun", "recovery", "history", "startend", "coldexec",
-         "longmaster", "busy", "realgang")
+         "longmaster", "busy", "realgang", "drain", "taskinfo")
 DEFAULT_PARTS = PARTS
 # With one CPU, TensorFlow sizes its inter-op pool to 1 and the parameter-server job deadlocks
 # (the chief waits for a step the idle workers never run): the pinned pair gives both arms the
@@ -54,6 +54,11 @@ FULL = {
     # The 100-task gang on three real Mesos agents (skipped, saying why, where Mesos is not installed):
     # tfmesos, Mesos' command executor and the least custom executor (the floor), interleaved (issue 30).
     "realgang": {"rounds": 3},
+    # A drained agent against kill -9 of the same task, per training mode (issue 38).
+    "drain": {"samples": 1},
+    # A gang's TaskInfo bytes at 10, 100 and 1,000 workers (issue 40); TASKINFO_BASELINE=DIR: another
+    # commit's tree measured beside it.
+    "taskinfo": {"sizes": (10, 100, 1000)},
 }
 QUICK = {
     "bringup": {"pairs": 1, "steps": 300, "imports_per_pair": 1},
@@ -69,6 +74,8 @@ QUICK = {
     "longmaster": {"jobs": 20, "parallel": 10, "warmup": 5},
     "busy": {"small_jobs": 8},
     "realgang": {"rounds": 1},
+    "drain": {"samples": 1, "modes": ("mwms-handler",)},
+    "taskinfo": {"sizes": (10, 100)},
 }
 
 
@@ -135,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
                     results["busy"] = busy.run(tmp, **settings["busy"])
                 elif part == "realgang":
                     results["realgang"] = real_gang.run(tmp, **settings["realgang"])
+                elif part == "drain":
+                    results["drain"] = drain.run(tmp, **settings["drain"])
+                elif part == "taskinfo":
+                    baseline = os.environ.get("TASKINFO_BASELINE")
+                    results["taskinfo_bytes"] = taskinfo_bytes.run(Path(baseline) if baseline else None,
+                                                                   **settings["taskinfo"])
             except Exception:  # noqa: BLE001 - the other parts still run; the error is in the results
                 log(f"{part} failed:\n{traceback.format_exc()}")
                 results.setdefault("errors", {})[part] = traceback.format_exc()[-4000:]

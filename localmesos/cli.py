@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     add_agent_flags(parser)
     parser.add_argument("--first-port", type=int, default=d.first_port,
                         help=f"first port offered to tasks (default {d.first_port}); agent i offers "
-                             "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir)")
+                             "[first + i*n, first + (i+1)*n - 1]; 0 picks a free block (kept in the work dir) "
+                             "from TFMESOS_LOCAL_PORTS (FIRST-LAST, default 20000-31999)")
     parser.add_argument("--ports-per-agent", type=int, default=d.ports_per_agent,
                         help=f"ports offered per agent (default {d.ports_per_agent})")
     parser.add_argument("--work-dir", type=Path, default=None,
@@ -238,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     def request_stop(signum: int, frame: object) -> None:
         pass  # the wakeup fd has the news; nothing here may take a lock
 
-    first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
     try:
+        first_port = args.first_port or _chosen_first_port(args.work_dir, args.agents * args.ports_per_agent)
         master = LocalMaster(host="127.0.0.1", port=args.port, agents=args.agents, agent_cpus=args.agent_cpus,
                              agent_mem=args.agent_mem, agent_disk=args.agent_disk, gpus_per_agent=args.gpus_per_agent,
                              ports_per_agent=args.ports_per_agent, first_port=first_port,

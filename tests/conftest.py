@@ -23,21 +23,80 @@ import socket
 import subprocess
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from tests import starts, zookeeper
+from localmesos import ports
+from tests import side_by_side, starts, zookeeper
 
 _TESTS = Path(__file__).resolve().parent
 
 
+def xdist_worker() -> tuple[int, int] | None:
+    """(index, count) of this pytest-xdist worker (``-n``): None in a serial run."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not name.startswith("gw"):
+        return None
+    return int(name[2:]), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+
+
+# Where the suite's embedded masters pick their agents' task ports: the default range less
+# 31000-32999, which the real-Mesos suite's agents offer (tests/e2e/real_mesos.py).
+SUITE_TASK_PORTS = (ports.LOW, 31000)
+
+
+def worker_task_ports(worker: tuple[int, int] | None) -> str:
+    """TFMESOS_LOCAL_PORTS for a worker: a slice of its own of SUITE_TASK_PORTS, so that the masters
+    of tests side by side never hand out the same ports (a range is picked at random and checked
+    free when a master starts, but tasks bind their ports later)."""
+    low, high = SUITE_TASK_PORTS
+    index, count = worker or (0, 1)
+    size = (high - low) // count
+    return f"{low + index * size}-{low + (index + 1) * size - 1}"
+
+
+def pip_settings(real_home: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """What keeps the pip of the tests that install (the wheel into an empty venv, the sdists the
+    pymesos installer fetches) set up as the user's, under the suite's own HOME: the user's pip
+    config (an index or a mirror of this machine's) and pip's cache. Without them each such test
+    downloads TensorFlow from the public index: 15 minutes here instead of 2."""
+    settings = {}
+    if "PIP_CONFIG_FILE" not in env:
+        config = env.get("XDG_CONFIG_HOME") or str(real_home / ".config")
+        found = [p for p in (Path(config) / "pip" / "pip.conf", real_home / ".pip" / "pip.conf") if p.is_file()]
+        if found:
+            settings["PIP_CONFIG_FILE"] = str(found[0])
+    if "PIP_CACHE_DIR" not in env:
+        settings["PIP_CACHE_DIR"] = str(Path(env.get("XDG_CACHE_HOME") or real_home / ".cache") / "pip")
+    return settings
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own: its temporary folders are set up
 def pytest_configure(config):
+    config.addinivalue_line("markers", "serial(reason): runs while no other test runs, under pytest-xdist too "
+                                       "(it times what tests beside it would stretch: tests/side_by_side.py)")
+    # This run's folder (pytest's basetemp; side by side, the one that holds every worker's) holds
+    # what its tests make: tmp_path, and through TMPDIR the work dirs of the embedded masters that
+    # `tfmesos run` and `tfmesos.cluster()` start, so that their sandboxes, and the processes that
+    # run in them, can be told from those of another run on this machine (tests/e2e/harness.py).
+    basetemp = config._tmp_path_factory.getbasetemp()
+    root = basetemp.parent if xdist_worker() is not None else basetemp
+    scratch = root / f"tmp-{os.environ.get('PYTEST_XDIST_WORKER') or 'main'}"
+    scratch.mkdir(exist_ok=True)
+    os.environ["TMPDIR"], tempfile.tempdir = str(scratch), None
+    os.environ["TFMESOS_TEST_ROOT"] = str(root)
     # A home of the suite's own: `tfmesos run --master` keeps state under ~/.tfmesos by default,
-    # and a record left by one test (or by the user's own jobs) must not meet another.
+    # and a record left by one test (or by the user's own jobs) must not meet another. Each
+    # xdist worker is a process of its own and gets its own.
     config._tfmesos_home = tempfile.mkdtemp(prefix="tfmesos-test-home-")
     config._tfmesos_real_home = os.environ.get("HOME")
+    os.environ.update(pip_settings(Path(config._tfmesos_real_home or "/nonexistent"), os.environ))
     os.environ["HOME"] = config._tfmesos_home
+    # Every embedded master a test starts (`tfmesos run`, `tfmesos.cluster()`, `local-master
+    # --first-port 0`) inherits this: the user-facing variable, not a hook of the suite's own.
+    os.environ[ports.ENV] = worker_task_ports(xdist_worker())
 
 
 def pytest_unconfigure(config):
@@ -71,6 +130,32 @@ def pytest_collection_modifyitems(config, items):
         conflict = starts.unit_conflict(found, declared)
         if conflict:
             item.stash[_CONFLICT] = conflict
+    for item in items:
+        missing = side_by_side.reason_missing(item)
+        if missing:
+            item.stash[_CONFLICT] = missing
+    if xdist_worker() is not None:
+        # Serial tests first, then the longest, so that the last test to start is a short one.
+        # Every worker sorts alike (a stable sort of the same collection).
+        items.sort(key=side_by_side.weight)
+
+
+_LOCK = pytest.StashKey[side_by_side.SessionLock]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Side by side, a serial test runs alone and the others share (tests/side_by_side.py)."""
+    if xdist_worker() is None:
+        yield
+        return
+    config = item.config
+    if _LOCK not in config.stash:
+        # The workers' basetemps (--basetemp, set by xdist) are folders of one session's folder.
+        config.stash[_LOCK] = side_by_side.SessionLock(Path(config.option.basetemp).parent)
+    lock = config.stash[_LOCK]
+    with lock.alone() if item.get_closest_marker(side_by_side.SERIAL) else lock.beside():
+        yield
 
 
 def pytest_runtest_setup(item):

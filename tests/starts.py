@@ -52,6 +52,7 @@ CALLS: dict[str, frozenset[str]] = {
     "localmesos.agent.procs.spawn": frozenset({PROCESS}),
     "tfmesos.executor.executor.TFExecutor": frozenset({PROCESS}),
     "tfmesos.client.logs.kept_log": frozenset({SOCKET}),
+    "localmesos.ports.free_port_block": frozenset({SOCKET}),  # binds each port to see that it is free
     "tfmesos.client.tfrun.main": frozenset({LOCALMASTER, SOCKET, PROCESS}),
     "tfmesos.client.tfrun.run": frozenset({LOCALMASTER, SOCKET, PROCESS}),
 }

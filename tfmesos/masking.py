@@ -39,3 +39,25 @@ def mask_options(options: dict[str, Any]) -> dict[str, Any]:
             if isinstance(role, dict) and isinstance(role.get("env"), list):
                 role["env"] = [mask_entry(e) for e in role["env"]]
     return out
+
+
+def unmask_options(masked: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``masked`` (``mask_options``') with each hidden env value taken, by name, from the same list
+    of ``given`` (the job's env, or the same role's); a value ``given`` lacks stays hidden."""
+    out = copy.deepcopy(masked)
+
+    def values(env: Any) -> dict[str, str]:
+        return dict(e.split("=", 1) for e in env if isinstance(e, str) and "=" in e) if isinstance(env, list) else {}
+
+    def filled(env: Any, known: dict[str, str]) -> Any:
+        if not isinstance(env, list):
+            return env
+        return [f"{name}={known[name]}" if value == HIDDEN and name in known else f"{name}={value}"
+                for name, value in (e.split("=", 1) if isinstance(e, str) and "=" in e else (e, HIDDEN) for e in env)]
+
+    if isinstance(out.get("job"), dict):
+        out["job"]["env"] = filled(out["job"].get("env"), values((given.get("job") or {}).get("env")))
+    for name, role in (out.get("roles") or {}).items():
+        if isinstance(role, dict):
+            role["env"] = filled(role.get("env"), values(((given.get("roles") or {}).get(name) or {}).get("env")))
+    return out

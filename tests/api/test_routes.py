@@ -63,7 +63,8 @@ def test_a_task_route_round_trips_its_task() -> None:
 def api():
     snapshot = StatusSnapshot(name="routes", phase="RUNNING")
     ops = Operations(logs=lambda task, query: {"task": task}, restart=lambda task: f"restarting {task}",
-                     metrics=lambda: (b"# metrics\n", "text/plain"), token="t")
+                     metrics=lambda: (b"# metrics\n", "text/plain"), token="t",
+                     update=lambda options, dry_run: {"dry_run": dry_run, "plan": ["no option changes"]})
     server = ApiServer(lambda: snapshot, lambda: {"version": 1, "cluster": {"worker": ["h:1"]}}, lambda: None, ops=ops)
     server.start()
     yield server
@@ -71,7 +72,8 @@ def api():
 
 
 def _call(api: ApiServer, method: str, path: str) -> tuple[int, bytes]:
-    request = urllib.request.Request(f"http://{api.address}{path}", data=b"" if method == "POST" else None,
+    body = b'{"options": {}, "dry_run": true}' if path == routes.UPDATE else b""
+    request = urllib.request.Request(f"http://{api.address}{path}", data=body if method == "POST" else None,
                                      method=method, headers={"Authorization": "Bearer t"})
     try:
         with urllib.request.urlopen(request, timeout=10) as resp:

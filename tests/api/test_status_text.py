@@ -20,6 +20,11 @@ def test_task_row_adds_asked_for_restarts_and_the_exit_code() -> None:
     assert row.split() == ["worker:1", "-", "TASK_FINISHED", "restarts", "2", "(+1", "asked", "for)", "exit", "0"]
 
 
+def test_task_row_counts_planned_stops_apart_from_restarts() -> None:
+    row = task_row(_task(restarts=0, planned_stops=1))
+    assert row.split() == ["worker:1", "127.0.0.1:31001", "TASK_RUNNING", "restarts", "0", "(+1", "planned)"]
+
+
 def test_task_row_ends_with_the_exception_that_ended_the_task() -> None:
     row = task_row(_task(state="TASK_FAILED", exit_code=1, exception="KeyError: 'loss'"))
     assert row.endswith("TASK_FAILED    restarts 2 exit 1  KeyError: 'loss'"), row

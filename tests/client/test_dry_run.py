@@ -15,6 +15,7 @@ import pytest
 from localmesos import LocalMaster, Tuning
 from tfmesos.client.dry_run import DRY_RUN_AGENT_ID, DRY_RUN_OFFER_ID, dry_run, synthetic_offer
 from tfmesos.core.spec import EXECUTOR_CPUS, EXECUTOR_MEM
+from tfmesos.mesos.messages import ClusterSpecMessage, NeedSpec, decode, encode
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import resolve_options
 from tests.localmesos.sandbox_procs import assert_no_processes
@@ -66,13 +67,26 @@ def test_printed_framework_and_task_infos_are_accepted_by_the_embedded_master(tm
         assert DRY_RUN_OFFER_ID not in json.dumps(infos)  # the offer id is in the ACCEPT, not the TaskInfos
         reply = launch(scheduler, offer, sent)
         assert reply.status == 202, reply
+        # Each executor asks for the ClusterSpec (not in the TaskInfos): answered with the one printed.
+        cluster_spec = printed["cluster_spec"]
+        answer = encode(ClusterSpecMessage.of(cluster_spec["version"], cluster_spec["cluster"]))
         running: set[str] = set()
+        asked: set[str] = set()
         while len(running) < len(sent):
-            status = scheduler.next_update(timeout=30)
-            assert status["state"] in ("TASK_STARTING", "TASK_RUNNING"), status  # refused: TASK_ERROR/DROPPED
-            if status["state"] == "TASK_RUNNING":
-                running.add(status["task_id"]["value"])
-        assert running == {i["task_id"]["value"] for i in infos}
+            event = scheduler.stream.wait_for(lambda e: e["type"] in ("UPDATE", "MESSAGE"), 30)
+            if event["type"] == "MESSAGE":
+                said = event["message"]
+                assert decode(said["data"]) == NeedSpec(said["executor_id"]["value"]), said
+                asked.add(said["executor_id"]["value"])
+                reply = scheduler.framework_call("MESSAGE", {"agent_id": said["agent_id"], "executor_id": said["executor_id"],
+                                                             "data": answer})
+                assert reply.status == 202, reply
+                continue
+            status = event["update"]["status"]
+            scheduler.acknowledge(status)
+            assert status["state"] == "TASK_RUNNING", status  # refused: TASK_ERROR/DROPPED
+            running.add(status["task_id"]["value"])
+        assert running == asked == {i["task_id"]["value"] for i in infos}
         scheduler.teardown()
     finally:
         scheduler.close()
@@ -108,8 +122,11 @@ def test_the_synthetic_offer_holds_exactly_the_gang() -> None:
     assert ports == [31000, 31001, 31002]
     assert all(i["executor"]["command"]["value"] == "exec /opt/py/bin/python3 -m tfmesos.executor"
                for i in plan.task_infos)
-    # The gang's ClusterSpec rides in every payload, as in a real gang launch.
-    assert all(p["cluster"] and sorted(p["cluster"]) == ["ps", "worker"] for p in plan.payloads)
+    # The gang's ClusterSpec is shown once, as every executor is sent it; no payload carries it.
+    shown = plan.cluster_spec["cluster"]
+    assert sorted(shown) == ["ps", "worker"] and len(shown["ps"]) == 1 and len(shown["worker"]) == 2
+    assert sorted(shown["ps"] + shown["worker"]) == [f"dry-run-agent:{p}" for p in ports]
+    assert not any("cluster" in p or "spec_version" in p for p in plan.payloads)
     assert "GPU_RESOURCES" not in json.dumps(plan.framework_info)
 
 
@@ -131,3 +148,17 @@ def test_the_options_reference_says_the_executors_share_the_code_takes() -> None
         cpus, mem = fields["properties"]["cpus"]["description"], fields["properties"]["mem"]["description"]
         assert f"executor takes {EXECUTOR_CPUS:g} more" in cpus, (role, cpus)
         assert f"executor takes {EXECUTOR_MEM:g} MB more" in mem, (role, mem)
+
+
+def test_a_gangs_taskinfos_grow_linearly_the_clusterspec_shown_once() -> None:
+    """Issue 40: every TaskInfo carried the ClusterSpec (31 MB of TaskInfos for 1,000 workers)."""
+    def plan(workers: int):
+        return dry_run(job_spec_from_options(resolve_options({
+            "service": {"name": "pss"}, "job": {"command": "python train.py"},
+            "roles": {"ps": {"count": 2, "cpus": 0.1, "mem": 64}, "worker": {"count": workers, "cpus": 0.1, "mem": 64}}})))
+
+    small, big = plan(10), plan(1000)
+    per_task = {n: max(len(json.dumps(i)) for i in p.task_infos) for n, p in ((10, small), (1000, big))}
+    assert per_task[1000] < per_task[10] * 1.1, per_task  # a task's TaskInfo does not grow with the gang
+    assert sum(len(json.dumps(i)) for i in big.task_infos) < 3_000_000
+    assert len(big.cluster_spec["cluster"]["worker"]) == 1000 and len(big.cluster_spec["cluster"]["ps"]) == 2

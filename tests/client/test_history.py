@@ -296,7 +296,10 @@ def test_with_zk_the_ends_are_kept_and_listed_from_zookeeper(tmp_path, zk) -> No
     finally:
         store.close()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cli = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.client.cli", *args, "--zk", url], capture_output=True,
+    # A state folder of its own: `jobs` lists this machine's live runs too, and the suite's HOME is
+    # shared by the tests of a worker (a run another test killed is listed GONE there).
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "tfmesos.client.cli", *args, "--zk", url,
+                                        "--state-dir", str(tmp_path / "state")], capture_output=True,
                                        text=True, timeout=60, env=env, cwd=ROOT)
     jobs = cli("jobs")
     assert jobs.returncode == 0 and jobs.stdout.splitlines()[1].startswith("team/hist  SUCCEEDED"), jobs.stderr

@@ -142,15 +142,29 @@ def write_options(path: Path, base: Path | None = None, **overrides: Any) -> Pat
     return path
 
 
+# The folder of this test run (tests/conftest.py): its masters' sandboxes are in it.
+RUN_ROOT = os.environ.get("TFMESOS_TEST_ROOT", "")
+
+
+def this_runs(env: dict[str, str]) -> bool:
+    """Whether a job's process belongs to this test run: its sandbox is in the run's folder. A
+    sandbox that is a folder of this machine elsewhere is another run's (the same job names run in
+    another checkout's suite); a container's (a path inside the container) is kept."""
+    sandbox = env.get("MESOS_SANDBOX", "")
+    return not RUN_ROOT or not sandbox or sandbox.startswith(RUN_ROOT + os.sep) or not os.path.isdir(sandbox)
+
+
 def task_processes(service: str) -> list[psutil.Process]:
-    """Every process started for a job's tasks (executors and what they run), found by environment."""
+    """Every process started for a job's tasks (executors and what they run) by this test run,
+    found by environment."""
     found = []
     for p in psutil.process_iter(["pid"]):
         try:
             env = p.environ()
         except (psutil.Error, OSError):
             continue
-        if env.get("TFMESOS_SERVICE") == service or env.get("MESOS_EXECUTOR_ID", "").startswith(service + "."):
+        if (env.get("TFMESOS_SERVICE") == service or env.get("MESOS_EXECUTOR_ID", "").startswith(service + ".")) \
+                and this_runs(env):
             found.append(p)
     return found
 

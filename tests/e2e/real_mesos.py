@@ -4,11 +4,18 @@ Started with the real-mesos scripts of the folder TFMESOS_REAL_MESOS names (star
 start-agent.sh, stop.sh; `make test-real-mesos` sets it), each cluster with a MESOS_HOME, work dirs
 and ports of its own: the master on ``base_port`` (TFMESOS_REAL_MESOS_PORT, default 5050), agent i
 on base_port + 1 + i, so that runs side by side, or another user's Mesos, never meet.
+
+Under pytest-xdist (``-n``) each worker's clusters move aside: the master to REAL_MESOS_PORT +
+20 * worker (a second master, as test_output_catchup_real_mesos.py starts, at +10), and the agents'
+task ports, which the tests write as Mesos' default ranges ([31000-31999], [32000-32999],
+[33000-33999] for agents 0-2), to the worker's own slice of 10000-19999 (below the embedded
+masters' range and the kernel's ephemeral ports): see ``worker_ports``.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import urllib.request
@@ -20,7 +27,30 @@ import psutil
 from tests.e2e.harness import eventually
 
 TOOLS = Path(os.environ.get("TFMESOS_REAL_MESOS", "")).resolve()
-BASE_PORT = int(os.environ.get("TFMESOS_REAL_MESOS_PORT", "5050"))
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+WORKER = int(_WORKER[2:]) if _WORKER.startswith("gw") else None  # this xdist worker's index (None: serial)
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+BASE_PORT = int(os.environ.get("TFMESOS_REAL_MESOS_PORT", "5050")) + 20 * (WORKER or 0)
+_WRITTEN = re.compile(r"\[3(?P<agent>[123])000-3(?P=agent)999\]")  # an agent's ports as the tests write them
+
+
+def worker_ports(resources: str) -> str:
+    """``resources`` with the task port ranges the tests write ([31000-31999] for agent 0, up to
+    [33000-33999]) moved to this xdist worker's slice of 10000-19999 (unchanged in a serial run),
+    so that the tasks of clusters side by side never bind the same ports."""
+    if WORKER is None:
+        return resources
+    size = 10000 // WORKERS
+    per_agent = min(1000, size // 3)
+    if per_agent < 100:
+        raise ValueError(f"{WORKERS} workers leave {per_agent} task ports per agent: run the real-Mesos suite "
+                         "with fewer workers")
+
+    def moved(m: re.Match) -> str:
+        first = 10000 + size * WORKER + per_agent * (int(m.group("agent")) - 1)
+        return f"[{first}-{first + per_agent - 1}]"
+
+    return _WRITTEN.sub(moved, resources)
 
 
 class RealMesos:
@@ -28,11 +58,13 @@ class RealMesos:
     registers as S<i>, like the embedded master's agents."""
 
     def __init__(self, home: Path, agents: list[str], master_flags: list[str] = (), agent_flags: list[str] = (),
-                 base_port: int = BASE_PORT) -> None:
+                 base_port: int = BASE_PORT, machine_per_agent: bool = False) -> None:
         self.home = home
+        # Agent i on 127.0.0.(i+2), its own machine for Mesos' maintenance (on 127.0.0.1 all are one).
+        self.machine_per_agent = machine_per_agent
         self.port = base_port
         self.address = f"127.0.0.1:{base_port}"
-        self.agents = list(agents)
+        self.agents = [worker_ports(a) for a in agents]
         self.agent_flags = list(agent_flags)
         self._script("stop.sh")
         self._script("start-master.sh", *master_flags)
@@ -57,7 +89,8 @@ class RealMesos:
         """Start agent ``index`` (again: with ``recover`` it keeps its id and adopts its executors,
         ``--recover=reconnect``, Mesos' default)."""
         self._script("start-agent.sh", self.agents[index], *self.agent_flags,
-                     env={"AGENT_PORT": str(self.agent_port(index)), "RECOVER": "1" if recover else "0"})
+                     env={"AGENT_PORT": str(self.agent_port(index)), "RECOVER": "1" if recover else "0",
+                          **({"AGENT_IP": f"127.0.0.{index + 2}"} if self.machine_per_agent else {})})
 
     def agent_pid(self, index: int) -> int:
         return int((self.home / "run" / f"agent-{self.agent_port(index)}.pid").read_text())

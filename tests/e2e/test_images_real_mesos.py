@@ -36,7 +36,10 @@ from tests.e2e.harness import ROOT, LineProcess, accuracy, run_scheduler, stop_s
 from tests.e2e.real_mesos import RealMesos
 from tests.e2e.test_marathon_app import api_on_loopback, get, poll, render_package
 
-pytestmark = pytest.mark.slow
+# Side by side (pytest-xdist) these tests stay in one worker: they share the module's cluster (one
+# agent with the linux launcher and cgroups isolation, on fixed ports), started once there.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(
+    "mesos-images", reason="one cluster for the module, on fixed ports, with cgroups isolation")]
 REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite runs with a HOME of its own
 REGISTRY = Path(os.environ.get("TFMESOS_IMAGE_DIR") or REAL_HOME / ".cache" / "tfmesos-image" / "registry")
 PORT = int(os.environ.get("TFMESOS_IMAGES_MESOS_PORT", "7050"))

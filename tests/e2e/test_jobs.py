@@ -11,23 +11,25 @@ PSS = ROOT / "examples" / "pss_digits" / "options.json"
 MWMS = ROOT / "examples" / "mwms_digits" / "options.json"
 
 
-def test_pss_example_trains_to_accuracy_and_leaves_nothing_running():
-    run = run_scheduler(PSS)
+# The examples run under names of these tests' own: wait_gone looks for a name machine-wide, and the
+# README's recipes run the examples under theirs side by side (pytest-xdist).
+def test_pss_example_trains_to_accuracy_and_leaves_nothing_running(tmp_path):
+    run = run_scheduler(write_options(tmp_path / "o.json", PSS, service={"name": "jobs-pss"}))
     assert run.wait(300) == 0, run.output[-4000:]
     assert accuracy(run.output) >= 0.9
-    assert "job pss-digits SUCCEEDED: chief:0 finished" in run.output
+    assert "job jobs-pss SUCCEEDED: chief:0 finished" in run.output
     # The servers were stopped by us, not left behind: they ended KILLED after the chief FINISHED.
     assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", run.output)
     assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", run.output)
-    assert not wait_gone("pss-digits", timeout=5)
+    assert not wait_gone("jobs-pss", timeout=5)
 
 
-def test_mwms_example_trains_with_all_workers():
-    run = run_scheduler(MWMS)
+def test_mwms_example_trains_with_all_workers(tmp_path):
+    run = run_scheduler(write_options(tmp_path / "o.json", MWMS, service={"name": "jobs-mwms"}))
     assert run.wait(300) == 0, run.output[-4000:]
     assert accuracy(run.output) >= 0.9
     assert len(re.findall(r"worker:\d +127\.0\.0\.1:\d+ +TASK_FINISHED", run.output)) == 2
-    assert not wait_gone("mwms-digits", timeout=5)
+    assert not wait_gone("jobs-mwms", timeout=5)
 
 
 def test_permanent_exit_code_fails_fast_with_the_cause(tmp_path):

@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.e2e.harness import ROOT, TFMESOS, LineProcess, eventually
+from tests.e2e.harness import ROOT, TFMESOS, LineProcess, eventually, this_runs
 
 PYTHON = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{os.path.dirname(PYTHON)}:{os.environ.get('PATH', '')}")
@@ -44,15 +44,16 @@ EXIT = {"kill": 5, "ctrl-c": 130, "ctrl-c-twice": 130, "ctrl-c-thrice": 130, "si
 
 
 def _processes_of(name: str, sandboxes: str) -> list[psutil.Process]:
-    """Every process whose environment names the job or one of the run's sandboxes."""
+    """Every process whose environment names the job or one of the run's sandboxes (by name, of
+    this test run only: another checkout's suite may run the same job on this machine)."""
     found = []
     for p in psutil.process_iter():
         try:
             env = p.environ()
         except (psutil.Error, OSError):
             continue
-        if (env.get("TFMESOS_SERVICE") == name or env.get("MESOS_EXECUTOR_ID", "").startswith(name + ".")
-                or env.get("MESOS_DIRECTORY", "").startswith(sandboxes)):
+        named = env.get("TFMESOS_SERVICE") == name or env.get("MESOS_EXECUTOR_ID", "").startswith(name + ".")
+        if (named and this_runs(env)) or env.get("MESOS_DIRECTORY", "").startswith(sandboxes):
             found.append(p)
     return found
 
@@ -152,7 +153,8 @@ def _reach(run: Run, phase: str) -> None:
         run.proc.wait_for(r"launch worker:1 as ", 120)
         return
     if phase == "ending":
-        run.proc.wait_for(r"worker:0 TASK_FINISHED", 120)
+        # Worker 0's TASK_FINISHED that ends the job is told as the job's end (core/state/notices.py).
+        run.proc.wait_for(r"worker:0 TASK_FINISHED|SUCCEEDED: worker:0 finished", 120)
         return
     what = "training" if phase == "training" else "evaluating"
     eventually(lambda: run.said(what, 0) and run.said(what, 1), 120, f"both workers {what}")

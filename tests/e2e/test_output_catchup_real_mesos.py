@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from tests.e2e.harness import eventually, task_processes
-from tests.e2e.real_mesos import BASE_PORT, TOOLS, RealMesos
+from tests.e2e.real_mesos import BASE_PORT, TOOLS, RealMesos, worker_ports
 from tests.e2e.test_output_catchup import run_master_failover_output, run_scheduler_killed_output
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ class TwoMasters:
             for home, port in zip(self.homes, self.ports):
                 self._script(home, "start-master.sh", f"--zk={self.zk}", "--quorum=1",
                              "--zk_session_timeout=3secs", env={"MASTER_PORT": str(port)})
-            self._script(self.homes[0], "start-agent.sh", AGENT,
+            self._script(self.homes[0], "start-agent.sh", worker_ports(AGENT),
                          env={"AGENT_PORT": str(BASE_PORT + 1), "MESOS_MASTER": self.zk, "RECOVER": "0"})
             eventually(lambda: len(self.state()["slaves"]) == 1, 60, "the agent to register with the leader")
         except BaseException:

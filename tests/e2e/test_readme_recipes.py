@@ -8,8 +8,10 @@ a shell block fenced as ```bash, ```shell or ```console, which would escape the 
 
 A runnable block runs with ``bash -e -o pipefail`` from the repository root, in a session of its own,
 with only the ``tfmesos`` and ``tfrun`` commands on PATH beside /usr/bin:/bin (as `pip install --user`
-or pipx would leave them: plain `python` is not the venv's), a HOME and TMPDIR of its own, and the
-port 5050 of the text replaced by a free one. It must exit 0 and leave no process behind.
+or pipx would leave them: plain `python` is not the venv's), a HOME and TMPDIR of its own, the
+port 5050 of the text replaced by a free one, and the suite's TFMESOS_LOCAL_PORTS (where embedded
+masters pick task ports: each xdist worker has its own, tests/conftest.py). It must exit 0 and
+leave no process behind.
 """
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ def test_recipe_runs(tmp_path, where, body):
     for name in ("home", "tmp"):
         (tmp_path / name).mkdir()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp"),
-           "LANG": "C.UTF-8"}
+           "LANG": "C.UTF-8", "TFMESOS_LOCAL_PORTS": os.environ["TFMESOS_LOCAL_PORTS"]}  # this worker's ports
     script = body.replace("5050", str(_free_port()))
     proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)

@@ -5,6 +5,7 @@ import json
 import re
 import signal
 import socket
+import sys
 
 import psutil
 import pytest
@@ -389,3 +390,36 @@ def test_agent_scenario_on_the_embedded_master(tmp_path, cluster_class, scenario
         scenario(tmp_path, cluster)
     finally:
         cluster.stop()
+
+
+def test_asks_for_the_clusterspec_lost_while_no_scheduler_is_there_are_asked_again(tmp_path, master):
+    """Framework messages are best effort: the executors start (5 s late, through job.python) after
+    the scheduler that launched them was killed, so the master drops their asks for the ClusterSpec
+    (no framework connected). They ask again; the restarted scheduler answers and the job ends
+    without a relaunch."""
+    late = tmp_path / "late-python"
+    late.write_text(f"#!/bin/sh\nsleep 5\nexec {sys.executable} \"$@\"\n")
+    late.chmod(0o755)
+    opts = write_options(tmp_path / "o.json", service={"name": "lost-asks"},
+                         job={"command": "exit 0", "python": str(late)},
+                         roles={"worker": {"count": 2, "cpus": 0.2, "mem": 128, "restart_policy": "Never"}},
+                         policies={"success": "all_workers"})
+    args = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
+    first = run_scheduler(opts, *args)
+    try:
+        eventually(lambda: len(task_ids(master.state(), "lost-asks")) == 2, 60, "both tasks launched at the master")
+    finally:
+        first.kill(signal.SIGKILL)
+        first.wait(30)
+    assert "TASK_RUNNING" not in first.output, "killed before any executor could ask"
+    asked_again = lambda: [p for p in master.work_dir.rglob("stderr")  # noqa: E731
+                           if "lost-asks" in str(p) and "asking again" in p.read_text()]
+    eventually(lambda: len(asked_again()) == 2, 60, "both executors asking again, their first asks lost")
+    second = run_scheduler(opts, *args)
+    try:
+        assert second.wait(120) == 0, second.output[-4000:]
+    finally:
+        second.killpg()
+    assert re.findall(r"launch \S+ as", second.output) == [], "the restarted scheduler relaunched nothing"
+    assert "job lost-asks SUCCEEDED: all 2 workers finished" in second.output, second.output[-3000:]
+    assert not wait_gone("lost-asks")

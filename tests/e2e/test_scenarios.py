@@ -33,8 +33,10 @@ def _run(tmp_path, master, opts, *args: str) -> LineProcess:
 
 
 def _example(tmp_path, master, options, name: str, tasks: int) -> str:
-    """Run an example to its end: exit 0, accuracy, each task id once, nothing left; its output."""
-    run = _run(tmp_path, master, write_options(tmp_path / "example.json", options))
+    """Run an example, as service ``name``, to its end: exit 0, accuracy, each task id once, nothing
+    left; its output. (A name of this test's own: wait_gone looks for it machine-wide, and other
+    tests run the examples under their own names side by side.)"""
+    run = _run(tmp_path, master, write_options(tmp_path / "example.json", options, service={"name": name}))
     try:
         assert run.wait(300) == 0, run.output[-4000:]
     finally:
@@ -48,15 +50,15 @@ def _example(tmp_path, master, options, name: str, tasks: int) -> str:
 
 def run_main_example(tmp_path, master) -> None:
     """The main example (parameter servers): trains to accuracy; the servers are stopped by us."""
-    out = _example(tmp_path, master, PSS, "pss-digits", tasks=4)
-    assert "job pss-digits SUCCEEDED: chief:0 finished" in out
+    out = _example(tmp_path, master, PSS, "scenario-pss", tasks=4)
+    assert "job scenario-pss SUCCEEDED: chief:0 finished" in out
     assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", out)
     assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", out)
 
 
 def run_mwms_example(tmp_path, master) -> None:
     """MultiWorkerMirrored: every worker trains and finishes."""
-    out = _example(tmp_path, master, MWMS, "mwms-digits", tasks=2)
+    out = _example(tmp_path, master, MWMS, "scenario-mwms", tasks=2)
     assert len(re.findall(r"worker:\d +127\.0\.0\.1:\d+ +TASK_FINISHED", out)) == 2
 
 

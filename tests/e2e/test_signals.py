@@ -125,6 +125,7 @@ def test_ctrl_c_while_tfmesos_run_starts_exits_130_without_a_traceback(spawn, tm
     assert not wait_gone(name, timeout=30)
 
 
+@pytest.mark.serial("its second Ctrl-C must land within the executors' 3 s kill grace after the first")
 def test_a_second_ctrl_c_says_what_the_stop_waits_for_and_the_stop_goes_on(spawn, tmp_path):
     name = "sig-run-twice"
     run, _ = _start_run(spawn, tmp_path, name, STUBBORN)
@@ -138,6 +139,7 @@ def test_a_second_ctrl_c_says_what_the_stop_waits_for_and_the_stop_goes_on(spawn
     assert run.output.count("TASK_KILLED    restarts 0 exit 137 (killed by SIGKILL)") == 2, "killed after the grace period"
 
 
+@pytest.mark.serial("its second Ctrl-C must land within the executors' 3 s kill grace after the first")
 def test_a_third_ctrl_c_gives_up_at_once_and_still_leaves_no_process(spawn, tmp_path):
     name, state = "sig-run-thrice", tmp_path / "state"
     run, _ = _start_run(spawn, tmp_path, name, STUBBORN, "--state-dir", str(state))
@@ -208,6 +210,7 @@ def test_a_cluster_block_left_normally_says_closed_and_nothing_failed(spawn):
     assert not wait_gone(service, timeout=30)
 
 
+@pytest.mark.serial("its second Ctrl-C must land within the executors' 3 s kill grace after the first")
 def test_a_second_and_third_ctrl_c_to_a_cluster_script_say_and_give_up(spawn):
     run, service = _start_cluster_script(spawn, "stubborn")
     started = _descendants(run)
@@ -222,6 +225,7 @@ def test_a_second_and_third_ctrl_c_to_a_cluster_script_say_and_give_up(spawn):
     _assert_nothing_left(run, service, started)
 
 
+@pytest.mark.serial("its Ctrl-C must land after the script printed CLOSING and began the close, microseconds later")
 def test_ctrl_c_while_a_cluster_block_closes_lets_the_close_finish_then_exits_130(spawn):
     """The block was left normally and the close waits for tasks that ignore SIGTERM: a Ctrl-C then
     does not cut the close short (teardown, kept record and summary were skipped before)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import task_processes, wait_gone
+from tests.e2e.harness import task_processes, wait_gone, write_options
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -69,13 +69,16 @@ def test_the_wheel_installs_into_an_empty_venv_and_runs_the_keras_mwms_example(t
                             "print(tfmesos.__file__); print(localmesos.__file__)"],
                            cwd=work, capture_output=True, text=True, env=env, timeout=60).stdout.split()
     assert len(where) == 2 and all(p.startswith(str(venv)) for p in where), where
+    # Under a name of its own: test_keras_examples.py runs the example beside it (pytest-xdist), and
+    # what is left of a job is found by its name.
+    options = write_options(tmp_path / "options.json", ROOT / "examples/keras_mwms_digits/options.json",
+                            service={"name": "wheel-keras-mwms"})
     try:
-        run = subprocess.run([str(venv / "bin" / "tfmesos"), "run", str(ROOT / "examples/keras_mwms_digits/options.json"),
-                              "--state-dir", str(tmp_path / "state")],
+        run = subprocess.run([str(venv / "bin" / "tfmesos"), "run", str(options), "--state-dir", str(tmp_path / "state")],
                              cwd=work, capture_output=True, text=True, timeout=900, env=env)
     finally:
-        for proc in task_processes("keras-mwms-digits"):
+        for proc in task_processes("wheel-keras-mwms"):
             proc.kill()
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
-    assert "job keras-mwms-digits SUCCEEDED" in run.stdout
-    assert not wait_gone("keras-mwms-digits")
+    assert "job wheel-keras-mwms SUCCEEDED" in run.stdout
+    assert not wait_gone("wheel-keras-mwms")

@@ -119,12 +119,16 @@ def test_a_plain_command_that_is_not_found_fails_as_the_shell_reports_it(tmp_pat
         def sendStatusUpdate(self, status: dict) -> None:  # noqa: N802 (pymesos API)
             self.updates.append(status)
 
+        def sendFrameworkMessage(self, data: str) -> None:  # noqa: N802 (pymesos API): the executor asks
+            pass
+
     monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
     driver, executor = Driver(), TFExecutor()
     payload = m.TaskPayload(role="worker", index=0, port=0, restarts=0, command="no-such-program-tfm --flag",
                             env={}, workdir="", checkpoint_dir="", python=sys.executable, service="digits",
-                            stream_output=True, spec_version=1, cluster={"worker": ["127.0.0.1:1"]})
+                            stream_output=True)
     executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": m.encode(payload)})
+    executor.frameworkMessage(driver, m.encode(m.ClusterSpecMessage.of(1, {"worker": ["127.0.0.1:1"]})))
     assert executor.finished.wait(30)
     end = driver.updates[-1]
     result = m.decode(end["data"])

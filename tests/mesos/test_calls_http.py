@@ -98,3 +98,35 @@ def test_a_hang_up_in_the_middle_of_a_pipeline_is_an_error_not_a_silent_loss(ser
     conn = CallConnection(*server, timeout=5)
     with pytest.raises(ConnectionError, match="after 1 of 3"):
         conn.pipelined("POST", "/close", [b"a", b"b", b"c"], {})
+
+
+def test_single_calls_queued_while_the_sender_is_busy_go_out_in_order_each_answered_with_its_own(server: tuple[str, int]) -> None:
+    """A big gang's executors each asking for the ClusterSpec: one MESSAGE per answer, queued while
+    the sender is busy, then sent together in one pipeline, in order; each caller gets its own response."""
+    from tfmesos.mesos.calls_http import CallSender
+
+    sender = CallSender("test-sender")
+    address = f"{server[0]}:{server[1]}"
+    answers: dict[int, list] = {}
+    done = threading.Event()
+    gate = threading.Event()
+
+    def answer(i: int):
+        def answered(result) -> None:
+            if i == 0:
+                gate.wait(5)  # the sender is busy: the next calls queue up behind this one
+            answers[i] = [(r.status, r.read()) for r in result]
+            if len(answers) == 41:
+                done.set()
+        return answered
+
+    sender.submit(address, "/api/v1/scheduler", [b"first"], {"H": "1"}, answer(0))
+    for i in range(1, 41):
+        sender.submit(address, "/api/v1/scheduler", [b"bad %d" % i if i == 5 else b"m %d" % i], {"H": "1"}, answer(i))
+    gate.set()
+    assert done.wait(10)
+    sender.close()
+    assert answers[5] == [(400, b"Failed to validate: bad 5")]
+    assert all(answers[i] == [(202, b"")] for i in range(41) if i != 5)
+    assert [body for _, _, body, _ in _Handler.seen] == [b"first"] + [b"bad 5" if i == 5 else b"m %d" % i for i in range(1, 41)]
+    assert len({port for port, *_ in _Handler.seen}) == 1

@@ -16,7 +16,7 @@ def test_a_cpu_job_subscribes_in_its_role_without_gpu_or_revocable_capabilities(
     spec = spec_of(chief={"count": 1})
     info = framework_info(spec, None, "")
     assert info["roles"] == ["*"] and "role" not in info
-    assert _capabilities(info) == ["MULTI_ROLE", "RESERVATION_REFINEMENT"]
+    assert _capabilities(info) == ["MULTI_ROLE", "RESERVATION_REFINEMENT", "TASK_KILLING_STATE"]
 
 
 def test_gpu_and_revocable_capabilities_only_when_asked():
@@ -25,7 +25,7 @@ def test_gpu_and_revocable_capabilities_only_when_asked():
                                                                             "revocable": True, "mesos_role": "ml"})})
     info = framework_info(spec, None, "")
     assert info["roles"] == ["ml"]
-    assert _capabilities(info) == ["MULTI_ROLE", "RESERVATION_REFINEMENT", "GPU_RESOURCES", "REVOCABLE_RESOURCES"]
+    assert _capabilities(info) == ["MULTI_ROLE", "RESERVATION_REFINEMENT", "TASK_KILLING_STATE", "GPU_RESOURCES", "REVOCABLE_RESOURCES"]
 
 
 class _PymesosLike:

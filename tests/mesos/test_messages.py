@@ -6,8 +6,11 @@ import base64
 import dataclasses
 import json
 import sys
+import threading
 
 import pytest
+
+from tests.e2e.harness import eventually
 
 from tfmesos.core.task_state import TaskState
 from tfmesos.executor.executor import TFExecutor
@@ -19,15 +22,13 @@ EXAMPLES = [
                   workdir="/w", checkpoint_dir="/c", python="/usr/bin/python3", service="digits", stream_output=False),
     m.TaskPayload(role="ps", index=0, port=31000, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
                   python="python3", service="digits", stream_output=True),
-    m.TaskPayload(role="worker", index=0, port=31002, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
-                  python="python3", service="digits", stream_output=False, spec_version=2,
-                  cluster={"ps": ["h:1"], "worker": ["h:2"]}),
-    m.ClusterSpecMessage(version=3, cluster={"ps": ["h:1"], "worker": ["h:2", "h:3"]}),
+    m.ClusterSpecMessage.of(3, {"ps": ["h:1"], "worker": ["h:2", "h:3"]}),
     m.NeedSpec(task_id="digits.worker.1.7"),
     m.OutputLines(task_id="digits.chief.0.1", lines=["step 1", "üñíçødé"]),
     m.Progress(task_id="digits.chief.0.1", values={"step": 10, "loss": 0.5, "total_steps": 100}),
     m.TaskResult(exit_code=137, log_tail="Killed", extra={}),
     m.TaskResult(exit_code=None),
+    m.StopNotice(task_id="digits.worker.1.7", reason="agent h1 draining", kind="drain"),
     m.TaskResult(exit_code=1, log_tail="}) with an unsupported type", exception="ValueError: Attempt to convert a value"),
 ]
 
@@ -41,14 +42,15 @@ def test_every_message_round_trips_and_carries_the_protocol(message) -> None:
 
 # Every message's field names under this PROTOCOL: renaming, removing or adding a required field
 # changes what an older peer reads, so it needs a new PROTOCOL (and this table).
-WIRE_FIELDS = {3: {
+WIRE_FIELDS = {4: {
     "task": ["role", "index", "port", "restarts", "command", "env", "workdir", "checkpoint_dir", "python", "service",
-             "stream_output", "spec_version", "cluster", "secret_env", "secret_files"],
-    "clusterspec": ["version", "cluster"],
+             "stream_output", "secret_env", "secret_files"],
+    "clusterspec": ["version", "cluster_z"],
     "need_spec": ["task_id"],
     "output": ["task_id", "lines", "offset"],  # offset: optional (an older peer drops or omits it)
     "progress": ["task_id", "values"],
     "result": ["exit_code", "log_tail", "extra", "exception"],
+    "stop_notice": ["task_id", "reason", "kind"],  # new: an older executor refuses the kind, its task goes on
 }}
 
 
@@ -78,7 +80,7 @@ def test_another_protocol_is_refused_naming_both(version) -> None:
 
 @pytest.mark.parametrize("obj, says", [
     ({"v": PROTOCOL, "type": "nonsense"}, "unknown tfmesos message type"),
-    ({"v": PROTOCOL, "type": "clusterspec", "version": 1}, "lacks cluster"),
+    ({"v": PROTOCOL, "type": "clusterspec", "version": 1}, "lacks cluster_z"),
     ([1, 2], "must be a JSON object"),
 ])
 def test_malformed_messages_are_refused(obj, says) -> None:
@@ -89,9 +91,38 @@ def test_malformed_messages_are_refused(obj, says) -> None:
 class _Driver:
     def __init__(self) -> None:
         self.updates: list[dict] = []
+        self.messages: list[m.Message] = []
 
     def sendStatusUpdate(self, status: dict) -> None:  # noqa: N802 (pymesos API)
         self.updates.append(status)
+
+    def sendFrameworkMessage(self, data: str) -> None:  # noqa: N802 (pymesos API)
+        self.messages.append(decode(data))
+
+
+def test_a_clusterspec_message_is_deflated_and_refused_plainly_when_it_is_not_one() -> None:
+    cluster = {"ps": [f"agent-{i}.example:{31000 + i}" for i in range(2)],
+               "worker": [f"agent-{i % 3}.example:{32000 + i}" for i in range(1000)]}
+    message = m.ClusterSpecMessage.of(7, cluster)
+    assert decode(encode(message)).cluster() == cluster
+    assert len(encode(message)) < len(json.dumps(cluster)) / 4, "a gang's addresses deflate well"
+    with pytest.raises(ValueError, match="cluster_z is not a deflated ClusterSpec"):
+        m.ClusterSpecMessage(7, "bm90IGRlZmxhdGVk").cluster()
+    with pytest.raises(ValueError, match="no {job: \\[host:port"):
+        m.ClusterSpecMessage.of(7, {"worker": "h:1"}).cluster()  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("theirs", [PROTOCOL - 1, PROTOCOL + 1])
+def test_a_scheduler_and_an_executor_of_neighbouring_protocols_refuse_each_other_naming_both(theirs) -> None:
+    """Protocol 3's TaskInfo carried the ClusterSpec (spec_version, cluster); an executor of 3 given
+    a TaskInfo of 4 waits for nothing: it fails the task naming both, and so does one of 4 given 3's."""
+    driver, executor = _Driver(), TFExecutor()
+    old = m.to_wire(EXAMPLES[0]) | {"v": theirs, "spec_version": 1, "cluster": {"worker": ["h:1"]}}
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.1.1"}, "data": _raw(old)})
+    (update,) = driver.updates
+    assert update["state"] == "TASK_FAILED" and not driver.messages
+    said = update["message"]
+    assert f"speaks tfmesos protocol {theirs}" in said and f"this tfmesos speaks protocol {PROTOCOL}" in said, said
 
 
 def test_an_executor_given_another_protocol_fails_its_task_naming_both_versions() -> None:
@@ -121,17 +152,42 @@ def test_a_state_mesos_does_not_have_is_refused_at_the_edge_naming_it() -> None:
         parse_status({"task_id": {"value": "t.worker.0.1"}, "state": "TASK_SLEEPING"})
 
 
-def test_a_gang_launched_executor_starts_its_task_from_the_spec_in_the_taskinfo(tmp_path, monkeypatch) -> None:
+def _payload(**changes) -> m.TaskPayload:
+    base = dict(role="worker", index=0, port=0, restarts=0, command="true", env={}, workdir="", checkpoint_dir="",
+                python=sys.executable, service="digits", stream_output=False)
+    return m.TaskPayload(**(base | changes))
+
+
+def test_an_executor_asks_for_the_clusterspec_at_once_and_starts_its_task_when_it_arrives(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
     driver, executor = _Driver(), TFExecutor()
-    payload = m.TaskPayload(role="worker", index=0, port=0, restarts=0, command="true", env={}, workdir="",
-                            checkpoint_dir="", python=sys.executable, service="digits", stream_output=False,
-                            spec_version=4, cluster={"worker": ["127.0.0.1:1"]})
-    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": encode(payload)})
-    assert executor.finished.wait(30), "the task ran without any framework message"
-    assert json.loads((tmp_path / "clusterspec.json").read_text())["version"] == 4
-    states = [u["state"] for u in driver.updates]
-    assert states == ["TASK_RUNNING", "TASK_FINISHED"], states  # nothing to wait for: no TASK_STARTING
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": encode(_payload())})
+    eventually(lambda: driver.messages, 10, "the executor to ask for the ClusterSpec")
+    assert driver.messages == [m.NeedSpec("digits.worker.0.1")]
+    assert not driver.updates and executor.process is None, "no TASK_STARTING, no task before its ClusterSpec"
+    executor.frameworkMessage(driver, encode(m.ClusterSpecMessage.of(4, {"worker": ["127.0.0.1:1"]})))
+    assert executor.finished.wait(30)
+    spec = json.loads((tmp_path / "clusterspec.json").read_text())
+    assert (spec["version"], spec["cluster"]) == (4, {"worker": ["127.0.0.1:1"]})
+    assert [u["state"] for u in driver.updates] == ["TASK_RUNNING", "TASK_FINISHED"]
+
+
+def test_an_executor_whose_answer_was_lost_asks_again_until_one_arrives(tmp_path, monkeypatch) -> None:
+    """Framework messages are best effort on real Mesos: an ask or its answer may be lost."""
+    from tfmesos.executor import executor as ex
+
+    monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
+    monkeypatch.setattr(ex, "ASK_AGAIN_SECONDS", 0.05)
+    driver, executor = _Driver(), TFExecutor()
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": encode(_payload())})
+    eventually(lambda: len(driver.messages) >= 3, 10, "the executor to ask again while no answer came")
+    assert executor.process is None and not driver.updates
+    executor.frameworkMessage(driver, encode(m.ClusterSpecMessage.of(1, {"worker": ["127.0.0.1:1"]})))
+    assert executor.finished.wait(30)
+    for asker in [t for t in threading.enumerate() if t.name == "tfmesos-executor-ask-spec"]:
+        asker.join(5)
+        assert not asker.is_alive(), "no more asks once it has the ClusterSpec"
+    assert set(driver.messages) == {m.NeedSpec("digits.worker.0.1")}
 
 
 class _SchedulerDriver:
@@ -178,8 +234,8 @@ def test_a_scheduler_told_by_an_executor_of_another_protocol_stops_the_job_namin
 
 
 def test_a_task_failed_by_an_executor_of_another_protocol_stops_the_job_rather_than_relaunch() -> None:
-    """A gang launch never takes the framework-message path: the executor's TASK_FAILED carries its
-    result in its own protocol, and that mismatch stops the job (under ExitCode an end without an
+    """An executor of another protocol refuses the TaskInfo: its TASK_FAILED carries its result in
+    its own protocol, and that mismatch stops the job (under ExitCode an end without an
     exit code was retried, each relaunch meeting the same executor)."""
     sched, driver, task_id = _launched_worker({"count": 1, "restart_policy": "ExitCode"})
     # What an executor of the next protocol sends: its own TASK_FAILED, its result in its protocol.
@@ -189,16 +245,3 @@ def test_a_task_failed_by_an_executor_of_another_protocol_stops_the_job_rather_t
     snap = sched.job.snapshot()
     assert snap.phase in ("FAILED", "FINISHING") and f"speaks tfmesos protocol {PROTOCOL + 1}" in snap.cause, snap.cause
     assert sched.job.tasks[next(iter(sched.job.tasks))].restarts == 0
-
-
-def test_a_gangs_shared_clusterspec_is_encoded_once_and_a_new_one_is_never_served_stale() -> None:
-    base = dict(role="worker", index=0, port=1, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
-                python="p", service="j", stream_output=False)
-    first = {"worker": ["h:1", "h:2"]}
-    a = m.TaskPayload(**base, spec_version=1, cluster=first)
-    b = m.TaskPayload(**(base | {"index": 1}), spec_version=1, cluster=first)
-    assert decode(encode(a)) == a and decode(encode(b)) == b
-    second = {"worker": ["h:1", "h:9"]}  # the next version: another object
-    c = m.TaskPayload(**base, spec_version=2, cluster=second)
-    assert decode(encode(c)).cluster == second
-    assert decode(encode(m.TaskPayload(**base))).cluster is None

@@ -67,3 +67,13 @@ def test_every_scalar_the_role_asks_for_is_taken_from_the_offer_by_name_reservat
     # The reserved piece first (the role's own), then the shared pool; each as it was offered.
     assert [(r["scalar"]["value"], r.get("role", "*")) for r in fpgas] == [(1, "team-a"), (1, "*")]
     assert [r["name"] for r in info["resources"]] == ["cpus", "mem", "fpgas", "fpgas", "ports"]
+
+
+def test_each_task_carries_the_jobs_stop_grace_as_its_kill_policy():
+    spec = job_spec_from_options(resolve_options({
+        "service": {"name": "grace"}, "roles": {"worker": {"count": 1}}, "job": {"command": "python train.py"},
+        "policies": {"stop_grace_seconds": 45.5},
+    }))
+    info = build_task_info(spec, TaskLaunch(TaskKey("worker", 0), "grace.worker.0.1", 9001, Resources(1, 1024), 0),
+                           "agent-1", OfferLedger(OFFER), ExecutorSettings(python="python3"))
+    assert info["kill_policy"] == {"grace_period": {"nanoseconds": 45_500_000_000}}

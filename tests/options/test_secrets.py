@@ -161,7 +161,7 @@ def test_the_dry_run_shows_what_goes_where_with_every_value_hidden(tmp_path):
 
 
 def test_a_relative_file_source_is_taken_from_the_options_files_folder(tmp_path):
-    from tfmesos.client.cli import _absolute_paths
+    from tfmesos.client.job_options import _absolute_paths
     from tfmesos.options.jobspec import job_spec_from_options
     from tfmesos.options.load import resolve_options
 

@@ -61,6 +61,8 @@ FULL_OPTIONS = {
         "placement_timeout_seconds": 60,
         "queue_timeout_seconds": 900,
         "active_deadline_seconds": 3600,
+        "stop_grace_seconds": 45,
+        "maintenance_margin_seconds": 600,
     },
     "tensorboard": {"enabled": True, "logdir": "/shared/summaries", "cpus": 0.3, "mem": 600},
 }

@@ -114,6 +114,8 @@ def test_the_executor_builds_the_tasks_environment_from_payload_and_clusterspec(
     assert env["TFMESOS_RESTART_COUNT"] == "2" and env["TFMESOS_PYTHON"] == "py3"
     assert env["TMPDIR"] == str(tmp_path / "tmp") and (tmp_path / "tmp").is_dir()
     assert env["TFMESOS_CLUSTERSPEC_FILE"] == str(tmp_path / "clusterspec.json")
+    # The planned-stop contract: where the notice comes, and no GCP metadata probe.
+    assert env["GCE_METADATA_IP"] == "127.0.0.1:0" and env["TFMESOS_NOTICE_FILE"].endswith("/notice.json")
     # douban/tfmesos 0.0.10's variables, which its users' scripts may read.
     assert (env["TFMESOS_PS_HOSTS"], env["TFMESOS_WORKER_HOSTS"], env["TFMESOS_DISTRIBUTED"]) == (
         "h1:31000", "h1:31001,h2:31011", "1")

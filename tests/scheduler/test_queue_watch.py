@@ -68,3 +68,30 @@ def test_a_whole_job_restart_waiting_for_its_own_ending_tasks_is_not_queued():
         "queued (the cluster fits the job, but not now): needs cpus 0.9, mem 192 MB; free cpus 0.2, mem 1664 MB "
         "of cpus 2, mem 2048 MB; held by other frameworks cpus 0.9, mem 192 MB: job-a (*) cpus 0.9, mem 192 MB; "
         "held by this job's own tasks cpus 0.9, mem 192 MB")
+
+
+def test_while_running_the_agents_leaving_are_read_every_few_seconds_and_kept_off():
+    from tfmesos.scheduler.queue_watch import LEAVING_ASK_EVERY
+
+    job, w = Job.new(spec_of(worker={"count": 1, "cpus": 0.5, "mem": 128}), 0.0), watch()
+    job.offers([offer(0)], 0.0)
+    assert job.phase == "RUNNING" and w.due(job, 1.0) and not w.due(job, 1.0 + LEAVING_ASK_EVERY / 2)
+    drained = Agent("S0", "h0", {"cpus": 1.0}, leaving="draining")
+    assert w.judge(job, 2.0, (([drained, AGENTS[1]], []), [])) is None, "Mesos stops its task: nothing to send"
+    assert job.leaving_agents == {"S0": "agent h0 draining"}
+    assert job.tasks[next(iter(job.tasks))].stopping == "agent h0 draining"
+    assert w.judge(job, 9.0, ((AGENTS, []), [])) is None and job.leaving_agents == {}, "reactivated: usable again"
+
+
+def test_the_masters_state_says_which_agents_drain_or_are_deactivated():
+    """Trace 13's /state (Mesos 1.12): agent 1 DRAINING, deactivated and not active."""
+    import json
+    from pathlib import Path
+
+    from tfmesos.mesos import operator
+
+    trace = Path(__file__).parents[1] / "data" / "mesos-traces" / "13-drain-killing-state.jsonl"
+    bodies = [json.loads(line).get("body") for line in trace.read_text().splitlines()]
+    state = next(b for b in bodies if isinstance(b, dict) and "slaves" in b and "deactivated_slaves" in b)
+    assert {s["id"]: operator._leaving(s) for s in state["slaves"]} == {"<AGENT_ID_2>": "", "<AGENT_ID_1>": "draining"}
+    assert operator._leaving({"hostname": "h", "deactivated": True}) == "deactivated"

@@ -17,7 +17,8 @@ SAID = r"\[tfmesos +([\d.]+)s\] waiting for {what}: {why}[^;]*; trying again for
 def _said_within_a_second(tmp_path: Path, flags: list[str], what: str, why: str) -> None:
     options = write_options(tmp_path / "o.json", service={"name": "waits"}, job={"command": "true"},
                             roles={"worker": {"count": 1, "cpus": 0.1, "mem": 64}})
-    run = LineProcess(TFMESOS + ["run", str(options), "--connect-timeout", "20", *flags])
+    run = LineProcess(TFMESOS + ["run", str(options), "--connect-timeout", "20", "--state-dir", str(tmp_path / "state"),
+                                 *flags])
     try:
         line = run.wait_for(SAID.format(what=what, why=why), 15)  # 15: Python's start under load
         assert float(line.group(1)) < 1.0, line.group(0)  # the console's clock: since the wait began
@@ -27,11 +28,13 @@ def _said_within_a_second(tmp_path: Path, flags: list[str], what: str, why: str)
         run.wait(10)
 
 
+@pytest.mark.serial("times the first notice against one second: tests beside it stretch that")
 def test_a_refused_master_is_said_at_once(tmp_path):
     _said_within_a_second(tmp_path, ["--master", "127.0.0.1:1"], re.escape("the Mesos master at 127.0.0.1:1"),
                           "connection refused")
 
 
+@pytest.mark.serial("times the first notice against one second: tests beside it stretch that")
 def test_a_master_that_does_not_answer_is_said_within_a_second(tmp_path):
     with socket.socket() as hole:  # the port accepts, nobody replies
         hole.bind(("127.0.0.1", 0))
@@ -41,11 +44,13 @@ def test_a_master_that_does_not_answer_is_said_within_a_second(tmp_path):
                               re.escape("timed out, no answer"))
 
 
+@pytest.mark.serial("times the first notice against one second: tests beside it stretch that")
 def test_a_refused_zookeeper_is_said_at_once(tmp_path):
     _said_within_a_second(tmp_path, ["--master", "zk://127.0.0.1:1/mesos"], re.escape("ZooKeeper at 127.0.0.1:1"),
                           re.escape("127.0.0.1:1 connection refused"))
 
 
+@pytest.mark.serial("times the first notice against one second: tests beside it stretch that")
 def test_no_leader_in_zookeeper_is_said_at_once(tmp_path, zk):
     _said_within_a_second(tmp_path, ["--master", f"zk://{zk.hosts}/no-master-here"],
                           re.escape(f"the Mesos master's leader in ZooKeeper at {zk.hosts}/no-master-here"),

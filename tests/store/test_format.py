@@ -2,7 +2,8 @@
 refused plainly. The fixtures in tests/data/state: format1-* written by tfmesos 0.1.0, format2-running
 by the release before the journal (format 3), format3-running (with its journal) by the release before
 the kept end (format 4), format4-finished (a kept end) by the release before the recorded Marathon
-deployment (format 5)."""
+deployment (format 5), format5-running by the release before ``tfmesos update`` recorded the digest
+of the options a job was started with (format 6)."""
 from __future__ import annotations
 
 import json
@@ -50,7 +51,8 @@ def test_a_running_job_of_format_2_loads_with_an_empty_journal(tmp_path: Path) -
     saved = store.load()
     assert saved["format"] == FORMAT and saved["journal_gen"] == 0 and saved["end"] is None
     assert saved["deployment"] is None
-    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen", "end", "deployment")} == \
+    assert saved["launched_digest"] is None
+    assert {k: v for k, v in saved.items() if k not in ("format", "journal_gen", "end", "deployment", "launched_digest")} == \
         {k: v for k, v in old.items() if k != "format"}
     assert Job.from_dict(_spec(), saved["job"]).phase == "RUNNING"
 
@@ -71,10 +73,19 @@ def test_a_finished_job_of_format_4_loads_with_its_end_and_no_deployment() -> No
     old = _fixture("format4-finished.json")
     saved = decode(old)
     assert saved["format"] == FORMAT and saved["deployment"] is None
-    assert {k: v for k, v in saved.items() if k not in ("format", "deployment")} == \
+    assert {k: v for k, v in saved.items() if k not in ("format", "deployment", "launched_digest")} == \
         {k: v for k, v in old.items() if k != "format"}
     assert saved["finished"] is True and saved["end"]["logs"]
     assert Job.from_dict(_spec(), saved["job"]).snapshot().phase == "SUCCEEDED"
+
+
+def test_a_running_job_of_format_5_loads_as_never_updated() -> None:
+    old = _fixture("format5-running.json")
+    saved = decode(old)
+    assert saved["format"] == FORMAT and saved["launched_digest"] is None
+    assert {k: v for k, v in saved.items() if k not in ("format", "launched_digest")} == \
+        {k: v for k, v in old.items() if k != "format"}
+    assert Job.from_dict(_spec(), saved["job"]).phase == "RUNNING"
 
 
 def test_a_finished_job_of_format_1_loads_as_finished() -> None:

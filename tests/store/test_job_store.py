@@ -22,7 +22,7 @@ from tfmesos.store.state_store import DirStore
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "state"
 FIXTURES = ["format1-running.json", "format1-finished.json", "format2-running.json", "format3-running.json",
-            "format4-finished.json"]
+            "format4-finished.json", "format5-running.json"]
 
 
 def _options() -> dict:
@@ -76,6 +76,48 @@ def test_a_record_is_resumed_only_with_the_options_it_ran_with(tmp_path: Path) -
     other["job"]["command"] = "sleep 31"
     with pytest.raises(OptionsError, match="with other options"):
         JobStore(store, other).resume(saved, spec, other)
+
+
+def _updated(options: dict, env: list[str], workers: int) -> dict:
+    new = json.loads(json.dumps(options))
+    new["job"]["env"] = env
+    new["roles"]["worker"]["count"] = workers
+    return new
+
+
+def test_an_updated_job_resumes_with_the_update_s_options_from_those_it_was_started_with(tmp_path: Path) -> None:
+    options, spec = _options(), job_spec_from_options(_options())
+    options["job"]["env"] = ["LR=0.1", "TOKEN=s3cret"]
+    dirs = DirStore(tmp_path, "fixture-job")
+    writer = JobStore(dirs, options)
+    job = Job.new(spec, 0.0)
+    writer.record(job, "F-1")
+    new = _updated(options, ["LR=0.1", "TOKEN=s3cret"], 3)  # the same values: the record's names find them
+    writer.updated(new)
+    writer.record(job, "F-1")
+    saved = writer.saved()
+    assert saved.launched_digest == options_digest(options) and saved.options_digest == options_digest(new)
+    assert "s3cret" not in Path(dirs.where).read_text(), "env values stay out of the state"
+    # A failover started with the options of the first run, or with the update's: the update's.
+    assert JobStore(dirs, options).options_to_resume(saved, options) == new
+    assert JobStore(dirs, new).options_to_resume(saved, new) is new
+    # Another job's options: given back, and resume refuses them as before.
+    other = _updated(options, ["LR=0.1"], 5)
+    assert JobStore(dirs, other).options_to_resume(saved, other) is other
+    with pytest.raises(OptionsError, match="with other options"):
+        JobStore(dirs, other).resume(saved, spec, other)
+
+
+def test_an_update_s_new_env_values_are_not_guessed_after_a_failover(tmp_path: Path) -> None:
+    options, spec = _options(), job_spec_from_options(_options())
+    options["job"]["env"] = ["LR=0.1"]
+    dirs = DirStore(tmp_path, "fixture-job")
+    writer = JobStore(dirs, options)
+    writer.updated(_updated(options, ["LR=0.2"], 2))
+    writer.record(Job.new(spec, 0.0), "F-1")
+    saved = writer.saved()
+    with pytest.raises(OptionsError, match=r"\$\.job\.env: .* expected the options given to that update"):
+        JobStore(dirs, options).options_to_resume(saved, options)
 
 
 @pytest.mark.parametrize("content, why", [

@@ -1,5 +1,5 @@
 """The scheduler API's routes, named once: the server (``tfmesos/scheduler/http_api.py``) serves
-these, and its clients (``tfmesos status|logs|kill|restart``, the package's undeploy) ask for them.
+these, and its clients (``tfmesos status|logs|kill|restart|update``, the package's undeploy) ask for them.
 Plain names, importable by both sides without the server's code. The page's own script
 (``scheduler/web/``) polls ``STATUS`` and ``LOGS`` too, spelled there in JavaScript."""
 from __future__ import annotations
@@ -14,13 +14,14 @@ LOGS = "/v1/logs/"  # GET LOGS + ROLE:INDEX: a chunk of a task's stdout/stderr
 METRICS = "/metrics"  # GET: Prometheus text format
 SHUTDOWN = "/v1/shutdown"  # POST: kill every task, tear the framework down
 RESTART = "/v1/restart/"  # POST RESTART + ROLE:INDEX: kill one task; it is relaunched
+UPDATE = "/v1/update"  # POST {"options": {...}, "dry_run": bool}: run the job with new options (tfmesos update)
 PAGE = "/"  # GET: the status page
 PAGE_INDEX = "/index.html"  # GET: the same page
 PAGE_FILES = "/web/"  # GET PAGE_FILES + NAME: a file of the page
 
 TASK_ROUTES = (LOGS, RESTART)  # a task's name follows them
 GET_ROUTES = (HEALTH, STATUS, CLUSTERSPEC, ENDPOINTS, LOGS, METRICS, PAGE, PAGE_INDEX, PAGE_FILES)
-POST_ROUTES = (SHUTDOWN, RESTART)
+POST_ROUTES = (SHUTDOWN, RESTART, UPDATE)
 
 
 def task_route(route: str, task: str) -> str:

@@ -37,5 +37,6 @@ def task_row(t: TaskStatus) -> str:
         exit_part = ""
     else:  # a kill's exit as its end said it (core/state/notices.py): 143 and 0 are both a kill
         exit_part = " " + (killed_exit(t.exit_code) if t.state == TASK_KILLED else f"exit {t.exit_code}")
+    asked += f" (+{t.planned_stops} planned)" if t.planned_stops else ""
     why = f"  {t.exception}" if t.exception else ""  # of its last attempt: a relaunch clears it
     return f"{t.name:<12} {t.endpoint or '-':<21} {t.state:<14} restarts {t.restarts}{asked}{exit_part}{why}"

@@ -3,7 +3,8 @@
 ``--output json`` prints the FrameworkInfo the scheduler subscribes with and the TaskInfos it
 would launch on a synthetic offer big enough for the whole gang, built by the code a real run
 uses: the core's ``Job`` places the gang on the offer and returns its ``Launch`` actions,
-``mesos.taskinfo`` turns each into a TaskInfo, ``mesos.driver`` gives the FrameworkInfo. Only the
+``mesos.taskinfo`` turns each into a TaskInfo, ``mesos.driver`` gives the FrameworkInfo, and
+``cluster_spec`` is what each executor is sent once it asks (the TaskInfos do not carry it). Only the
 offer is made up (one agent, ids ``DRY_RUN_AGENT_ID``/``DRY_RUN_OFFER_ID``): a real master gives
 its own. Environment values are hidden (``tfmesos.masking``) in the options and in each TaskInfo's
 data (the ``TaskPayload``) unless ``--show-env-values``; secrets are never read here, their
@@ -43,6 +44,9 @@ class DryRun:
     offer: dict[str, Any]
     task_infos: list[dict[str, Any]]
     payloads: list[dict[str, Any]]  # each TaskInfo's data, decoded (the TaskPayload as sent)
+    # What each executor is sent once it asks (a framework message, not in any TaskInfo): the
+    # ClusterSpec's version and every task's address, shown once for the whole gang.
+    cluster_spec: dict[str, Any]
 
 
 def _up(value: float) -> float:
@@ -95,13 +99,16 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     hidden = SecretValues({use: HIDDEN.encode() for use in read_by_scheduler(spec.secrets)})
     settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user, secrets=hidden)
     ledger = OfferLedger(offer, spec.service.revocable)
-    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, a.cluster_spec) for a in launches for t in a.tasks]
+    infos = [build_task_info(spec, t, a.agent_id, ledger, settings) for a in launches for t in a.tasks]
     if show_env_values:
         shown = [(info, decode(info["data"], "the dry run")) for info in infos]
     else:
         shown = [hide_env(info) for info in infos]
+    message = job.cluster_spec_message()
+    assert message is not None  # the whole gang is placed: every address is known
     return DryRun(framework_info(spec, None, webui), offer, [info for info, _ in shown],
-                  [to_wire(payload) for _, payload in shown])  # type: ignore[arg-type]
+                  [to_wire(payload) for _, payload in shown],  # type: ignore[arg-type]
+                  {"version": message["version"], "cluster": message["cluster"]})
 
 
 def plan_lines(spec: JobSpec) -> list[str]:
@@ -138,6 +145,7 @@ def dry_run_document(options: dict[str, Any], spec: JobSpec, webui: str = "",
         "offer": plan.offer,
         "task_infos": plan.task_infos,
         "payloads": plan.payloads,
+        "cluster_spec": plan.cluster_spec,
     }
 
 

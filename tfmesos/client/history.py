@@ -31,7 +31,8 @@ def tasks_of(rec: dict[str, Any]) -> list[TaskStatus]:
         rows.append(TaskStatus(role=role, index=index, task_id=t.get("task_id", ""), agent_id=t.get("agent_id", ""),
                                endpoint=f"{t['hostname']}:{t['port']}" if t.get("hostname") else "",
                                state=t.get("state", ""), restarts=t.get("restarts", 0),
-                               requested_restarts=t.get("requested_restarts", 0), exit_code=t.get("exit_code"),
+                               requested_restarts=t.get("requested_restarts", 0), planned_stops=t.get("planned_stops", 0),
+                               exit_code=t.get("exit_code"),
                                reason=t.get("reason", ""), message=t.get("message", ""),
                                exception=t.get("exception", "")))
     rank = TENSORFLOW.rank  # a record has no spec: its framework's, the only one so far

@@ -1,6 +1,7 @@
-"""``tfmesos kill`` and ``tfmesos restart ROLE:INDEX``: acting on a running job through its API.
+"""``tfmesos kill``, ``tfmesos restart ROLE:INDEX`` and ``tfmesos update OPTIONS.json``: acting on a
+running job through its API.
 
-Both POST to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``) with the job's API
+Each POSTs to the scheduler (``/v1/shutdown``, ``/v1/restart/ROLE:INDEX``, ``/v1/update``) with the job's API
 token: TFMESOS_API_TOKEN when set (never from the command line, where ``ps`` would show it),
 else the one its scheduler made and kept for its owner (``records.token_for``: the state
 directory, or ZooKeeper with --zk and TFMESOS_ZK_AUTH).
@@ -22,9 +23,12 @@ from .logs import add_record_flags, unreachable_api
 from .which_job import find_live_job
 
 
-def post(api: str, path: str, token: str | None = None) -> tuple[int, dict[str, Any]]:
-    headers = {"Content-Length": "0", **token_header(token)}
-    request = urllib.request.Request(f"http://{api}{path}", data=b"", method="POST", headers=headers)
+def post(api: str, path: str, token: str | None = None, body: Any = None) -> tuple[int, dict[str, Any]]:
+    data = b"" if body is None else json.dumps(body).encode()
+    headers = {"Content-Length": str(len(data)), **token_header(token)}
+    if data:
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(f"http://{api}{path}", data=data, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as resp:
             return resp.status, json.load(resp)
@@ -35,7 +39,7 @@ def post(api: str, path: str, token: str | None = None) -> tuple[int, dict[str, 
             return exc.code, {"error": str(exc)}
 
 
-def _act(args: argparse.Namespace, name: str | None, path: str, what: str) -> int:
+def _act(args: argparse.Namespace, name: str | None, path: str, what: str, sent: Any = None) -> int:
     from . import records
 
     records.find_token(args, name)  # with api_token_reads, finding the live job reads its API
@@ -43,14 +47,18 @@ def _act(args: argparse.Namespace, name: str | None, path: str, what: str) -> in
     api = ref.api
     assert api is not None
     try:
-        code, body = post(api, path, records.token_for(args, ref.name, api))
+        code, body = post(api, path, records.token_for(args, ref.name, api), sent)
     except (urllib.error.URLError, OSError) as exc:
         print(f"tfmesos {args.command}: {unreachable_api(api, exc)}", file=sys.stderr)
         return UnreachableError.exit_code
     if code >= 300:
-        print(f"tfmesos {args.command}: {body.get('error', code)}", file=sys.stderr)
-        return 2 if code == 400 else 1  # 400: no such task, or not ROLE:INDEX
-    if "restarting" in body:
+        problems = body.get("problems") or [body.get("error", code)]
+        print(f"tfmesos {args.command}: " + "\n  ".join(map(str, problems)), file=sys.stderr)
+        return 2 if code == 400 else 1  # 400: no such task, or not ROLE:INDEX; options that cannot change
+    if "plan" in body:  # an update: what it changes and restarts
+        print(("would change (dry run, nothing done):" if body.get("dry_run") else "updating:") + "\n  "
+              + "\n  ".join(body["plan"]))
+    elif "restarting" in body:
         print(body["restarting"])
     elif body.get("phase") in ENDED_PHASES:
         print(f"the job had already ended ({body['phase']}): its API and status page stop now")
@@ -65,6 +73,15 @@ def cmd_kill(args: argparse.Namespace) -> int:
 
 def cmd_restart(args: argparse.Namespace) -> int:
     return _act(args, args.name, routes.task_route(routes.RESTART, args.task), "")
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """The options file is read and checked here as ``tfmesos run`` reads it (paths made absolute
+    from its folder); the scheduler checks them again and says what changes."""
+    from .job_options import load_job
+
+    job = load_job(argparse.Namespace(options=args.options, dry_run=True), embedded=False)
+    return _act(args, args.name, routes.UPDATE, "", {"options": job.options, "dry_run": args.dry_run})
 
 
 def add_subcommands(sub: Any) -> None:
@@ -83,3 +100,15 @@ def add_subcommands(sub: Any) -> None:
     restart.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
     add_record_flags(restart)
     restart.set_defaults(func=cmd_restart)
+    what = ("change a running job's options (worker count, env, resources, image): it saves at a planned stop "
+            "and resumes with them from its checkpoint")
+    update = sub.add_parser("update", help=what, description=what[0].upper() + what[1:] + ". The same options "
+                            "again restart the whole job gracefully; what cannot change (the name, the Mesos role, "
+                            "the principal, ...) is refused with the reason, before anything stops. " + RULE)
+    job_name_argument(update)
+    update.add_argument("options", metavar="OPTIONS.json", help="the job's options, whole, as tfmesos run takes them")
+    update.add_argument("--dry-run", action="store_true",
+                        help="say what would change and what that restarts; change nothing")
+    update.add_argument("--api", help="HOST:PORT of the scheduler API (or TFMESOS_API)")
+    add_record_flags(update)
+    update.set_defaults(func=cmd_update)

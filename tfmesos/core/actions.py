@@ -21,8 +21,7 @@ class Launch:
     offer_id: str
     agent_id: str
     hostname: str
-    tasks: tuple[TaskLaunch, ...]
-    cluster_spec: dict | None = None  # the ClusterSpec message when every address is known (gang launch)
+    tasks: tuple[TaskLaunch, ...]  # no ClusterSpec: each executor asks for it (cluster_spec_sync)
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,25 @@ class Decline:
 class Kill:
     task_id: str
     agent_id: str
+
+
+@dataclass(frozen=True)
+class Notify:
+    """Tell a task of a planned stop (its executor writes the notice file: docs/developers/
+    architecture.md, "Planned stop: the notice"). A Kill that follows gives its SIGTERM."""
+
+    task_id: str
+    agent_id: str
+    reason: str  # "agent h1 draining"
+    kind: str  # one of tfmesos.task.notice.KINDS
+
+
+@dataclass(frozen=True)
+class AcceptInverseOffers:
+    """Tell Mesos the job gives these agents back for their maintenance windows: nothing of it
+    runs there any more (advisory to Mesos: it shows in /maintenance/status)."""
+
+    inverse_offer_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -75,4 +93,5 @@ class Done:
         return self.end == SUCCEEDED
 
 
-Action = Persist | Launch | Decline | Kill | SendClusterSpec | Revive | Suppress | Reconcile | Done
+Action = (Persist | Launch | Decline | Kill | Notify | AcceptInverseOffers | SendClusterSpec | Revive | Suppress | Reconcile
+          | Done)

@@ -55,6 +55,11 @@ class FrameworkProfile:
     # Whether a task's exception line says that a peer, the network or the cluster failed, not the
     # script: the same line twice in a row then does not stop relaunching (core/job/retry_policy.py).
     transient_failure: Callable[[str], bool] = lambda line: False
+    # A planned stop of these tasks (core/job/planned_stop.py): the live peers that must be told
+    # too, to save (or stay up while others save) without being stopped.
+    told_of_stop: Callable[[JobSpec, Sequence[TaskKey]], tuple[TaskKey, ...]] = lambda spec, leaving: ()
+    # Whether this task's planned exit means the job has saved: servers told and stopped may go.
+    saves_for_job: Callable[[JobSpec, TaskKey], bool] = lambda spec, key: True
 
     def rank(self, role: str) -> int:
         """Where a role's tasks come: in ``role_order``, then any other (TensorBoard) after them."""

@@ -164,6 +164,8 @@ class Policies:
     placement_timeout_seconds: float = 120.0
     queue_timeout_seconds: float = 0.0  # how long a job that fits but finds no room waits; 0: no bound
     active_deadline_seconds: float = 0.0
+    stop_grace_seconds: float = 30.0  # SIGTERM to SIGKILL, the TaskInfo's KillPolicy: time to save at the step
+    maintenance_margin_seconds: float = 300.0  # move off a machine this long before its window opens
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ class TaskStatus:
     state: str = ""  # the Mesos task state, e.g. TASK_RUNNING
     restarts: int = 0  # relaunches after a failure: its own, or another task's that restarted the whole job
     requested_restarts: int = 0  # relaunches a person asked for (tfmesos restart)
+    planned_stops: int = 0  # relaunches after a planned stop (an agent drained): no failure
     exit_code: int | None = None  # of its last attempt, once ended
     reason: str = ""
     message: str = ""

@@ -1,12 +1,18 @@
 """The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
 
-It takes the ClusterSpec from the TaskInfo (a gang launch: the task starts at once) or reports
-TASK_STARTING and waits for it (a framework message from the scheduler; it asks again if none
-arrives, since messages are best effort), then starts the task's process with TF_CONFIG and
-reports TASK_RUNNING. The process's output goes to the sandbox;
-the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
+Once its task arrives it asks the scheduler for the ClusterSpec (a framework message; asked again
+until the answer comes, since messages are best effort: the TaskInfo does not carry it), then
+starts the task's process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to
+the sandbox; the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
+
+A KILL is a stop the task is told of first (docs/developers/architecture.md, "Planned stop: the
+notice"): TASK_KILLING (to a framework with TASK_KILLING_STATE), the notice file written
+(``TFMESOS_NOTICE_FILE``: the scheduler's reason when a ``StopNotice`` came first, else the
+agent's own KILL, a drain's; none after a plain stop's ``StopNotice``, kind ""), SIGTERM, and SIGKILL after the grace: the KILL's kill policy (a
+drain's ``max_grace_period`` caps it), else the TaskInfo's (the job's stop grace). A second KILL
+sends SIGTERM again: a server that serves on after the notice (tfserver) then stops.
 
 Nothing of the task outlives the executor: the task runs in a process group of its own (its
 children too, unless they leave it), and before the executor exits, whatever is left of that group
@@ -39,7 +45,8 @@ if TYPE_CHECKING:
     from ..mesos.messages import Message, TaskPayload
     from .report_pipe import ReportPipe
 
-ASK_AGAIN_SECONDS = 5.0
+ASK_AGAIN_SECONDS = 10.0  # a 1,000-task gang on a loaded machine takes more than 5 s to answer: no wave of asks again
+ASK_AGAIN_MAX_SECONDS = 30.0
 KILL_GRACE_SECONDS = 3.0
 LOG_TAIL_LINES = 20
 # How much of a failed task's stderr file is read back for its traceback (a message holding a
@@ -390,10 +397,16 @@ class TFExecutor:
         self._have_spec = threading.Event()
         self._agent_away = False
         self.secret_dir: str | None = None  # the task's secret files (write_secret_files), removed at its end
+        self.killing_state = False  # the framework has TASK_KILLING_STATE: a KILL says TASK_KILLING first
+        self.agent_host = ""
+        self.stop_notice: tuple[str, str] | None = None  # (reason, kind) of the scheduler's StopNotice
 
     # -- the driver's callbacks
     def registered(self, driver: Any, executor_info: Any, framework_info: Any, agent_info: Any) -> None:
         self.driver = driver
+        capabilities = (framework_info or {}).get("capabilities") or []
+        self.killing_state = any(c.get("type") == "TASK_KILLING_STATE" for c in capabilities)
+        self.agent_host = (agent_info or {}).get("hostname", "")
         # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
         # subprocess): made while a busy agent sends the task (a second and more in a big gang's
         # launch), not after it arrives. After SUBSCRIBE, so the subscription waits for none of it.
@@ -414,7 +427,7 @@ class TFExecutor:
         self.driver = driver
         self.task_id = task["task_id"]["value"]
         self.kill_policy = task.get("kill_policy")
-        from ..mesos.messages import ClusterSpecMessage, TaskPayload, decode, to_wire
+        from ..mesos.messages import TaskPayload, decode
 
         try:
             payload = decode(task["data"], "the scheduler's TaskInfo")
@@ -426,32 +439,41 @@ class TFExecutor:
             self._report("TASK_FAILED", f"tfmesos executor: {exc}", {"log_tail": str(exc)})
             return
         self.payload = payload
-        if payload.cluster is not None:  # gang launch: the ClusterSpec came with the task
-            # No TASK_STARTING: RUNNING follows within milliseconds, and each update costs the
-            # agent a checkpoint and the scheduler an acknowledgement (a third of a big gang's).
-            self._take_spec(to_wire(ClusterSpecMessage(payload.spec_version, payload.cluster)))
-            return
-        driver.sendStatusUpdate(_status(self.task_id, "TASK_STARTING", "waiting for the ClusterSpec"))
-        threading.Thread(target=self._ask_for_spec, daemon=True).start()
+        # The ClusterSpec is not in the TaskInfo: ask for it now (a framework message, no
+        # TASK_STARTING: each update costs the agent a checkpoint and the scheduler an
+        # acknowledgement, and RUNNING follows as soon as the answer is here).
+        threading.Thread(target=self._ask_for_spec, name="tfmesos-executor-ask-spec", daemon=True).start()
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
-        from ..mesos.messages import ClusterSpecMessage, decode, to_wire
+        from ..mesos.messages import ClusterSpecMessage, StopNotice, decode
 
         try:
             message = decode(data, "the scheduler")
+            spec = None
+            if isinstance(message, ClusterSpecMessage):
+                spec = {"type": message.KIND, "version": message.version, "cluster": message.cluster()}
         except ValueError as exc:  # another protocol: the task cannot be told its peers
             log.error("framework message refused: %s", exc)
             if self.process is None and not self.killed:
                 self.killed = True
                 self._report("TASK_FAILED", f"tfmesos executor: {exc}")
             return
-        if isinstance(message, ClusterSpecMessage):
-            self._take_spec(to_wire(message))
+        if spec is not None:
+            self._take_spec(spec)
+        elif isinstance(message, StopNotice):
+            with self._lock:
+                if self.stop_notice is not None or self.kill_deadline is not None:
+                    return  # told already, or stopping: a notice is never taken back nor changed
+                self.stop_notice = (message.reason, message.kind)
+            if message.kind:  # "": a plain stop (no notice), so that the KILL after it is not taken for a drain's
+                self._write_notice(None)
 
     def _take_spec(self, msg: dict[str, Any]) -> None:
         """Write the newest ClusterSpec to the sandbox; start the task on the first one."""
         with self._lock:
             if self.spec is not None and msg["version"] <= self.spec["version"]:
+                return
+            if self.payload is None:  # no task yet to start (the scheduler sends only when asked)
                 return
             self.spec = msg
             sandbox = os.environ.get("MESOS_SANDBOX") or os.getcwd()
@@ -480,11 +502,42 @@ class TFExecutor:
         grace = kill_grace(kill_policy or self.kill_policy)
         deadline = time.monotonic() + grace
         with self._lock:
-            if self.kill_deadline is not None and self.kill_deadline <= deadline:
-                return  # killed already, as soon or sooner
-            self.kill_deadline = deadline
-        proc.signal_group(signal.SIGTERM)
-        threading.Timer(grace, proc.signal_group, args=(signal.SIGKILL,)).start()
+            first, sooner = self.kill_deadline is None, self.kill_deadline is None or deadline < self.kill_deadline
+            if sooner:
+                self.kill_deadline = deadline
+        if first:
+            if self.killing_state:
+                self.driver.sendStatusUpdate(_status(self.task_id, "TASK_KILLING", f"stopping: SIGKILL in {grace:g} s"))
+            if self.stop_notice is None or self.stop_notice[1]:  # not a plain stop
+                self._write_notice(time.time() + grace)
+        proc.signal_group(signal.SIGTERM)  # again on a second KILL: a server told to serve on stops
+        if sooner:
+            threading.Timer(grace, self._kill_by, args=(proc, deadline)).start()
+
+    def _kill_by(self, proc: TaskProcess, deadline: float) -> None:
+        """SIGKILL at the end of the grace, unless a later KILL brought it sooner (its own timer)."""
+        import signal
+
+        with self._lock:
+            due = self.kill_deadline is not None and self.kill_deadline >= deadline - 1e-6
+        if due:
+            proc.signal_group(signal.SIGKILL)
+
+    def _write_notice(self, deadline: float | None) -> None:
+        """The task's notice file (the contract's executor side): the scheduler's reason when it
+        sent one, else the agent's own KILL (a drain)."""
+        from ..task import notice
+
+        path = self._notice_path()
+        reason, kind = self.stop_notice or (f"agent {self.agent_host or 'of this task'} draining", "drain")
+        try:
+            notice.write(path, notice.Notice(reason, kind, deadline))
+        except OSError as exc:  # the task still gets SIGTERM and its grace
+            log.warning("cannot write the notice file %s: %s", path, exc)
+
+    @staticmethod
+    def _notice_path() -> str:
+        return os.path.join(os.environ.get("MESOS_SANDBOX") or os.getcwd(), "notice.json")
 
     def shutdown(self, driver: Any) -> None:
         if not self.task_id:  # no task yet: nothing to kill, the executor just ends
@@ -520,13 +573,21 @@ class TFExecutor:
 
     # -- internals
     def _ask_for_spec(self) -> None:
+        """Ask for the ClusterSpec until it is here: at once, then every ASK_AGAIN_SECONDS (the
+        ask or the answer may be lost: framework messages are best effort), doubling up to
+        ASK_AGAIN_MAX_SECONDS (a busy scheduler answering a big gang is not asked a dozen times)."""
         from ..mesos.messages import NeedSpec, encode
 
-        while not self._have_spec.wait(ASK_AGAIN_SECONDS) and not self.killed:
+        wait = ASK_AGAIN_SECONDS
+        while not self._have_spec.is_set() and not self.killed:
             try:
                 self.driver.sendFrameworkMessage(encode(NeedSpec(self.task_id)))
             except Exception as exc:  # disconnected: try again later
                 log.warning("cannot ask for the ClusterSpec yet: %s", exc)
+            if self._have_spec.wait(wait) or self.killed:
+                return
+            log.info("no ClusterSpec %g s after asking for it: asking again", wait)
+            wait = min(wait * 2, ASK_AGAIN_MAX_SECONDS)
 
     def _send_message(self, msg: Message) -> None:
         from ..mesos.messages import encode
@@ -564,6 +625,9 @@ class TFExecutor:
             }
         )
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from ..task.notice import task_env
+
+        env.update(task_env(self._notice_path(), p.env or {}))  # the job's own values win
         env.update(p.env or {})
         env.update(p.secret_env)
         return env

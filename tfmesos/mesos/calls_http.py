@@ -169,11 +169,12 @@ class CallSender:
     events and acknowledging status updates (an update unacknowledged for 10 s is sent again).
     ``answer`` gets the batch's responses, or the exception that ended it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, timeout: float = 30.0) -> None:
         import queue
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._conn: CallConnection | None = None
+        self._timeout = timeout
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -185,22 +186,47 @@ class CallSender:
         self._queue.put(None)
 
     def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            address, path, bodies, headers, answer = item
-            host, port = address.split(":", 1)
-            if self._conn is None or (self._conn.host, self._conn.port) != (host, int(port)):
-                if self._conn is not None:
-                    self._conn.close()
-                self._conn = CallConnection(host, int(port), timeout=30.0)
+        import itertools
+        import queue
+
+        closing = False
+        while not closing and (item := self._queue.get()) is not None:
+            # Whatever else is queued by now goes in the same pipeline (a burst of single calls,
+            # e.g. a big gang's executors each asking for the ClusterSpec: one round trip, not one each).
+            batch = [item]
+            while True:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    closing = True
+                    break
+                batch.append(more)
+            for _, run in itertools.groupby(batch, lambda i: (i[0], i[1], sorted(i[3].items()))):
+                self._send(list(run))
+        if self._conn is not None:
+            self._conn.close()
+
+    def _send(self, items: list[tuple[str, str, list[bytes], dict[str, str], Callable[..., None]]]) -> None:
+        """Items of one address, path and headers, in one pipeline; each answer gets its own responses."""
+        address, path, _, headers, _ = items[0]
+        host, port = address.split(":", 1)
+        if self._conn is None or (self._conn.host, self._conn.port) != (host, int(port)):
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = CallConnection(host, int(port), timeout=self._timeout)
+        bodies = [body for item in items for body in item[2]]
+        try:
+            result: list[CallResponse] | Exception = self._conn.pipelined("POST", path, bodies, headers)
+        except Exception as exc:  # noqa: BLE001 - handed to the callers' callbacks
+            result = exc
+        at = 0
+        for _, _, own, _, answer in items:
             try:
-                result: list[CallResponse] | Exception = self._conn.pipelined("POST", path, bodies, headers)
-            except Exception as exc:  # noqa: BLE001 - handed to the caller's callback
-                result = exc
-            try:
-                answer(result)
+                answer(result if isinstance(result, Exception) else result[at:at + len(own)])
             except Exception:  # noqa: BLE001 - a callback's failure must not stop later batches
                 import logging
 
-                logging.getLogger("tfmesos.mesos.calls_http").exception("handling the answers to %d calls failed", len(bodies))
-        if self._conn is not None:
-            self._conn.close()
+                logging.getLogger("tfmesos.mesos.calls_http").exception("handling the answers to %d calls failed", len(own))
+            at += len(own)

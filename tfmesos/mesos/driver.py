@@ -16,12 +16,14 @@ import socket
 import time
 from typing import Any, Callable, Protocol
 
+from ..core.placement.maintenance import InverseOffer
 from ..core.task_state import StatusUpdate
 from ..core.spec import JobSpec
 from ..errors import UnreachableError
 from .operator import QUEUE_LABEL
 from .events import OffersArrived, Subscribed, offers_arrived, parse_status, protocol_mismatch_of, ref, value_of
 from .messages import ProtocolMismatch, decode
+from .offers import parse_inverse_offer
 
 log = logging.getLogger("tfmesos.mesos.driver")
 
@@ -35,6 +37,8 @@ class JobEvents(Protocol):
     def disconnected(self) -> bool: ...  # True: the run is ending, nothing to re-subscribe for
     def offers_arrived(self, event: OffersArrived) -> None: ...
     def offer_rescinded(self, offer_id: str) -> None: ...
+    def inverse_offers(self, offers: list[InverseOffer]) -> None: ...
+    def inverse_offer_rescinded(self, inverse_offer_id: str) -> None: ...
     def status_update(self, update: StatusUpdate) -> None: ...
     def executor_said(self, message: Any) -> None: ...  # a decoded messages.* from an executor
     def protocol_mismatch(self, reason: str) -> None: ...
@@ -84,11 +88,17 @@ class MesosAdapter:
     def resourceOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
         self.shell.offers_arrived(offers_arrived(offers, self.revocable))
 
+    @_guard
     def inverseOffers(self, driver: Any, offers: list[dict[str, Any]]) -> None:  # noqa: N802
-        pass  # planned maintenance: not acted on yet
+        """A maintenance window ahead on these agents (core/job/maintenance.py decides)."""
+        parsed = [o for o in map(parse_inverse_offer, offers) if o is not None]
+        if parsed:
+            self.shell.inverse_offers(parsed)
 
+    @_guard
     def inverseOfferRescinded(self, driver: Any, offer_id: dict[str, str]) -> None:  # noqa: N802
-        pass  # a maintenance window's inverse offer withdrawn (its agent removed): nothing was acted on
+        """Withdrawn: the schedule changed (a new one follows) or the agent was removed."""
+        self.shell.inverse_offer_rescinded(value_of(offer_id))
 
     def operationStatusUpdate(self, driver: Any, status: dict[str, Any]) -> None:  # noqa: N802
         pass  # only for operations given an id, which tfmesos never gives
@@ -156,6 +166,10 @@ class MesosAdapter:
         """A gang's LAUNCHes, (offer id, task infos) each, pipelined by the driver's sender."""
         self.driver.launch_many([(offer_id, infos, LAUNCH_FILTERS) for offer_id, infos in launches], answer)
 
+    def accept_inverse_offers(self, inverse_offer_ids: list[str]) -> None:
+        """The job gives these agents back for their windows (ACCEPT_INVERSE_OFFERS: advisory)."""
+        self.driver.acceptInverseOffers([ref(oid) for oid in inverse_offer_ids])
+
     def decline(self, offer_ids: list[str], refuse_seconds: float) -> None:
         self.driver.declineOffer([ref(oid) for oid in offer_ids], {"refuse_seconds": refuse_seconds})
 
@@ -163,8 +177,12 @@ class MesosAdapter:
         self.driver.killTask(ref(task_id))
 
     def send(self, task_id: str, agent_id: str, data: str) -> None:
-        """A framework message to the executor of ``task_id`` (tfmesos' executor id is its task's)."""
-        self.driver.sendFrameworkMessage(ref(task_id), ref(agent_id), data)
+        """A framework message to the executor of ``task_id`` (tfmesos' executor id is its task's):
+        pipelined off the event thread where the driver can (tfmesos' own)."""
+        if hasattr(type(self.driver), "send_message_pipelined"):  # on the class: test doubles answer any name
+            self.driver.send_message_pipelined(ref(task_id), ref(agent_id), data)
+        else:
+            self.driver.sendFrameworkMessage(ref(task_id), ref(agent_id), data)
 
     def revive(self) -> None:
         self.driver.reviveOffers()
@@ -183,8 +201,9 @@ def framework_info(spec: JobSpec, framework_id: str | None, webui_url: str) -> d
         "name": svc.name,
         "roles": list(svc.mesos_roles),
         # Offers name their role (allocation_info) and carry reservations in the refined form;
+        # TASK_KILLING_STATE: a kill (a drain's included) says TASK_KILLING at once, with its reason;
         # GPU_RESOURCES only for a job that wants GPUs, so CPU jobs never hold GPU agents.
-        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT")]
+        "capabilities": [{"type": c} for c in ("MULTI_ROLE", "RESERVATION_REFINEMENT", "TASK_KILLING_STATE")]
         + ([{"type": "GPU_RESOURCES"}] if spec.gpus_needed else [])
         + ([{"type": "REVOCABLE_RESOURCES"}] if svc.revocable else []),
         "failover_timeout": svc.failover_timeout,

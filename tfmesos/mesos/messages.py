@@ -8,17 +8,21 @@ change an older peer could misread: a renamed or removed field, a changed meanin
 
 Protocols: 1, the first versioned one; 2, ``TaskPayload.job`` (which held the service's name)
 became ``TaskPayload.service``; 3, ``TaskPayload.secret_env``/``secret_files`` (an older executor
-would start the task without its secrets).
+would start the task without its secrets); 4, the ClusterSpec never rides in the TaskInfo
+(``TaskPayload.spec_version``/``cluster`` gone: a gang's TaskInfos grew with its square): every
+executor asks for it (``NeedSpec``) once it has its task, and ``ClusterSpecMessage`` carries it
+compressed (``cluster_z``).
 """
 from __future__ import annotations
 
 import base64
 import dataclasses
 import json
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
-PROTOCOL = 3
+PROTOCOL = 4
 
 # Sandbox files of the task that streams its output, which a scheduler that missed messages (a
 # master failover, its own restart) reads through the agent's files API: every forwarded line,
@@ -50,10 +54,9 @@ class TaskPayload:
     python: str
     service: str  # the service's name (options' service.name): the task sees it as TFMESOS_SERVICE
     stream_output: bool  # the task that decides success streams its output to the scheduler
-    # Gang launch: every address was known at launch, so the ClusterSpec rides along and the task
-    # starts without waiting for a framework message. Optional: an older peer ignores or omits it.
-    spec_version: int = 0
-    cluster: dict[str, list[str]] | None = None
+    # No ClusterSpec: the executor asks for it (NeedSpec) and the task starts when it arrives
+    # (ClusterSpecMessage). In every TaskInfo, the master and each agent parsed and checkpointed
+    # it once per task: a gang's TaskInfo bytes grew with the square of its size.
     # The job's env:/file: secrets (core.secrets): variables, and files under the sandbox (base64).
     # Only here, never in a Mesos VALUE secret, which the master shows in its state.
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
@@ -62,11 +65,29 @@ class TaskPayload:
 
 @dataclass(frozen=True)
 class ClusterSpecMessage:
-    """Scheduler -> executor: every task's address, a newer version replacing an older one."""
+    """Scheduler -> executor: every task's address, a newer version replacing an older one. Sent
+    once per executor and version, so compressed: a gang's addresses share hosts and port
+    prefixes (1,000 workers: 20-30 kB of JSON, 3-5 kB deflated)."""
 
     KIND: ClassVar[str] = "clusterspec"
     version: int
-    cluster: dict[str, list[str]]
+    cluster_z: str  # base64 of the zlib-deflated compact JSON of {TF job name: [host:port, ...]}
+
+    @classmethod
+    def of(cls, version: int, cluster: dict[str, list[str]]) -> ClusterSpecMessage:
+        text = json.dumps(cluster, separators=(",", ":")).encode()
+        return cls(version, base64.b64encode(zlib.compress(text, 6)).decode())
+
+    def cluster(self) -> dict[str, list[str]]:
+        """The ClusterSpec; ValueError (naming it) where ``cluster_z`` is not one."""
+        try:
+            cluster = json.loads(zlib.decompress(base64.b64decode(self.cluster_z)))
+        except (ValueError, zlib.error) as exc:
+            raise ValueError(f"tfmesos clusterspec message: cluster_z is not a deflated ClusterSpec: {exc}") from None
+        if not isinstance(cluster, dict) or not all(
+                isinstance(v, list) and all(isinstance(a, str) for a in v) for v in cluster.values()):
+            raise ValueError("tfmesos clusterspec message: cluster_z holds no {job: [host:port, ...]} mapping")
+        return cluster
 
 
 @dataclass(frozen=True)
@@ -111,9 +132,21 @@ class TaskResult:
     exception: str = ""
 
 
-Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult]
+@dataclass(frozen=True)
+class StopNotice:
+    """Scheduler -> executor: a planned stop (docs/developers/architecture.md, "Planned stop: the
+    notice"): the executor writes the task's notice file; a KILL that follows gives the SIGTERM.
+    An older executor refuses the kind (logged) and its task goes on."""
+
+    KIND: ClassVar[str] = "stop_notice"
+    task_id: str
+    reason: str
+    kind: str  # tfmesos.task.notice.KINDS; "": a plain stop, no notice (the KILL after it is the scheduler's)
+
+
+Message = Union[TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines, Progress, TaskResult, StopNotice]
 _KINDS: dict[str, type] = {cls.KIND: cls for cls in (TaskPayload, ClusterSpecMessage, NeedSpec, OutputLines,
-                                                     Progress, TaskResult)}
+                                                     Progress, TaskResult, StopNotice)}
 
 
 def to_wire(message: Message) -> dict[str, Any]:
@@ -140,23 +173,7 @@ def from_wire(obj: Any, what: str = "the peer") -> Message:
 
 def encode(message: Message) -> str:
     """Base64 of compact JSON: what TaskInfo.data, framework messages and status data carry."""
-    wire = to_wire(message)
-    cluster = wire.pop("cluster") if isinstance(message, TaskPayload) and message.cluster is not None else None
-    text = json.dumps(wire, separators=(",", ":"))
-    if cluster is not None:  # a gang's tasks share one ClusterSpec: encoded once, not per task
-        text = text[:-1] + ',"cluster":' + _cluster_json(cluster) + "}"
-    return base64.b64encode(text.encode()).decode()
-
-
-_LAST_CLUSTER: list[Any] = [None, ""]  # the last ClusterSpec encoded (kept alive: compared by identity)
-
-
-def _cluster_json(cluster: dict[str, list[str]]) -> str:
-    last = _LAST_CLUSTER
-    if last[0] is not cluster:
-        last[1] = json.dumps(cluster, separators=(",", ":"))
-        last[0] = cluster
-    return last[1]
+    return base64.b64encode(json.dumps(to_wire(message), separators=(",", ":")).encode()).decode()
 
 
 def decode(data: str, what: str = "the peer") -> Message:

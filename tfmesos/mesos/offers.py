@@ -1,8 +1,10 @@
-"""Mesos offers in: the resources JSON of an offer reduced to the core's plain Offer."""
+"""Mesos offers in: the resources JSON of an offer reduced to the core's plain Offer, and a
+maintenance window (an offer's or an inverse offer's ``unavailability``) to the core's Window."""
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.placement.maintenance import InverseOffer, Window
 from ..core.placement.offers import Offer, PortRange
 from ..core.spec import Resources
 
@@ -54,4 +56,26 @@ def parse_offer(raw: dict[str, Any], revocable: bool = False) -> Offer:
         ports=tuple(sorted(ports)),
         mesos_role=raw.get("allocation_info", {}).get("role", "*"),
         reserved=reserved,
+        unavailability=parse_window(raw.get("unavailability")),
     )
+
+
+def parse_window(raw: dict[str, Any] | None) -> Window | None:
+    """Mesos' Unavailability (``{start: {nanoseconds}, duration: {nanoseconds}}``; int64 as JSON
+    strings or numbers) as unix seconds; no duration: unavailable until further notice."""
+    if not raw or "start" not in raw:
+        return None
+    duration = raw.get("duration")
+    return Window(int(raw["start"]["nanoseconds"]) / 1e9,
+                  int(duration["nanoseconds"]) / 1e9 if duration and "nanoseconds" in duration else None)
+
+
+def parse_inverse_offer(raw: dict[str, Any]) -> InverseOffer | None:
+    """An INVERSE_OFFERS entry for an agent (None: one for a whole machine's resources with no
+    agent, which a framework holding tasks never gets from Mesos 1.12)."""
+    window = parse_window(raw.get("unavailability"))
+    agent = (raw.get("agent_id") or {}).get("value")
+    if window is None or not agent:
+        return None
+    address = (raw.get("url") or {}).get("address") or {}
+    return InverseOffer(raw["id"]["value"], agent, address.get("hostname") or address.get("ip") or "", window)

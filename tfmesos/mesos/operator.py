@@ -73,18 +73,28 @@ def _amounts(summary: Any) -> dict[str, float]:
     return {name: float(v) for name, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
+def _leaving(agent: dict[str, Any]) -> str:
+    """Whether nothing may be placed on an agent of ``/state`` (traces 13 and 15): "draining"
+    (``drain_info`` DRAINING, then DRAINED), "deactivated", or "". (A deactivated agent shows
+    ``active: false``; the master has no event for either: it is polled.)"""
+    if (agent.get("drain_info") or {}).get("state") in ("DRAINING", "DRAINED"):
+        return "draining"
+    return "deactivated" if agent.get("deactivated") else ""
+
+
 def cluster_state(master: str, principal: str = "", secret: str = "",
                   timeout: float = 2.0) -> tuple[list[Agent], list[Framework]] | None:
     """The agents (totals, used, offered, reservations per role) and the frameworks (id, name, role,
     used + offered) from the master's ``/state``, which the embedded master and Mesos both serve
-    (the operator API's GET_AGENTS carries the same agent figures, and nothing of the frameworks')."""
+    (the operator API's GET_AGENTS carries the same agent figures, and nothing of the frameworks').
+    Agents draining or deactivated are listed with ``leaving`` saying so."""
     state = _request(master, "/state", principal, secret, None, timeout)
     if not isinstance(state, dict):
         return None
     agents = [Agent(str(s.get("id", "")), str(s.get("hostname", "")), _amounts(s.get("resources")),
                     _amounts(s.get("used_resources")), _amounts(s.get("offered_resources")),
-                    {role: _amounts(r) for role, r in (s.get("reserved_resources") or {}).items()})
-              for s in state.get("slaves", []) if s.get("active", True)]
+                    {role: _amounts(r) for role, r in (s.get("reserved_resources") or {}).items()}, _leaving(s))
+              for s in state.get("slaves", []) if s.get("active", True) or _leaving(s)]
     frameworks = []
     for f in state.get("frameworks", []):
         used, offered = _amounts(f.get("used_resources")), _amounts(f.get("offered_resources"))

@@ -42,6 +42,11 @@ log = logging.getLogger("tfmesos.mesos.scheduler_driver")
 API = "/api/v1/scheduler"
 CONNECT_TIMEOUT = 10.0  # to connect, and for the answer to SUBSCRIBE to begin
 CALL_TIMEOUT = 30.0
+# A pipelined call is answered once the master has handled it and every call before it: a -O0
+# Mesos 1.12 master on a loaded machine took 6 s to parse a 363-task ACCEPT and ~65 s to launch its
+# tasks, so with 30 s the second and third ACCEPTs of a 1,000-task gang were dropped with the
+# connection (issue 40). A master that is gone ends the subscription stream long before this.
+PIPELINED_CALL_TIMEOUT = 600.0
 
 
 class StreamEnded(Exception):
@@ -90,7 +95,8 @@ class SchedulerDriver:
         self._thread: threading.Thread | None = None
         self._call_lock = threading.Lock()
         self._conn: CallConnection | None = None
-        self._sender: CallSender | None = None
+        self._sender: CallSender | None = None  # a gang's ACCEPTs
+        self._messages: CallSender | None = None  # framework messages (the ClusterSpec's answers)
 
     # ------------------------------------------------------------------ the driver's life
     def start(self) -> None:
@@ -126,9 +132,10 @@ class SchedulerDriver:
         _shut(stream)
         if self._detector is not None:
             self._detector.stop()
-        sender, self._sender = self._sender, None
-        if sender is not None:
-            sender.close()
+        for sender in (self._sender, self._messages):
+            if sender is not None:
+                sender.close()
+        self._sender = self._messages = None
         with self._call_lock:
             if self._conn is not None:
                 self._conn.close()
@@ -210,6 +217,31 @@ class SchedulerDriver:
 
     declineInverseOffers = declineInverseOffer  # noqa: N815
 
+    def send_message_pipelined(self, executor_id: dict[str, str], agent_id: dict[str, str], data: str) -> None:
+        """A MESSAGE call handed to the sender's thread (``CallSender``: queued calls go out in one
+        pipeline): a big gang's executors each ask for the ClusterSpec, and answering them one round
+        trip at a time on the event thread held up the status updates behind them. Dropped while
+        there is no subscription, as ``_framework_call``; a refusal is logged."""
+        with self._lock:
+            if not self.connected or self.framework_id is None or self.master is None:
+                log.debug("MESSAGE dropped: not subscribed")
+                return
+            body = json.dumps(sub.call("MESSAGE", self.framework_id, {"agent_id": agent_id, "executor_id": executor_id,
+                                                                       "data": data})).encode()
+            headers, master = self._headers(), self.master
+            if self._messages is None:
+                self._messages = CallSender("tfmesos-messages", PIPELINED_CALL_TIMEOUT)
+            sender = self._messages
+
+        def answered(result: list[CallResponse] | Exception) -> None:
+            if isinstance(result, Exception):
+                log.warning("MESSAGE to %s not delivered: %s", executor_id.get("value"), result)
+            elif not 200 <= result[0].status < 300:
+                log.warning("MESSAGE to %s refused: %s %s", executor_id.get("value"), result[0].status,
+                            result[0].read()[:300].decode(errors="replace"))
+
+        sender.submit(master, API, [body], headers, answered)
+
     def launch_many(self, launches: list[tuple[str, list[dict[str, Any]], dict[str, Any]]],
                     answer: Callable[[list[str | None] | Exception], None]) -> None:
         """One ACCEPT (LAUNCH) per (offer id, task infos, filters), pipelined on a connection of
@@ -222,7 +254,7 @@ class SchedulerDriver:
                       for offer_id, infos, filters in launches]
             headers, master = self._headers(), self.master
             if self._sender is None:
-                self._sender = CallSender("tfmesos-launches")
+                self._sender = CallSender("tfmesos-launches", PIPELINED_CALL_TIMEOUT)
             sender = self._sender
 
         def answered(result: list[CallResponse] | Exception) -> None:

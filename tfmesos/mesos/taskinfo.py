@@ -74,9 +74,9 @@ class ExecutorSettings:
     secrets: SecretValues = field(default=NO_VALUES, repr=False)  # the env:/file: secrets' values
 
 
-def task_payload(spec: JobSpec, launch: TaskLaunch, python: str,
-                 cluster_spec: dict[str, Any] | None = None, secrets: SecretValues = NO_VALUES) -> TaskPayload:
-    """What the executor needs to start the task's process (sent as TaskInfo.data)."""
+def task_payload(spec: JobSpec, launch: TaskLaunch, python: str, secrets: SecretValues = NO_VALUES) -> TaskPayload:
+    """What the executor needs to start the task's process (sent as TaskInfo.data), but the
+    ClusterSpec: its executor asks for that (a framework message, once per executor)."""
     role = spec.role(launch.key.role)
     assert role is not None
     unread = [u.target for u in read_by_scheduler(spec.secrets) if u not in secrets.values]
@@ -94,8 +94,6 @@ def task_payload(spec: JobSpec, launch: TaskLaunch, python: str,
         python=python,
         service=spec.service.name,
         stream_output=launch.key in spec.streamed_keys,
-        spec_version=cluster_spec["version"] if cluster_spec else 0,
-        cluster=cluster_spec["cluster"] if cluster_spec else None,
         secret_env=secrets.env(),
         secret_files={path: base64.b64encode(data).decode() for path, data in secrets.files().items()},
     )
@@ -116,7 +114,6 @@ def secret_references(spec: JobSpec) -> tuple[list[dict[str, Any]], list[dict[st
 
 def build_task_info(
     spec: JobSpec, launch: TaskLaunch, agent_id: str, ledger: OfferLedger, settings: ExecutorSettings,
-    cluster_spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     role = spec.role(launch.key.role)
     assert role is not None
@@ -161,7 +158,10 @@ def build_task_info(
         "agent_id": {"value": agent_id},
         "resources": resources,
         "executor": executor,
-        "data": encode(task_payload(spec, launch, python, cluster_spec, settings.secrets)),
+        # SIGTERM to SIGKILL when the task is stopped: its time to save at the step after the
+        # notice (the executor honours it, and a drain's max_grace_period caps it).
+        "kill_policy": {"grace_period": {"nanoseconds": int(spec.policies.stop_grace_seconds * 1e9)}},
+        "data": encode(task_payload(spec, launch, python, settings.secrets)),
         # What an operator filters by in the web UI and /state: TF_CONFIG's words for the task
         # ("type", "index"), never "role", which on Mesos is the framework's role.
         "labels": {"labels": [

@@ -141,6 +141,8 @@ def job_spec_and_problems(options: dict[str, Any], external: tuple[tuple[TaskKey
             placement_timeout_seconds=float(pol["placement_timeout_seconds"]),
             queue_timeout_seconds=float(pol["queue_timeout_seconds"]),
             active_deadline_seconds=float(pol["active_deadline_seconds"]),
+            stop_grace_seconds=float(pol["stop_grace_seconds"]),
+            maintenance_margin_seconds=float(pol["maintenance_margin_seconds"]),
         ),
         workdir=job["workdir"],
         env=with_legacy_keras(_env_pairs(job["env"]), bool(job.get("legacy_keras", True))),

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.spec import JobSpec
+from ..errors import UsageError
 from .run_settings import EMBEDDED_PORTS_PER_AGENT, RunSettings
 
 if TYPE_CHECKING:
@@ -28,9 +29,13 @@ def start_embedded_master(spec: JobSpec, settings: RunSettings, console: Console
         from localmesos import LocalMaster
         from localmesos.ports import free_port_block
 
+        try:
+            # A block of ports nobody uses now (from TFMESOS_LOCAL_PORTS): other embedded masters may run here.
+            first_port = free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT)
+        except ValueError as exc:
+            raise UsageError("the embedded master", str(exc)) from None
         master_proc = LocalMaster(
-            # A block of ports nobody uses now: other embedded masters may run on this host.
-            first_port=free_port_block(settings.agents * EMBEDDED_PORTS_PER_AGENT),
+            first_port=first_port,
             ports_per_agent=EMBEDDED_PORTS_PER_AGENT,
             agents=settings.agents,
             agent_cpus=settings.agent_cpus,

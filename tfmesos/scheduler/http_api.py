@@ -11,6 +11,9 @@ GET  /v1/logs/ROLE:INDEX    a chunk of a task's stdout/stderr from its sandbox (
 GET  /metrics               Prometheus text format
 POST /v1/shutdown           kill every task, tear the framework down, exit (tfmesos kill, undeploy)
 POST /v1/restart/ROLE:INDEX kill one task; it is relaunched, counted as asked for, not as a failure
+POST /v1/update             {"options": {...}, "dry_run": false}: run the job with these options from now on
+                            (tfmesos update): 202 with what changes and restarts (200 for a dry run), 400
+                            naming each option that cannot change, 409 when the job takes no update now
 
 The POST endpoints need ``Authorization: Bearer <token>``: TFMESOS_API_TOKEN's, else the one the
 job's scheduler made and kept for its owner (scheduler/api_token_keeper.py), whom
@@ -40,9 +43,10 @@ _WEB_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; char
 class Refused(Exception):
     """An operation that cannot be done now; ``status`` is the HTTP status to answer."""
 
-    def __init__(self, status: int, text: str):
+    def __init__(self, status: int, text: str, problems: list[str] | None = None):
         super().__init__(text)
         self.status = status
+        self.problems = problems or [text]  # each a line naming what is wrong (an update's refused options)
 
 
 @dataclass
@@ -51,6 +55,7 @@ class Operations:
 
     logs: Callable[[str, dict[str, str]], dict[str, Any]] | None = None
     restart: Callable[[str], str] | None = None  # ROLE:INDEX -> what was done; raises Refused
+    update: Callable[[Any, bool], dict[str, Any]] | None = None  # (options, dry run) -> the plan; raises Refused
     metrics: Callable[[], tuple[bytes, str]] | None = None  # (body, content type)
     token: str = ""
     token_reads: bool = False  # with a token: reading needs it too (all but /v1/health and the page's files)
@@ -147,15 +152,17 @@ class ApiServer:
             def do_POST(self) -> None:  # noqa: N802
                 ops, shutdown = api._serving[2:]
                 length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
+                body = self.rfile.read(length) if length else b""
                 path = urlsplit(self.path).path.rstrip("/")
                 task = routes.task_of(routes.RESTART, path)
-                if path != routes.SHUTDOWN and task is None:
+                if path not in (routes.SHUTDOWN, routes.UPDATE) and task is None:
                     self._reply(404, {"error": f"no such endpoint: {path}"})
                 elif task is not None and not ops.restart:
                     self._reply(409, {"error": "this job takes no restart requests: it has ended, or it runs under "
                                                "tfmesos.cluster() or tfrun, whose tasks relaunch by their restart_policy"})
+                elif path == routes.UPDATE and not ops.update:
+                    self._reply(409, {"error": "this job takes no update: it has ended, or it runs under "
+                                               "tfmesos.cluster() or tfrun, whose options are the program's"})
                 elif not self._authorized():
                     self._reply(401, {"error": f"this job's API needs its token: send 'Authorization: Bearer <token>' "
                                                f"({TOKEN_ENV}; else 'tfmesos kill|restart NAME' reads the one kept "
@@ -165,6 +172,21 @@ class ApiServer:
                     phase = api._serving[0]().phase
                     shutdown()  # only asks the scheduler's thread to stop: quick
                     self._reply(202, {"shutting_down": True, "phase": phase})
+                elif path == routes.UPDATE:
+                    assert ops.update is not None
+                    try:
+                        asked = json.loads(body or b"null")
+                    except ValueError:
+                        asked = None
+                    if not isinstance(asked, dict) or not isinstance(asked.get("options"), dict):
+                        self._reply(400, {"error": "the body is not {\"options\": {...}, \"dry_run\": false}: "
+                                                   "expected the job's options as a JSON object"})
+                        return
+                    dry_run = bool(asked.get("dry_run"))
+                    try:
+                        self._reply(200 if dry_run else 202, ops.update(asked["options"], dry_run))
+                    except Refused as exc:
+                        self._reply(exc.status, {"error": str(exc), "problems": exc.problems})
                 else:
                     assert ops.restart is not None and task is not None
                     try:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..core import actions as act
 from ..core.job.job import Job
+from ..core.job.spec_diff import SpecDiff
 from ..core.phase import KILLED, JobPhase
 from ..core.spec import JobSpec, TaskKey
 from ..core.state.record import NoSuchTask, task_names
@@ -156,6 +157,21 @@ class JobShell:
             self.actions.apply(self.job.restart_task(key, self.clock()))
             self.metrics.restart_requested(key)
         return f"{key} is being killed and will be relaunched"
+
+    def update(self, spec: JobSpec, options: dict[str, Any], dry_run: bool = False) -> SpecDiff:
+        """``tfmesos update``: run the job with ``spec`` (from ``options``) from now on, recorded
+        first; raises ``UpdateRefused`` naming each option that cannot change, or why not now.
+        ``dry_run``: only what it would change and restart."""
+        with self.cond:
+            if dry_run:
+                return self.job.plan_update(spec)
+            self.job.plan_update(spec)  # refused: nothing recorded
+            self.store.updated(options)
+            if spec.python != self.spec.python and spec.python:
+                self.settings = dataclasses.replace(self.settings, python=spec.python)
+            diff, actions = self.job.update(spec, self.clock())
+            self.actions.apply(actions)
+            return diff
 
     def _attempts(self, task: str) -> list[Attempt]:
         key = parse_task_key(task)

@@ -13,12 +13,16 @@ from typing import Callable
 from ..core.actions import Action
 from ..core.placement.fit import Agent, Framework, Need, holders, never_fits
 from ..core.job.job import Job
-from ..core.phase import PLACING
+from ..core.phase import PLACING, RUNNING
 from ..core.task_state import PENDING
 from ..core.placement.queue import older_waiting, queued_reason
 from ..core.placement.quota import HELD_BACK_AFTER_SECONDS, ask_about_quota, quota_shortfall
 
 ASK_EVERY = 1.0  # seconds between questions to the master while placement waits (as the quota probe did)
+# While the job runs: which agents drain or are deactivated (the master has no event for it). A
+# drain of an agent the job uses is seen at once in its tasks' TASK_KILLING; this keeps placement
+# off the others.
+LEAVING_ASK_EVERY = 5.0
 
 # A Mesos role -> (its quota limits, its allocation), from the master; None when it cannot say.
 QuotaProbe = Callable[[str], "tuple[dict[str, float], dict[str, float]] | None"]
@@ -50,9 +54,17 @@ class QueueWatch:
         self._never: str | None = None  # the last probe's "never fits": a second one in a row fails the job
         self._fits = False  # the job has fitted the cluster as built once: not asked again
         self._behind_since: dict[str, float] = {}  # older jobs waited behind, since when (core/placement/queue.py)
+        self._placing = True  # the last due() found the job placing: quotas asked too
 
     def due(self, job: Job, now: float) -> bool:
-        """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held back."""
+        """Whether to ask the master now: at once, then every ASK_EVERY s while placement is held
+        back; every LEAVING_ASK_EVERY s while the job runs (the agents leaving)."""
+        self._placing = job.phase == PLACING
+        if job.phase == RUNNING and self.cluster_probe is not None:
+            if now - self._asked_at < LEAVING_ASK_EVERY:
+                return False
+            self._asked_at = now
+            return True
         if job.phase != PLACING or now - self._asked_at < ASK_EVERY:
             return False
         if self._asked_at != float("-inf") and not ask_about_quota(now - job.placing_since, bool(job.last_unplaced)):
@@ -63,14 +75,26 @@ class QueueWatch:
     def ask(self) -> Answers:
         """The master's answers (HTTP: the shell calls this without holding the job's lock)."""
         cluster = self.cluster_probe() if self.cluster_probe is not None else None
-        quotas = [self.quota_probe(role) for role in self.mesos_roles] if self.quota_probe is not None else []
+        placing = self._placing and self.quota_probe is not None
+        quotas = [self.quota_probe(role) for role in self.mesos_roles] if placing else []  # type: ignore[misc]
         return cluster, quotas
 
     def judge(self, job: Job, now: float, answers: Answers) -> list[Action] | None:
-        """The actions to apply when the job failed, or when its queued status changed."""
-        if job.phase != PLACING:
-            return None
+        """The actions to apply: the agents leaving told to the job; when placing, the job's
+        failure or its queued status changed."""
         cluster, quotas = answers
+        leaving: list[Action] = []
+        if cluster is not None:
+            leaving = job.agents_leaving({a.id: (a.hostname, a.leaving) for a in cluster[0] if a.leaving}, now)
+            cluster = ([a for a in cluster[0] if not a.leaving], cluster[1])
+        if job.phase != PLACING or any(rec.live for rec in job.tasks.values()):
+            # Running, or a whole-job restart (an update) still stopping its tasks: what holds the
+            # resources is the job itself, not a queue.
+            return leaving or None
+        judged = self._judge_placing(job, now, cluster, quotas)
+        return leaving + judged if leaving and judged is not None else (judged if judged is not None else leaving or None)
+
+    def _judge_placing(self, job: Job, now: float, cluster, quotas) -> list[Action] | None:
         needs = job_needs(job) if not self._fits else []
         if cluster is not None and not self._fits:
             # Until it has fitted once: the cluster as built does not shrink, and a big gang's trial

@@ -98,6 +98,7 @@ class Session:
         self._closed = False
         self._record: tuple[JobRecord | None] | None = None  # saved()'s answer, once read (1-tuple: None is an answer)
         self._token: str | None = None  # the API's token (job_token), once known
+        self._launched_digest: str | None = None  # a resumed record's, once updated (JobStore.updated)
         self._token_kept: list[Callable[[], None]] = []  # removes what job_token kept, at close()
 
     @property
@@ -201,6 +202,12 @@ class Session:
             saved = None
         if saved is None:
             return Job.new(spec, self.clock(), seed=job_seed(spec.service.name)), None
+        options = JobStore(store, self.options).options_to_resume(saved, self.options)
+        if options is not self.options:  # started with the options an update replaced: the update's
+            self.options, self.spec = options, self.spec_of(options)
+            spec = self.spec
+            self.on_event(f"job {spec.service.name!r} was updated (tfmesos update): resuming it with the update's options")
+        self._launched_digest = saved.launched_digest
         job, framework_id = JobStore(store, self.options).resume(saved, spec, self.options,
                                                                  seed=job_seed(spec.service.name))
         self.on_event(f"resuming job {spec.service.name!r} as framework {framework_id} "
@@ -240,7 +247,8 @@ class Session:
             job, ExecutorSettings(python=spec.python or sys.executable, framework_user=spec.service.user,
                                   secrets=read_values(spec.secrets, os.environ)),
             JobStore(self.store, self.options, keep_finished=self.keeps_finished,
-                     deployment=marathon_app.deployment()), framework_id=framework_id,
+                     deployment=marathon_app.deployment(), launched_digest=self._launched_digest),
+            framework_id=framework_id,
             hooks=Hooks(self.on_event, self.console.output, self.console.progress if kind.progress else ignore,
                         self.on_end_note),
             clock=self.clock, quota_probe=quota_probe, cluster_probe=cluster_probe,
@@ -328,7 +336,41 @@ class Session:
                         raise Refused(409, str(exc)) from None
 
                 handlers["restart"] = restart
+                handlers["update"] = self._update
         return Operations(**handlers, token=self.job_token(), token_reads=self.spec.service.api_token_reads)
+
+    def spec_of(self, options: dict[str, Any]) -> JobSpec:
+        """The spec new options describe, as this session runs a job (the embedded master's
+        checkpoint directory where it gave one): OptionsError naming each problem."""
+        from ..options.jobspec import job_spec_from_options
+
+        spec = job_spec_from_options(options)
+        if self.master_proc is not None and not spec.checkpoint_dir:
+            from .embedded import with_checkpoints
+
+            spec = with_checkpoints(spec, self.master_proc.work_dir)
+        return spec
+
+    def _update(self, document: Any, dry_run: bool) -> dict[str, Any]:
+        """POST /v1/update: the job's new options (tfmesos update resolved them; checked again here)."""
+        from ..core.job.update import UpdateRefused
+        from ..options.load import resolve_options
+        from .http_api import Refused
+
+        sched = self.sched
+        assert sched is not None
+        try:
+            options = resolve_options(document)
+            diff = sched.update(self.spec_of(options), options, dry_run)
+        except OptionsError as exc:
+            raise Refused(400, str(exc), exc.problems) from None
+        except UpdateRefused as exc:
+            raise Refused(409 if exc.now else 400, str(exc), exc.problems) from None
+        if not dry_run:  # the job's own event says it (core/job/update.py)
+            self.spec, self.options = sched.spec, options
+        return {"dry_run": dry_run, "changes": [str(c) for c in diff.changes], "added": [str(k) for k in diff.added],
+                "removed": [str(k) for k in diff.removed], "restarts": [str(k) for k in diff.restarts],
+                "whole_job": diff.whole_job, "plan": diff.lines()}
 
     def job_token(self) -> str:
         """The token the API wants for writes: TFMESOS_API_TOKEN's (the operator's own: nothing

@@ -8,9 +8,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..core import actions as act
-from ..core.phase import FAILED
+from ..core.phase import FAILED, PLACING, RUNNING
 from ..core.spec import TaskKey
-from ..mesos.messages import ClusterSpecMessage, encode
+from ..mesos.messages import ClusterSpecMessage, StopNotice, encode
 from ..mesos.taskinfo import OfferLedger, build_task_info
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ class ActionRunner:
         self.shell = shell
         self.raw_offers: dict[str, dict[str, Any]] = {}  # an offer's JSON by id: a launch draws from it
         self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        self._told: set[str] = set()  # task ids told of their stop (a Notify): their Kill needs no notice of its own
 
     def apply(self, actions: list[act.Action], changed: TaskKey | None = None) -> None:
         """Persist first, then act: a task id is on disk before Mesos hears of it. The core says
@@ -74,7 +75,7 @@ class ActionRunner:
         shell = self.shell
         raw = self.raw_offers.pop(a.offer_id)
         ledger = OfferLedger(raw, shell.spec.service.revocable)
-        infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings, a.cluster_spec) for t in a.tasks]
+        infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings) for t in a.tasks]
         for t in a.tasks:
             shell.hooks.event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
             shell.metrics.launched(t.key, t.restarts)
@@ -106,12 +107,25 @@ class ActionRunner:
                 self.raw_offers.pop(oid, None)
             if a.offer_ids:
                 mesos.decline(list(a.offer_ids), a.refuse_seconds)
+        elif isinstance(a, act.Notify):
+            self._told.add(a.task_id)
+            mesos.send(a.task_id, a.agent_id, encode(StopNotice(a.task_id, a.reason, a.kind)))
         elif isinstance(a, act.Kill):
+            if a.task_id not in self._told:
+                # A KILL of the scheduler's that is no planned stop says so first (kind "": the task
+                # gets SIGTERM alone, as ever), so that an agent's KILL that comes without any
+                # message is known for a drain's. Framework messages and KILLs keep their order.
+                self._told.add(a.task_id)
+                restart = shell.job.phase in (RUNNING, PLACING)
+                why = "the job restarts from its checkpoint" if restart else "the job stops"
+                _carry_out("StopNotice", mesos.send, a.task_id, a.agent_id, encode(StopNotice(a.task_id, why, "")))
             mesos.kill(a.task_id)
+        elif isinstance(a, act.AcceptInverseOffers):
+            mesos.accept_inverse_offers(list(a.inverse_offer_ids))
         elif isinstance(a, act.SendClusterSpec):
             shell.metrics.clusterspec_sent(shell.clock() - shell.job.started_at)
             if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
-                self._encoded_spec = (a.message, encode(ClusterSpecMessage(a.message["version"], a.message["cluster"])))
+                self._encoded_spec = (a.message, encode(ClusterSpecMessage.of(a.message["version"], a.message["cluster"])))
             mesos.send(a.task_id, a.agent_id, self._encoded_spec[1])
         elif isinstance(a, act.Revive):
             mesos.revive()

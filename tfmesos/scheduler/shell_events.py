@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import actions as act
 from ..core.phase import FAILED, FINISHING
+from ..core.placement.maintenance import InverseOffer
 from ..core.task_state import TASK_FAILED, TASK_FINISHED, TASK_KILLED, StatusUpdate
 from ..mesos.agent_files import agent_address_from_offer
 from ..mesos.events import OffersArrived, Subscribed
@@ -68,6 +69,15 @@ class MesosEvents:
         with shell.cond:
             shell.actions.offer_gone(offer_id)
             shell.job.rescinded(offer_id)
+
+    def inverse_offers(self, offers: list[InverseOffer]) -> None:
+        shell = self.shell
+        with shell.cond:
+            shell.actions.apply(shell.job.inverse_offers(offers, shell.clock()))
+
+    def inverse_offer_rescinded(self, inverse_offer_id: str) -> None:
+        with self.shell.cond:
+            self.shell.job.inverse_offer_rescinded(inverse_offer_id)
 
     def status_update(self, update: StatusUpdate) -> None:
         shell = self.shell

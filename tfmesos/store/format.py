@@ -27,6 +27,11 @@ load, a newer one is refused with a message, never half-read.
   definition the job ran under (``"APP_ID@VERSION"``), null elsewhere and in older records. A
   finished record is served only by a restart of that deployment; a new install or a changed app
   runs the job anew (scheduler/marathon_app.py).
+- Format 6: format 5 plus ``launched_digest``: once ``tfmesos update`` gave the job new options
+  (``options`` and ``options_digest`` are then the update's), the digest of the options its
+  scheduler was started with, so that a scheduler started again with those resumes the job with
+  the update's (env values, hidden in the record, taken from the options given by name); null
+  for a job never updated, and in older records.
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from typing import Any, Callable, ClassVar, Iterable
 
 from ..core.job.codec import EVENTS_KEPT
 
-FORMAT = 5
+FORMAT = 6
 
 
 class StateFormatError(ValueError):
@@ -59,6 +64,7 @@ class JobRecord:
     journal_gen: int = 0  # the generation whose journal entries apply (format 3)
     end: dict[str, Any] | None = None  # end_of(...) once the job ended and its record is kept (format 4)
     deployment: str | None = None  # the Marathon app and version it ran under (format 5)
+    launched_digest: str | None = None  # after an update: the digest of the options it was started with (format 6)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}}
@@ -72,9 +78,11 @@ class JobRecord:
 
 def record(framework_id: str | None, options_digest: str, options: dict[str, Any] | None,
            job: dict[str, Any], finished: bool = False, journal_gen: int = 0,
-           end: dict[str, Any] | None = None, deployment: str | None = None) -> dict[str, Any]:
+           end: dict[str, Any] | None = None, deployment: str | None = None,
+           launched_digest: str | None = None) -> dict[str, Any]:
     """The record to persist (JobRecord's JSON), running or finished: the same shape."""
-    return JobRecord(framework_id, options_digest, options, job, finished, journal_gen, end, deployment).to_json()
+    return JobRecord(framework_id, options_digest, options, job, finished, journal_gen, end, deployment,
+                     launched_digest).to_json()
 
 
 def end_of(at: float, progress: dict[str, Any] | None, logs: dict[str, list[dict[str, Any]]],
@@ -135,7 +143,12 @@ def _from_4(old: dict[str, Any]) -> dict[str, Any]:
     return {**old, "format": 5, "deployment": None}
 
 
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
+def _from_5(old: dict[str, Any]) -> dict[str, Any]:
+    return {**old, "format": 6, "launched_digest": None}
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4,
+                                                                    5: _from_5}
 
 
 def encode(state: dict[str, Any]) -> bytes:

@@ -10,7 +10,9 @@ writes the job as it changes.
   holds as many entries as the job has tasks (``JOURNAL_MIN`` at least), so that loading replays
   a bounded journal. Each whole record starts a new generation (format.py, format 3).
 - ``options_digest`` says which options a job ran with, so that a later run resumes it only with
-  the same ones.
+  the same ones. After ``tfmesos update`` (``updated``) the record holds the update's options and
+  the digest of those the scheduler was started with (format 6): a scheduler started again with
+  either resumes the job with the update's (``options_to_resume``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from typing import Any
 from ..core.job.job import Job
 from ..core.spec import JobSpec, TaskKey
 from ..errors import UsageError, cut
-from ..masking import mask_options
+from ..masking import mask_options, unmask_options
 from ..options.load import OptionsError, without_defaults
 from .format import JobRecord, StateFormatError, journal_entry
 from .state_store import StateStore
@@ -57,12 +59,13 @@ class JobStore:
     runs, and ``final`` still makes the record kept once it ended."""
 
     def __init__(self, store: StateStore | None, options: dict[str, Any], keep_finished: bool = False,
-                 deployment: str | None = None):
+                 deployment: str | None = None, launched_digest: str | None = None):
         self.store = store
         self.keep_finished = keep_finished  # record the end rather than have it cleared (Marathon)
         self.deployment = deployment  # the Marathon app and version this run is (marathon_app.deployment)
         self._digest = options_digest(options)  # written with every record: computed once
         self._options = mask_options(options)  # env values stay out of the state
+        self._launched = launched_digest  # after an update: the digest of the options the job was started with
         self._generations = itertools.count(time.time_ns()).__next__  # unique across restarts
         # The journal: the generation of the last whole record, the task ids it knew (launch_seq),
         # entries appended since, the job's events written so far.
@@ -93,6 +96,31 @@ class JobStore:
             raise UsageError(f"the job's state in {self.where}", f"unreadable ({cut(str(exc), 100)})",
                              "remove it to start the job afresh") from None
 
+    def updated(self, options: dict[str, Any]) -> None:
+        """``tfmesos update``: the job runs with ``options`` from now on, recorded with the next write,
+        beside the digest of the options it was started with (kept from the first update on)."""
+        if self._launched is None:
+            self._launched = self._digest
+        self._digest, self._options = options_digest(options), mask_options(options)
+
+    def options_to_resume(self, saved: JobRecord, options: dict[str, Any]) -> dict[str, Any]:
+        """The options a recorded job resumes with: ``options`` when they are the ones it runs with
+        (or another job's: ``resume`` refuses those); the update's, kept in the record, when
+        ``options`` are those its scheduler was started with before an update, their hidden env
+        values taken from ``options`` by name. OptionsError when the update set env values that
+        the record does not keep."""
+        if resumable_with(saved, options) or not saved.launched_digest or saved.options is None:
+            return options
+        if saved.launched_digest != options_digest(options):
+            return options
+        kept = unmask_options(saved.options, options)
+        if options_digest(kept) != saved.options_digest:
+            raise OptionsError(
+                [f"$.job.env: the job {saved.options.get('service', {}).get('name')!r} recorded in {self.where} was "
+                 "updated (tfmesos update) with environment values that its record does not keep (it keeps their "
+                 "names only): expected the options given to that update, to resume it with them"])
+        return kept
+
     def resume(self, saved: JobRecord, spec: JobSpec, options: dict[str, Any], seed: int = 0) -> tuple[Job, str | None]:
         """The job a running record holds and its framework id; OptionsError when these options
         are not the ones it ran with."""
@@ -119,11 +147,11 @@ class JobStore:
             self._gen = self._generations()
             self.store.save(JobRecord(framework_id, self._digest, self._options, job.to_dict(),
                                       finished=self.keep_finished and job.terminal, journal_gen=self._gen,
-                                      deployment=self.deployment).to_json())
+                                      deployment=self.deployment, launched_digest=self._launched).to_json())
             self._saved_seq, self._journal_len = job.launch_seq, 0
         self._events_saved = len(job.events)
 
     def final(self, job: Job, framework_id: str | None, end: dict[str, Any]) -> JobRecord:
         """The record kept of a job that ended (``end``: format.end_of)."""
         return JobRecord(framework_id, self._digest, self._options, job.to_dict(), finished=True, end=end,
-                         deployment=self.deployment)
+                         deployment=self.deployment, launched_digest=self._launched)

@@ -5,7 +5,7 @@ Mesos' local puller finds ``tfmesos/tfmesos:TAG`` at ``DIR/tfmesos/tfmesos:TAG.t
 podman (and a docker with another registry prefix) writes ``localhost/tfmesos/tfmesos`` or
 ``docker.io/tfmesos/tfmesos`` there, which Mesos does not find, so that file (and manifest.json's
 RepoTags) is rewritten while the archive is copied member by member (``tar --delete`` on such an
-archive corrupts it).
+archive corrupts it), as the engine writes it: a 2 GB image is written to disk once, not twice.
 
 Usage: python3 export.py ENGINE IMAGE DIR     (IMAGE as Mesos will name it, e.g. tfmesos/tfmesos:0.1.0)
 """
@@ -19,6 +19,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import IO
 
 
 def split_reference(image: str) -> tuple[str, str]:
@@ -45,9 +46,10 @@ def rewrite_manifest(data: bytes, name: str, tag: str) -> bytes:
     return json.dumps(manifest).encode()
 
 
-def rewrite_archive(src: Path, dest: Path, name: str, tag: str) -> None:
+def rewrite_archive(src: IO[bytes], dest: Path, name: str, tag: str) -> None:
+    """Copy the archive read from ``src`` (a stream: read once, in order) to ``dest``, rewritten."""
     edits = {"repositories": rewrite_repositories, "manifest.json": rewrite_manifest}
-    with tarfile.open(src) as tin, tarfile.open(dest, "w", format=tarfile.GNU_FORMAT) as tout:
+    with tarfile.open(fileobj=src, mode="r|") as tin, tarfile.open(dest, "w", format=tarfile.GNU_FORMAT) as tout:
         for member in tin:
             edit = edits.get(member.name)
             if edit is None:
@@ -63,11 +65,17 @@ def export(engine: str, image: str, directory: Path) -> Path:
     dest = directory / f"{name}:{tag}.tar"
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-        saved = Path(tmp) / "saved.tar"
         fmt = ["--format", "docker-archive"] if engine == "podman" else []
-        subprocess.run([engine, "save", *fmt, "-o", str(saved), image], check=True)
+        save = subprocess.Popen([engine, "save", *fmt, image], stdout=subprocess.PIPE)  # the archive on stdout
         part = Path(tmp) / "rewritten.tar"
-        rewrite_archive(saved, part, name, tag)
+        try:
+            assert save.stdout is not None
+            rewrite_archive(save.stdout, part, name, tag)
+        finally:
+            save.stdout.close()  # type: ignore[union-attr]
+            code = save.wait()
+        if code:
+            raise subprocess.CalledProcessError(code, save.args)
         os.replace(part, dest)
     return dest
 

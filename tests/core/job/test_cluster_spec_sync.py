@@ -2,6 +2,7 @@
 from tfmesos.core import actions as act
 from tfmesos.core.job import cluster_spec_sync, gang
 from tfmesos.core.spec import TaskKey
+from tfmesos.core.state import tasks
 
 from tests.core.helpers import offer, spec_of, state_of
 
@@ -35,3 +36,25 @@ def test_an_executor_asking_again_is_answered_unless_it_runs_an_old_attempt():
     (answer,) = cluster_spec_sync.executor_asks_cluster_spec(job, tr, "t.worker.0.1")
     assert isinstance(answer, act.SendClusterSpec) and answer.agent_id == "S0"
     assert cluster_spec_sync.executor_asks_cluster_spec(job, tr, "t.worker.0.0") == []
+
+
+
+def test_an_executor_answered_before_a_peer_moved_gets_the_newer_version_once_it_reports():
+    """Two relaunches: the first one's executor asks and is answered (version 2), then the second
+    task moves (version 3) while the first is STAGING (not told: it may not be subscribed yet);
+    its TASK_RUNNING brings it version 3."""
+    job, tr = state_of(spec_of(worker={"count": 2}))
+    gang.offers(job, tr, [offer(0, cpus=16, mem=65536)], 0.0)
+    w0, w1 = job.tasks[TaskKey("worker", 0)], job.tasks[TaskKey("worker", 1)]
+    w0.state = w1.state = "TASK_RUNNING"
+    tasks.launch(job, w0, "S1", "h1", 31005, 1.0)
+    cluster_spec_sync.addresses_changed(job)
+    assert [a.task_id for a in cluster_spec_sync.sync_cluster_specs(job, tr)] == [w1.task_id]
+    (answer,) = cluster_spec_sync.executor_asks_cluster_spec(job, tr, w0.task_id)
+    assert answer.message["version"] == 2 and answer.message["cluster"]["worker"] == ["h1:31005", "h0:31001"]
+    tasks.launch(job, w1, "S2", "h2", 31006, 2.0)
+    cluster_spec_sync.addresses_changed(job)
+    assert cluster_spec_sync.sync_cluster_specs(job, tr) == [], "both STAGING: their executors ask"
+    w0.state = "TASK_RUNNING"
+    (newer,) = cluster_spec_sync.sync_cluster_specs(job, tr, only=w0)
+    assert newer.message["version"] == 3 and newer.message["cluster"]["worker"] == ["h1:31005", "h2:31006"]

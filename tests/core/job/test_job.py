@@ -33,15 +33,19 @@ def run_all(job, launched, now=0.0):
     return sent
 
 
-def test_gang_launch_carries_the_spec_in_the_launch_and_sends_no_message():
+def test_a_gang_launch_carries_no_spec_each_executor_asks_for_it_once():
     job = Job.new(spec_of(**PSS), 0.0)
     actions, launched = launch_all(job)
     assert len(launched) == 4 and job.phase == RUNNING
     assert of(act.Suppress, actions), "nothing pending: offers are suppressed"
-    (launch,) = of(act.Launch, actions)
-    assert launch.cluster_spec is not None and launch.cluster_spec["version"] == job.cluster_spec_version
-    assert run_all(job, launched) == [], "the TaskInfo already carried the spec: no framework message"
-    cluster = launch.cluster_spec["cluster"]
+    assert not of(act.SendClusterSpec, actions), "no executor is subscribed at launch: none to tell"
+    assert not hasattr(of(act.Launch, actions)[0], "cluster_spec"), "the TaskInfos never carry the ClusterSpec"
+    answers = [a for t in launched.values() for a in job.executor_asks_cluster_spec(t.task_id)]
+    assert sorted(a.task_id for a in answers) == sorted(t.task_id for t in launched.values())
+    assert len({id(a.message) for a in answers}) == 1, "one message per version, built once"
+    assert answers[0].message["version"] == job.cluster_spec_version
+    assert run_all(job, launched) == [], "each executor had the spec: none sent again as they report"
+    cluster = answers[0].message["cluster"]
     assert sorted(cluster) == ["chief", "ps", "worker"] and len(cluster["worker"]) == 2
     assert len({addr for addrs in cluster.values() for addr in addrs}) == 4, "every task has its own port"
 
@@ -252,7 +256,7 @@ def test_state_round_trip_keeps_task_ids_and_reconciles():
     assert again.key_of(chief.task_id) == TaskKey("chief", 0)
 
 
-def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_others_by_message():
+def test_a_peer_relaunched_at_a_new_address_asks_for_the_spec_the_others_get_it_by_message():
     job = Job.new(spec_of(**PSS), 0.0)
     _, launched = launch_all(job)
     run_all(job, launched)
@@ -260,10 +264,13 @@ def test_a_peer_relaunched_at_a_new_address_gets_the_spec_in_its_launch_the_othe
     job.status(StatusUpdate(worker.task_id, TaskState.TASK_FAILED, agent_id="S0"), 1.0)
     actions = job.offers([offer(1, cpus=8, mem=16384)], 100.0)
     (launch,) = of(act.Launch, actions)
-    assert launch.cluster_spec is not None and launch.cluster_spec["version"] == job.cluster_spec_version > 0
+    (relaunched,) = launch.tasks
     messaged = {a.task_id for a in of(act.SendClusterSpec, actions)}
     others = {t.task_id for k, t in launched.items() if k != worker.key}
     assert messaged == others, "running peers learn the new address by framework message"
+    (answer,) = job.executor_asks_cluster_spec(relaunched.task_id)
+    assert answer.message["version"] == job.cluster_spec_version > 0
+    assert answer.message["cluster"]["worker"][0] == f"h1:{relaunched.port}", "the new address"
 
 
 def test_the_core_marks_what_must_be_durable_before_mesos_hears_of_it():

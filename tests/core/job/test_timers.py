@@ -56,8 +56,8 @@ def test_while_finishing_kills_are_sent_again_and_the_grace_ends_the_job():
     job.tasks[W0].killing_since = 10.0
     assert timers.tick(job, tr, 12.0) == []
     assert timers.tick(job, tr, 10.0 + timers.KILL_RETRY_SECONDS) == [act.Kill("t.worker.0.1", "S0")]
-    assert timers.next_deadline(job, tr, 38.0) == 10.0 + timers.FINISH_GRACE_SECONDS
-    actions = timers.tick(job, tr, 10.0 + timers.FINISH_GRACE_SECONDS)
+    assert timers.next_deadline(job, tr, 41.0) == 10.0 + timers.finish_grace(job)
+    actions = timers.tick(job, tr, 10.0 + timers.finish_grace(job))
     assert actions[-1] == act.Done("KILLED", "") and job.phase == "KILLED"
 
 

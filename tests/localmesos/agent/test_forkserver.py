@@ -18,6 +18,7 @@ from localmesos import Tuning
 from localmesos.agent.forkserver import module_command
 from tfmesos.mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 from tfmesos.core.actions import TaskLaunch
+from tfmesos.mesos.messages import ClusterSpecMessage, NeedSpec, decode, encode
 from tfmesos.options.load import resolve_options
 from tfmesos.core.spec import Resources, TaskKey
 from tfmesos.options.jobspec import job_spec_from_options
@@ -31,22 +32,38 @@ def _launch(scheduler: RawScheduler, task_id: str) -> None:
     offer = scheduler.next_offers(timeout=30)[0]
     port = next(r for r in offer["resources"] if r["name"] == "ports")["ranges"]["range"][0]["begin"]
     task = build_task_info(SPEC, TaskLaunch(TaskKey("worker", 0), task_id, port, Resources(0.1, 32), 0),
-                           offer["agent_id"]["value"], OfferLedger(offer), ExecutorSettings(python=sys.executable),
-                           {"version": 1, "cluster": {"worker": [f"127.0.0.1:{port}"]}})  # gang launch: starts at once
+                           offer["agent_id"]["value"], OfferLedger(offer), ExecutorSettings(python=sys.executable))
     accept = {"offer_ids": [offer["id"]], "operations": [{"type": "LAUNCH", "launch": {"task_infos": [task]}}]}
     assert scheduler.framework_call("ACCEPT", accept).status == 202
 
 
 def _running(scheduler: RawScheduler, task_id: str) -> None:
-    status = scheduler.next_update(timeout=60, task_id=task_id)
-    while status["state"] != "TASK_RUNNING":
-        assert status["state"] in ("TASK_STAGING", "TASK_STARTING"), status
-        status = scheduler.next_update(timeout=60, task_id=task_id)
+    """Until the task is RUNNING, answering its executor's ask for the ClusterSpec (as tfmesos' scheduler does)."""
+    assert scheduler.stream is not None
+
+    def running(event: dict[str, Any]) -> bool:
+        if event["type"] == "MESSAGE" and event["message"]["executor_id"]["value"] == task_id:
+            assert decode(event["message"]["data"]) == NeedSpec(task_id)
+            spec = encode(ClusterSpecMessage.of(1, {"worker": ["127.0.0.1:1"]}))
+            reply = scheduler.framework_call("MESSAGE", {"agent_id": event["message"]["agent_id"],
+                                                         "executor_id": {"value": task_id}, "data": spec})
+            assert reply.status == 202, reply
+        if event["type"] != "UPDATE" or event["update"]["status"]["task_id"]["value"] != task_id:
+            return False
+        status = event["update"]["status"]
+        if "uuid" in status:
+            scheduler.acknowledge(status)
+        assert status["state"] in ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING"), status
+        return status["state"] == "TASK_RUNNING"
+
+    scheduler.stream.wait_for(running, 60)
 
 
 def _executor(task_id: str) -> psutil.Process:
+    # Among this test's processes (its masters run here, the zygote is their child): another
+    # checkout's suite may run this test, and its task ids, on this machine at the same time.
     def find() -> psutil.Process | None:
-        for process in psutil.process_iter():
+        for process in psutil.Process().children(recursive=True):
             try:
                 if process.environ().get("MESOS_EXECUTOR_ID") == task_id and \
                         "tfmesos.executor" in process.cmdline():

@@ -43,6 +43,7 @@ def running(make_master):
     scheduler.close()
 
 
+@pytest.mark.serial("times three missed pings of 0.2 s against 0.6-1.5 s")
 def test_a_stopped_agent_is_unreachable_after_its_missed_pings_and_its_tasks_are_lost(running):
     master, scheduler, agent_id, process = running
     real_lost, real_failure = trace_events("12-agent-unreachable.jsonl")[4:6]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, scalar, wait_until
 
 from localmesos import LocalMaster
@@ -144,6 +146,7 @@ def test_decline_filter_is_per_framework(make_master):
         scheduler.close()
 
 
+@pytest.mark.serial("times an allocation round over 1,000 agents against 50 ms")
 def test_a_thousand_agents_allocate_in_milliseconds(tmp_path):
     with LocalMaster(agents=1000, agent_cpus=1.0, agent_mem=1024.0, agent_disk=100.0, work_dir=tmp_path / "w",
                      allocation_interval=0.2) as master:

@@ -1,7 +1,9 @@
 """Which task gets which ClusterSpec, and when: built once per version (the addresses change only
-when a launch moves a task, which bumps the version), carried in the launch when every address is
-known, else sent to each reported task that is behind. The one writer of the ClusterSpec's version
-and of its message's cache."""
+when a launch moves a task, which bumps the version) and sent once per executor: to a new executor
+when it asks (it has its task and no ClusterSpec: a framework message from it, repeated until the
+answer comes, since messages are best effort), and to each reported task that is behind after a
+launch moved a peer. Never in the TaskInfos: there a gang's launch grew with its square. The one
+writer of the ClusterSpec's version and of its message's cache."""
 from __future__ import annotations
 
 from typing import Any
@@ -52,7 +54,10 @@ def sync_cluster_specs(job: JobState, tr: Transient, only: TaskRecord | None = N
 
 
 def executor_asks_cluster_spec(job: JobState, tr: Transient, task_id: str) -> list[Action]:
-    """An executor that has not heard of the ClusterSpec asks again (messages are best effort)."""
+    """An executor without the ClusterSpec asks: at once when its task arrives, then again until it
+    has it (the answer may be lost). Answered with the current version whenever asked: an answer
+    may have been lost. A newer version made while it was not yet reported goes to it with its
+    first status update (``sync_cluster_specs``)."""
     key = job.by_task_id.get(task_id)
     message = cluster_spec_message(job, tr)
     if key is None or message is None or job.tasks[key].task_id != task_id:

@@ -20,7 +20,8 @@ from ..state import notices, tasks
 from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..task_state import PENDING
-from .cluster_spec_sync import addresses_changed, cluster_spec_message, sync_cluster_specs
+from .cluster_spec_sync import addresses_changed, sync_cluster_specs
+from . import maintenance, planned_stop
 from .recovery import restart_for_peer
 
 NO_OFFER_NOTE_SECONDS = 15.0  # no offer at all by then: say why that may be, long before the placement timeout
@@ -40,6 +41,17 @@ def offers(job: JobState, tr: Transient, offers: Iterable[Offer], now: float) ->
             tr.largest_seen = o
     if job.phase == FINISHING or job.phase in ENDED_PHASES:
         return [Decline(tuple(o.id for o in offers), REFUSE_WHEN_IDLE)]
+    # Draining, deactivated, in (or near) a maintenance window: never placed on.
+    closing = maintenance.unusable(job, offers, now)
+    leaving = [o.id for o in offers if o.agent_id in tr.leaving or o.id in closing]
+    offers = maintenance.preferred(job, offers, now)  # no window in the job's expected run: first
+    if leaving:
+        offers = [o for o in offers if o.agent_id not in tr.leaving and o.id not in closing]
+        return [Decline(tuple(leaving), REFUSE_WHEN_IDLE)] + (_offers(job, tr, offers, now) if offers else [])
+    return _offers(job, tr, offers, now)
+
+
+def _offers(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list[Action]:
     if job.phase == PLACING and tr.behind:
         # Submission order: an older job is still being placed; the offers go back to it.
         release = offer_hold.release_all(tr.hold) + tuple(o.id for o in offers)
@@ -92,7 +104,9 @@ def _gang(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list
 
 def _relaunch(job: JobState, tr: Transient, offers: list[Offer], now: float) -> list[Action]:
     pending = [r for r in job.tasks.values() if r.state == PENDING]
-    ready = [r for r in pending if r.not_before <= now]
+    # While a planned stop settles, what it relaunches waits to be placed together (a
+    # parameter-server chief with the worker whose new address it must know).
+    ready = [] if planned_stop.settling(job) else [r for r in pending if r.not_before <= now]
     if not ready:
         # Backing off: a short filter, or these offers would be gone when the backoff ends.
         refuse = REFUSE_WHILE_PENDING if pending else REFUSE_WHEN_IDLE
@@ -120,22 +134,19 @@ def _launch(job: JobState, tr: Transient, placement: Placement, now: float) -> l
         offer_of[a.offer_id] = (a.agent_id, a.hostname)
     if moved:
         addresses_changed(job)
-    # Every address known now (the normal gang placement): the ClusterSpec goes in the TaskInfo,
-    # which Mesos delivers with the task, unlike a best-effort framework message.
-    message = cluster_spec_message(job, tr)
-    if message is not None:
-        for launches in per_offer.values():
-            for t in launches:
-                tasks.cluster_spec_sent(job.tasks[t.key], job.cluster_spec_version)
+    # No ClusterSpec in the TaskInfos (it made a gang's launch grow with its square): each new
+    # executor asks for it once it has its task (cluster_spec_sync.executor_asks_cluster_spec).
     actions: list[Action] = [
-        Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts), message) for oid, ts in per_offer.items()
+        Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts)) for oid, ts in per_offer.items()
     ]
     if job.phase == RUNNING:
         # Relaunched tasks at new addresses: the framework says which running peers cannot use
         # them before they restart themselves (TensorFlow: a parameter-server job's chief).
-        relaunched = [k for k in moved if job.tasks[k].restarts or job.tasks[k].requested_restarts]
+        relaunched = [k for k in moved
+                      if job.tasks[k].restarts or job.tasks[k].requested_restarts or job.tasks[k].planned_stops]
+        launched_now = {a.key for a in placement.assignments}  # they know every address already
         for peer in job.spec.profile.restart_when_moved(job.spec, relaunched) if relaunched else ():
-            actions += restart_for_peer(job, tr, peer.role, now, peer.why)
+            actions += restart_for_peer(job, tr, peer.role, now, peer.why, skip=launched_now)
     return actions + sync_cluster_specs(job, tr)
 
 

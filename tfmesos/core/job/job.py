@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..actions import Action, Done, Kill, Launch, Persist
 from ..phase import FAILED, FINISHING, KILLED, JobPhase
 from ..placement import offer_hold
+from ..placement.maintenance import InverseOffer
 from ..placement.offers import Offer
 from ..spec import JobSpec, TaskKey
 from ..state import notices, record
@@ -26,7 +27,8 @@ from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..status import StatusSnapshot
 from ..task_state import LIVE, StatusUpdate
-from . import cluster_spec_sync, codec, finishing, gang, recovery, timers, view
+from . import cluster_spec_sync, codec, finishing, gang, maintenance, planned_stop, recovery, timers, update, view
+from .spec_diff import SpecDiff
 
 
 class Job:
@@ -77,15 +79,66 @@ class Job:
         return self._durable(recovery.status(self._state, self._tr, update, now), terminal)
 
     def tick(self, now: float) -> list[Action]:
-        return self._durable(timers.tick(self._state, self._tr, now))
+        return self._durable(timers.tick(self._state, self._tr, now) + self._maintenance(
+            maintenance.tick(self._state, self._tr, now)))
 
     def next_deadline(self, now: float) -> float:
         """When ``tick`` has something to do next (the shell sleeps until then, or an event)."""
-        return timers.next_deadline(self._state, self._tr, now)
+        deadline = timers.next_deadline(self._state, self._tr, now)
+        window = maintenance.next_deadline(self._state, self._tr, now)
+        return deadline if window is None else min(deadline, window)
+
+    def inverse_offers(self, offers: Iterable[InverseOffer], now: float) -> list[Action]:
+        """Mesos wants machines back for maintenance windows (core/job/maintenance.py): the job's
+        tasks there move at a checkpoint once the window is within the margin; a machine the job
+        has left is given back."""
+        return self._durable(self._maintenance(maintenance.inverse_offers(self._state, self._tr, offers, now)))
+
+    def inverse_offer_rescinded(self, inverse_offer_id: str) -> None:
+        maintenance.rescinded(self._tr, inverse_offer_id)
+
+    def _maintenance(self, actions: list[Action]) -> list[Action]:
+        if any(isinstance(a, Kill) for a in actions):  # a planned stop told peers too: write the whole job
+            recovery.changed_others(self._tr)
+        return actions
 
     def restart_task(self, key: TaskKey, now: float) -> list[Action]:
         """A person's restart of one task (recovery.restart_task says what it does and refuses)."""
         return self._durable(recovery.restart_task(self._state, self._tr, key, now), always=True)
+
+    def update(self, spec: JobSpec, now: float) -> tuple[SpecDiff, list[Action]]:
+        """Run ``spec`` from now on (tfmesos update): what it changes, and the actions; raises
+        ``update.UpdateRefused`` naming each field that cannot change, or why not now."""
+        diff, actions = update.update(self._state, self._tr, spec, now)
+        return diff, self._durable(actions, always=True)
+
+    def plan_update(self, spec: JobSpec) -> SpecDiff:
+        """What ``update`` would change and restart, changing nothing (tfmesos update --dry-run)."""
+        return update.plan(self._state, spec)
+
+    def stop_gracefully(self, keys: Iterable[TaskKey], why: str, now: float, kind: str = planned_stop.UPDATE
+                        ) -> list[Action]:
+        """Stop these tasks at a checkpoint and relaunch them, no failure counted (``tfmesos
+        update``, a graceful restart): each is told, then killed with its stop grace; the peers
+        its mode needs are told too and save with it (core/job/planned_stop.py). Raises ValueError
+        (naming why) when the job is not RUNNING or a task is not live."""
+        actions = planned_stop.stop_gracefully(self._state, self._tr, keys, why, now, kind)
+        recovery.changed_others(self._tr)
+        return self._durable(actions, always=True)
+
+    def agents_leaving(self, leaving: Mapping[str, tuple[str, str]], now: float) -> list[Action]:
+        """The master's agents that are draining or deactivated now (agent id -> (hostname,
+        "draining" or "deactivated")): nothing is placed on them; the job's tasks on a draining one
+        stop at a checkpoint (Mesos kills them), the peers their mode needs are told."""
+        actions = planned_stop.agents_leaving(self._state, self._tr, leaving, now)
+        if actions:
+            recovery.changed_others(self._tr)
+        return self._durable(actions, always=bool(actions))
+
+    @property
+    def leaving_agents(self) -> Mapping[str, str]:
+        """The agents nothing is placed on (agent id -> why)."""
+        return self._tr.leaving
 
     def abort(self, why: str, now: float) -> list[Action]:
         """End the job as FAILED for a reason outside its tasks (e.g. an executor of another

@@ -15,7 +15,7 @@ from ..state.notices import Outcome, TaskEnd
 from ..state.record import JobState, NoSuchTask, Transient, task_names
 from ..state.tasks import TaskRecord
 from ..task_state import LIVE, PENDING, TASK_FINISHED, TASK_STAGING, StatusUpdate
-from . import reconciliation, retry_policy
+from . import planned_stop, reconciliation, retry_policy
 from .cluster_spec_sync import sync_cluster_specs
 from .finishing import finish, maybe_done, success_cause
 
@@ -37,7 +37,12 @@ def status(job: JobState, tr: Transient, update: StatusUpdate, now: float) -> li
     if update.state in LIVE:
         tasks.reported(rec, update)
         notices.task_update(tr, rec.key, update)
-        return sync_cluster_specs(job, tr, rec)
+        actions = sync_cluster_specs(job, tr, rec)
+        if planned_stop.draining(update) and rec.agent_id not in tr.leaving:  # TASK_KILLING: its agent drains
+            tr.others_changed = True  # the peers told change too
+            actions += planned_stop.agent_leaving(job, tr, rec.agent_id,
+                                                  planned_stop.agent_why(rec.hostname, rec.agent_id), now)
+        return actions
     return ended(job, tr, rec, update, now)
 
 
@@ -50,6 +55,10 @@ def ended(job: JobState, tr: Transient, rec: TaskRecord, update: StatusUpdate, n
         # Ending, or ended (FINISHING's grace was over before every kill was confirmed): no more decisions.
         notices.task_ended(job, tr, TaskEnd(key, update))
         return maybe_done(job, tr, now, ended=key)
+    planned = planned_stop.planned_end(job, tr, rec, update, now, _restart_whole_job_now)
+    if planned is not None:  # no failure: no restart limit used (planned_stop.py)
+        tr.others_changed = True
+        return planned + offer_interest.revive(tr.interest)
     if rec.relaunch_after_kill:
         notices.task_ended(job, tr, TaskEnd(key, update))
         tasks.killed_for_relaunch(rec)
@@ -106,6 +115,16 @@ def _repeated_failure(job: JobState, rec: TaskRecord, update: StatusUpdate) -> s
     return "" if job.spec.profile.transient_failure(line) else line
 
 
+def _restart_whole_job_now(job: JobState, tr: Transient, rec: TaskRecord, now: float) -> list[Action]:
+    """A planned stop's whole-job restart: every other task placed again with ``rec``, at once."""
+    return _restart_all_but(job, tr, rec, now, now, spare_told=True)
+
+
+def changed_others(tr: Transient) -> None:
+    """An event changed tasks besides its own (a planned stop told its peers): the journal writes the whole job."""
+    tr.others_changed = True
+
+
 def _restarts_whole_job(job: JobState, key: TaskKey) -> bool:
     """A task whose loss the others cannot outlive (TensorFlow: all-reduce peers, parameter servers)."""
     return job.spec.profile.restarts_whole_job(job.spec, key)
@@ -117,9 +136,12 @@ def _whole_job_restarts(job: JobState) -> int:
 
 
 def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, not_before: float,
-                     failure: str | None = None) -> list[Action]:
+                     failure: str | None = None, spare_told: bool = False) -> list[Action]:
     """Back to PLACING with every other task: the whole job restarts from its checkpoint. ``failure``:
-    the exception line of the failure that restarts it (None: a person asked), which every task keeps."""
+    the exception line of the failure that restarts it (None: a person asked, or a planned stop),
+    which every task keeps. With ``spare_told`` (a planned stop), a task told of it is saving and
+    ends by itself: it is killed only if it still runs after the stop grace (timers.py retries the
+    kill from then)."""
     actions: list[Action] = []
     for other in job.tasks.values():
         if other is rec:
@@ -129,6 +151,9 @@ def _restart_all_but(job: JobState, tr: Transient, rec: TaskRecord, now: float, 
             tr.others_changed = True  # its record changed: the journal's next write is the whole job
         if tasks.hold_back(other, not_before):
             tr.others_changed = True
+        elif other.live and spare_told and other.stopping:
+            tr.others_changed = True
+            tasks.kill_for_relaunch(other, now + job.spec.policies.stop_grace_seconds)
         elif other.live:
             actions += _kill_for_relaunch(tr, other, now)
     phase.move(job, PLACING, now, "a whole-job restart")
@@ -158,10 +183,12 @@ def restart_task(job: JobState, tr: Transient, key: TaskKey, now: float) -> list
     return actions
 
 
-def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: str) -> list[Action]:
+def restart_for_peer(job: JobState, tr: Transient, role: str, now: float, why: str,
+                     skip: set[TaskKey] | frozenset[TaskKey] = frozenset()) -> list[Action]:
+    """Restart the live tasks of ``role`` from their checkpoint (but those in ``skip``: launched with the change)."""
     actions: list[Action] = []
     for rec in job.tasks.values():
-        if rec.key.role == role and rec.live and not rec.relaunch_after_kill:
+        if rec.key.role == role and rec.live and not rec.relaunch_after_kill and rec.key not in skip:
             notices.note(job, tr, f"{rec.key}: restarting from its checkpoint because {why}")
             actions += _kill_for_relaunch(tr, rec, now)
     return actions
@@ -188,3 +215,18 @@ def _all_success_keys_finished(job: JobState, tr: Transient, finished: TaskKey) 
             return False
     left = tr.unfinished_success = {k for k in job.spec.success_keys if job.tasks[k].state != TASK_FINISHED}
     return not left
+
+
+def restart_for_update(job: JobState, tr: Transient, keys: set[TaskKey], whole_job: bool, now: float) -> list[Action]:
+    """An update (core/job/update.py) has told ``keys`` that live to stop at a checkpoint
+    (planned_stop.py relaunches each once it has saved); those that do not live wait for the
+    new spec too. The whole job: back to PLACING, every task placed again together, from the
+    checkpoint. Asked for, not a failure: no backoff, no restart limit used."""
+    tr.unfinished_success = None  # the success keys may be others now
+    tr.others_changed = True
+    for rec in job.tasks.values():
+        if rec.key in keys and not rec.live:
+            tasks.hold_back(rec, now)
+    if whole_job:
+        phase.move(job, PLACING, now, "an update: every task placed again, from the checkpoint")
+    return offer_interest.revive(tr.interest)

@@ -21,6 +21,11 @@ KILL_RETRY_SECONDS = 5.0
 FINISH_GRACE_SECONDS = 30.0
 
 
+def finish_grace(job: JobState) -> float:
+    """How long FINISHING waits for its kills: at least the tasks' stop grace (they may save first)."""
+    return max(FINISH_GRACE_SECONDS, job.spec.policies.stop_grace_seconds + KILL_RETRY_SECONDS)
+
+
 def start(job: JobState, tr: Transient) -> list[Action]:
     """First actions after (re)subscribing: ask for offers, reconcile what we launched."""
     live = tuple(r.task_id for r in job.tasks.values() if r.live)
@@ -37,7 +42,7 @@ def tick(job: JobState, tr: Transient, now: float) -> list[Action]:
             if rec.live and now - rec.killing_since >= KILL_RETRY_SECONDS:
                 tasks.kill_sent(rec, now)
                 actions.append(Kill(rec.task_id, rec.agent_id))
-        if now - job.finishing_since >= FINISH_GRACE_SECONDS:
+        if now - job.finishing_since >= finish_grace(job):
             actions += maybe_done(job, tr, now, force=True)
         return actions
     if job.terminal:
@@ -90,7 +95,7 @@ def next_deadline(job: JobState, tr: Transient, now: float) -> float:
     if tr.queued_since is not None and pol.queue_timeout_seconds:
         times.append(tr.queued_since + pol.queue_timeout_seconds)
     if job.phase == FINISHING:
-        times.append(job.finishing_since + FINISH_GRACE_SECONDS)
+        times.append(job.finishing_since + finish_grace(job))
     if (asked := reconciliation.deadline(tr)) is not None:
         times.append(asked)
     for rec in job.tasks.values():

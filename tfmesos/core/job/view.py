@@ -53,7 +53,8 @@ def _task_status(tr: Transient, r: TaskRecord) -> TaskStatus:
     report = tr.reports.get(r.key)
     return TaskStatus(role=r.key.role, index=r.key.index, task_id=r.task_id, endpoint=r.endpoint,
                       agent_id=r.agent_id, state=r.state, restarts=r.restarts + r.restarts_with_job,
-                      requested_restarts=r.requested_restarts, exit_code=r.exit_code, reason=r.reason,
+                      requested_restarts=r.requested_restarts, planned_stops=r.planned_stops,
+                      exit_code=r.exit_code, reason=r.reason,
                       message=r.message, exception=r.exception,
                       progress=Progress.from_json(report) if report is not None else None)
 

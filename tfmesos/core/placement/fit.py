@@ -37,6 +37,7 @@ class Agent:
     used: Amounts = field(default_factory=dict)
     offered: Amounts = field(default_factory=dict)
     reserved: Mapping[str, Amounts] = field(default_factory=dict)  # Mesos role -> amounts reserved to it
+    leaving: str = ""  # "draining" or "deactivated": nothing is placed here; "": in use
 
     def usable(self, roles: Iterable[str]) -> dict[str, float]:
         """What a framework of ``roles`` may ever get here: all but the reservations for other roles."""

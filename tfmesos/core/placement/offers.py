@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..spec import Resources
+from .maintenance import Window
 
 PortRange = tuple[int, int]
 
@@ -17,6 +18,7 @@ class Offer:
     ports: tuple[PortRange, ...] = ()
     mesos_role: str = "*"  # the Mesos role it is allocated to (never a TensorFlow role)
     reserved: float = 0.0  # cpus reserved to that Mesos role: such offers are used before the shared pool
+    unavailability: Window | None = None  # its machine's next maintenance window (core/placement/maintenance.py)
 
     @property
     def port_count(self) -> int:

@@ -14,6 +14,7 @@ The one module that writes ``JobState.events`` and the notices not yet taken.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, NamedTuple
@@ -105,6 +106,56 @@ def text(end: TaskEnd) -> str:
     again = (f"its launch never reached an agent: placed again in {end.delay:.1f}s"
              if outcome is Outcome.NEVER_LAUNCHED else f"relaunch #{end.number} in {end.delay:.1f}s")
     return f"{said}: {again}" + (" with the whole job from its checkpoint" if end.whole_job else "")
+
+
+# What tfmesos' task helpers say on stderr before a planned exit (tfmesos/task/notice.py's exit_planned).
+_SAVED_AT = re.compile(r"tfmesos: planned stop \(.*\): saved at ([^;\n]+); exiting")
+
+
+def saved_at(log_tail: str) -> str:
+    """Where the task said it saved ("step 4,210", "epoch 3, batch 20"), or "" when it did not say."""
+    found = _SAVED_AT.findall(log_tail or "")
+    return re.sub(r"\d{4,}", lambda m: f"{int(m.group()):,}", found[-1]) if found else ""
+
+
+@dataclass(frozen=True)
+class PlannedEnd:
+    """A task's end in a planned stop (core/job/planned_stop.py), and what the job made of it."""
+
+    key: TaskKey
+    update: StatusUpdate
+    why: str  # the planned stop: "agent h1 draining"
+    leaving: bool  # the task itself leaves (its agent drains, it is updated); else a peer that saved with it
+    whole_job: bool  # the whole job is placed again, from the saved step
+    number: int  # the task's planned stops so far, this one included
+
+
+def planned_text(end: PlannedEnd) -> str:
+    """The one line a planned stop's end is told in: 'agent h1 draining: worker:1 saved at step 4,210, moving'."""
+    code, where = end.update.exit_code, saved_at(end.update.log_tail)
+    if code == 143:
+        how = "stopped without saving (exit 143): it resumes from its last checkpoint"
+    elif code == 0:
+        how = "stopped cleanly"
+    elif where:
+        how = f"saved at {where}"
+    else:
+        how = "saved" if code is not None else f"ended {end.update.state} before it ran"
+    if end.leaving:
+        told = f"{end.why}: {end.key} {how}, moving"
+    else:
+        told = f"{end.key} {how} for the planned stop ({end.why})"
+    if end.whole_job:
+        told += "; the whole job is placed again"
+    return told + f" (planned stop #{end.number}, not counted against max_restarts)"
+
+
+def planned_ended(job: JobState, tr: Transient, end: PlannedEnd) -> None:
+    """Tell a planned stop's end: the leaving task's is one of the job's events, a peer's only the front-end's."""
+    if end.leaving:
+        note(job, tr, planned_text(end))
+    else:
+        tr.told.append(Notice(planned_text(end), recorded=False))
 
 
 def task_ended(job: JobState, tr: Transient, end: TaskEnd) -> None:

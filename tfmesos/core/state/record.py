@@ -24,6 +24,7 @@ from ..phase import ENDED_PHASES, PLACING, JobPhase
 from ..placement import offer_hold
 from ..placement.offer_hold import OfferHold
 from ..placement.offer_interest import OfferInterest
+from ..placement.maintenance import InverseOffer
 from ..placement.offers import Offer
 from ..spec import JobSpec, TaskKey
 from .series import ProgressSeries
@@ -66,8 +67,8 @@ def task_names(tasks: Iterable[TaskKey], shown: int = 8) -> str:
 class JobState:
     """What the job store persists, whole (core/job/codec.py): a restarted scheduler goes on from it."""
 
-    spec: JobSpec = owned(MADE)
-    tasks: dict[TaskKey, TaskRecord] = owned(MADE, default_factory=dict)  # each record's fields: state/tasks.py
+    spec: JobSpec = owned("job.update")  # tfmesos update: the options the job runs with now
+    tasks: dict[TaskKey, TaskRecord] = owned("job.update", default_factory=dict)  # which; each record's fields: state/tasks.py
     phase: JobPhase = owned("phase", default=PLACING)
     started_at: float = owned(MADE, default=0.0)
     placing_since: float = owned("phase", default=0.0)
@@ -125,6 +126,12 @@ class Transient:
     unreconciled: set[str] = owned("job.reconciliation", default_factory=set)
     reconcile_at: float | None = owned("job.reconciliation", default=None)  # when to ask again
     reconcile_delay: float = owned("job.reconciliation", default=RECONCILE_RETRY_SECONDS)
+    # Mesos' inverse offers (a machine wanted back for a maintenance window), the newest per agent id,
+    # until the job has left that machine and accepted it.
+    inverse_offers: dict[str, InverseOffer] = owned("job.maintenance", default_factory=dict)
+    # Agents leaving the cluster (draining, deactivated): agent id -> why ("agent h1 draining").
+    # Nothing is placed on them; learnt from the tasks' updates and the master's agents.
+    leaving: dict[str, str] = owned("job.planned_stop", default_factory=dict)
 
 
 def new(spec: JobSpec, now: float, seed: int = 0) -> tuple[JobState, Transient]:

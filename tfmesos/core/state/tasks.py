@@ -38,6 +38,8 @@ class TaskRecord:
     requested_restarts: int = 0  # asked for by a person: no failure, no restart limit used
     restarts_with_job: int = 0  # whole-job restarts another task's failure relaunched it in (shown with restarts)
     failed_with: str = ""  # the exception line of the failure that relaunched it last (its own, or the whole job's)
+    planned_stops: int = 0  # relaunches after a planned stop (a drain, an update): no failure, no restart limit used
+    stopping: str = ""  # the planned stop it was told of (why: "agent h1 draining"); "" when none
 
     @property
     def live(self) -> bool:
@@ -56,7 +58,7 @@ def launch(job: JobState, rec: TaskRecord, agent_id: str, hostname: str, port: i
     job.by_task_id[rec.task_id] = rec.key
     rec.state, rec.agent_id, rec.hostname, rec.port = TASK_STAGING, agent_id, hostname, port
     rec.launched_at, rec.cluster_spec_version_sent, rec.killing_since = now, 0, 0.0
-    rec.avoid_agent = ""
+    rec.avoid_agent, rec.stopping = "", ""
     # The previous attempt's end is not this one's: shown again only once this one has ended.
     rec.exit_code, rec.reason, rec.message, rec.log_tail, rec.exception = None, "", "", "", ""
     return rec.endpoint != old_endpoint
@@ -86,7 +88,8 @@ def kill_sent(rec: TaskRecord, now: float) -> None:
 
 
 def kill_for_relaunch(rec: TaskRecord, now: float) -> None:
-    """Killed to be launched again (a person's restart, a peer's, the whole job's): its end is no failure."""
+    """Killed to be launched again (a person's restart, a peer's, the whole job's): its end is no
+    failure. ``now``: when the kill was sent (later: when it is due, for a task left to end by itself)."""
     rec.relaunch_after_kill = True
     rec.killing_since = now
 
@@ -127,3 +130,23 @@ def restarted_with_job(rec: TaskRecord, failed_with: str) -> None:
 def restart_asked(rec: TaskRecord) -> None:
     """A person asked for this task to restart (``tfmesos restart``)."""
     rec.requested_restarts += 1
+
+
+def stop_planned(rec: TaskRecord, why: str) -> None:
+    """Told of a planned stop (core/job/planned_stop.py): its end that follows is no failure."""
+    rec.stopping = why
+
+
+def planned_end(rec: TaskRecord, avoid: bool, now: float) -> None:
+    """Its planned stop is over: launched again at once, counted apart (``avoid``: elsewhere than
+    its last agent, which leaves)."""
+    rec.planned_stops += 1
+    rec.state, rec.not_before, rec.stopping, rec.relaunch_after_kill = PENDING, now, "", False
+    rec.avoid_agent = rec.agent_id if avoid else ""
+
+
+def forget(job: JobState, keys: set[TaskKey]) -> None:
+    """Tasks an update removed: their attempts' ids are the job's no more (a late update of one
+    finds no task, and a live attempt is killed, core/job/recovery.py)."""
+    for task_id in [tid for tid, key in job.by_task_id.items() if key in keys]:
+        del job.by_task_id[task_id]

@@ -9,6 +9,9 @@
   relaunched at a new address is used once the chief restarts from its checkpoint.
 - Success: ``policies.success`` names the tasks whose exit 0 ends the job: the chief (worker 0
   without one), worker 0, every worker, or none ("never": a cluster of servers runs until stopped).
+- A planned stop (a drain, an update): a collective job's workers and chief are all told (they
+  save at the step they agree on); a parameter-server job's chief is told (it saves), and the
+  servers it stops serve on until it has.
 - TensorBoard is a view on the job, not part of it: its failure ends nothing.
 - Servers: a ps, and a role without a command (the built-in TensorFlow server), serve until stopped.
 - The cluster: TensorFlow's ClusterSpec (``core/tensorflow/clusterspec.py``), and the roles in its order
@@ -67,6 +70,24 @@ def restart_when_moved(spec: JobSpec, moved: Sequence[TaskKey]) -> tuple[PeerRes
     if mode(spec) == PARAMETER_SERVER and any(k.role == "worker" for k in moved):
         return (PeerRestart("chief", "a worker moved to a new address"),)
     return ()
+
+
+def told_of_stop(spec: JobSpec, leaving: Sequence[TaskKey]) -> tuple[TaskKey, ...]:
+    """A collective job: every worker (and the chief) saves at the step they agree on; a
+    parameter-server job: the chief saves (the servers hold no Python that could)."""
+    if mode(spec) == COLLECTIVE:
+        peers = [TaskKey("chief", i) for i in range(spec.count("chief"))]
+        return tuple(peers + [TaskKey("worker", i) for i in range(spec.count("worker"))])
+    lead = TaskKey("chief", 0) if spec.count("chief") else TaskKey("worker", 0)
+    return (lead,) if spec.count(lead.role) else ()
+
+
+def saves_for_job(spec: JobSpec, key: TaskKey) -> bool:
+    """Who saves: a collective job's workers and chief (all at the same step), a parameter-server
+    job's chief (worker 0 without one)."""
+    if mode(spec) == COLLECTIVE:
+        return key.role in ("worker", "chief")
+    return key.role == "chief" or (not spec.count("chief") and key == TaskKey("worker", 0))
 
 
 def essential(spec: JobSpec, key: TaskKey) -> bool:
@@ -135,4 +156,6 @@ TENSORFLOW = FrameworkProfile(
     role_order=TF_ROLES,
     warnings=warnings,
     transient_failure=transient_failure,
+    told_of_stop=told_of_stop,
+    saves_for_job=saves_for_job,
 )

@@ -95,7 +95,8 @@ function renderTasks(snap) {
       agent.textContent = t.agent_id || "-";
     }
     cell(fresh, t.state, "state " + t.state);
-    cell(fresh, t.restarts + (t.requested_restarts ? ` (+${t.requested_restarts} asked)` : ""), "restarts");
+    cell(fresh, t.restarts + (t.requested_restarts ? ` (+${t.requested_restarts} asked)` : "")
+      + (t.planned_stops ? ` (+${t.planned_stops} planned)` : ""), "restarts");
     const exit = t.exit_code == null ? "" : "exit " + t.exit_code;
     // The exception that ended it says why (a Python traceback's last line); the message says how.
     cell(fresh, [exit, t.reason, t.exception].filter(Boolean).join(", ") || "-", "exit").title = t.message || "";
