@@ -106,3 +106,41 @@ def test_a_whole_job_restart_counts_once_against_max_restarts(tmp_path):
                      r"'process ended with exit code 1'; not relaunched: the whole job restarted once, the limit "
                      r"\(max_restarts 1: a whole-job restart counts once, whichever task failed\)", out), out[-3000:]
     assert not wait_gone("counts-once", timeout=5)
+
+
+# As tf.function (and so Keras 2's model.fit) reports an error in traced code: the real exception
+# under "in user code:" and the traced frames (tests/data/tracebacks/tf_keras_shape_bug.stderr).
+SHAPE = 'ValueError: Input 0 of layer "sequential" is incompatible with the layer: expected shape=(None, 32), found shape=(None, 64)'
+SHAPE_BUG = textwrap.dedent(f'''
+    raise ValueError("in user code:\\n\\n"
+                     '    File "/opt/venv/lib/python3.11/site-packages/tf_keras/src/engine/training.py", line 1398, in train_function  *\\n'
+                     "        return step_function(self, iterator)\\n\\n"
+                     "    " + {SHAPE!r})
+''')
+
+
+def test_the_same_bug_twice_in_a_row_stops_the_job_naming_its_real_cause(tmp_path):
+    """Two workers of a collective job under OnFailure, max_restarts 5, each failing at once with
+    the same shape bug: the first failure restarts the whole job, the second ends it, the summary
+    naming the message under "in user code:" and why it was not relaunched; both workers show the
+    restart."""
+    (tmp_path / "train.py").write_text(SHAPE_BUG)
+    opts = write_options(tmp_path / "o.json", service={"name": "same-bug"},
+                         job={"command": f"{sys.executable} train.py", "workdir": str(tmp_path)},
+                         roles={"worker": {"count": 2, "cpus": 0.1, "mem": 64, "restart_policy": "OnFailure",
+                                           "max_restarts": 5}},
+                         policies={"backoff_seconds": 0.2})
+    run = run_scheduler(opts)
+    try:
+        assert run.wait(120) == 1, run.output[-3000:]
+    finally:
+        stop_scheduler(run)
+    out = run.output
+    assert out.count("with the whole job from its checkpoint") == 1, out[-3000:]
+    assert re.search(rf"job same-bug FAILED: worker:\d \(\S+\) ended TASK_FAILED, exit code 1, {re.escape(SHAPE)}; "
+                     r"not relaunched: the same exception as the failure before it: a bug that fails the same way "
+                     r"every time, which no relaunch fixes \(restart_policy ExitCode stops at the first exit code "
+                     r"1-127\)", out), out[-3000:]
+    rows = re.findall(r"  worker:(\d) +\S+ +(TASK_\w+) +restarts (\d+)", out)
+    assert sorted((w, r) for w, _, r in rows) == [("0", "1"), ("1", "1")], rows
+    assert not wait_gone("same-bug", timeout=5)
