@@ -9,7 +9,8 @@ from tests.e2e.drains import (AGENT_CPUS, AGENT_MEM, KERAS_MWMS, KERAS_PSS, MWMS
                               assert_lost_nothing, run_drain)
 from tests.e2e.real_mesos import RealMesos
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(
+    "real-mesos-drains", reason="each case's agents take task ports 31000 + 100 i, which worker_ports does not move: two cases side by side bound the same ports")]
 
 
 def agents(count: int) -> list[str]:
