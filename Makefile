@@ -54,7 +54,9 @@ test-fast: $(TEST_STAMP)
 # task ports in a slice of their own (tests/e2e/real_mesos.py). REAL_MESOS_WORKERS=0: one at a time.
 MESOS_TOOLS ?= ../shared/tools/real-mesos
 REAL_MESOS_PORT ?= 5050
-REAL_MESOS_WORKERS ?= 2
+# One at a time for now: side by side, the drain cases (fixed task ports, machine per agent) time
+# out waiting for training beside another cluster; alone they pass.
+REAL_MESOS_WORKERS ?= 0
 test-real-mesos: $(TEST_STAMP)
 	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
 		$(BIN)/python -m pytest -q -n $(REAL_MESOS_WORKERS) --dist loadgroup $(PYTEST_ARGS) \
