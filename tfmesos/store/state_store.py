@@ -412,25 +412,24 @@ def _live_marker(path: Path) -> LiveJob | None:
     return LiveJob(holder.name, holder.api, holder.pid)
 
 
-def gone_runs(state_dir: str) -> list[Holder]:
-    """This user's live markers in ``state_dir`` whose scheduler is gone, by name."""
+def _own_markers(state_dir: str) -> list[Path]:
+    """This user's live markers in ``state_dir``, by name ([] where the folder cannot be read)."""
     live = Path(state_dir or DEFAULT_STATE_DIR).expanduser() / "live"
     try:
-        paths = sorted(p for p in live.glob("*.json") if p.stat().st_uid == os.getuid())
+        return sorted(p for p in live.glob("*.json") if p.stat().st_uid == os.getuid())
     except OSError:
         return []
-    found = (read_marker(p, p.stem.replace("__", "/")) for p in paths)
+
+
+def gone_runs(state_dir: str) -> list[Holder]:
+    """This user's live markers in ``state_dir`` whose scheduler is gone, by name."""
+    found = (read_marker(p, p.stem.replace("__", "/")) for p in _own_markers(state_dir))
     return [h for h in found if h is not None and not h.alive()]
 
 
 def live_jobs(state_dir: str) -> list[LiveJob]:
     """This user's jobs running from this machine that announced their API in ``state_dir``, by name."""
-    live = Path(state_dir or DEFAULT_STATE_DIR).expanduser() / "live"
-    try:
-        paths = sorted(p for p in live.glob("*.json") if p.stat().st_uid == os.getuid())
-    except OSError:
-        return []
-    return [job for job in map(_live_marker, paths) if job is not None]
+    return [job for job in map(_live_marker, _own_markers(state_dir)) if job is not None]
 
 
 def open_store(zk: str, state_dir: str, name: str) -> StateStore:
