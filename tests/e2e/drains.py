@@ -91,6 +91,23 @@ class Drained:
         return max(len(twice(steps)) + len(missing(steps, total)) for steps in self.steps.values())
 
 
+def start_logged(tmp_path: Path, cluster: Any, mode: Mode, name: str, roles: dict[str, Any], log: Path) -> Any:
+    """The job of ``mode`` started on ``cluster``, each step its tasks train appended to ``log``."""
+    opts = write_options(tmp_path / "o.json", service={"name": name},
+                         job={"command": f"{sys.executable} {SCRIPTS / mode.script}",
+                              "checkpoint_dir": str(tmp_path / "ckpt"),
+                              "env": [*mode.env, f"STEP_LOG={log}"]},
+                         roles=roles, policies={"success": mode.success})
+    return run_scheduler(opts, "--master", cluster.address, "--state-dir", str(tmp_path / "state"))
+
+
+def wait_trained(run: Any, mode: Mode, log: Path) -> None:
+    """Until the last task ``mode`` logs by has trained DRAIN_AFTER steps (mid-epoch, between checkpoints)."""
+    counted = mode.logged_by[-1]
+    eventually(lambda: len(steps_by_task(log)[counted]) >= DRAIN_AFTER, 300,
+               f"{counted} to log {DRAIN_AFTER} steps\n" + run.output[-3000:])
+
+
 def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int], kill9: bool = False) -> Drained:
     """The job of ``mode`` run until ``logged_by[-1]`` logged DRAIN_AFTER steps, then the agent of
     ``leaving`` drained (max_grace_period 60 s); the job run to its end. With ``kill9``, the task's
@@ -99,16 +116,9 @@ def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int]
     log = tmp_path / "steps.log"
     failure = {"max_restarts": 1, "restart_policy": "OnFailure"} if kill9 else {}
     roles = {role: {**TASK, **opts, **failure} for role, opts in mode.roles.items()}
-    opts = write_options(tmp_path / "o.json", service={"name": name},
-                         job={"command": f"{sys.executable} {SCRIPTS / mode.script}",
-                              "checkpoint_dir": str(tmp_path / "ckpt"),
-                              "env": [*mode.env, f"STEP_LOG={log}"]},
-                         roles=roles, policies={"success": mode.success})
-    run = run_scheduler(opts, "--master", cluster.address, "--state-dir", str(tmp_path / "state"))
+    run = start_logged(tmp_path, cluster, mode, name, roles, log)
     try:
-        counted = mode.logged_by[-1]
-        eventually(lambda: len(steps_by_task(log)[counted]) >= DRAIN_AFTER, 300,
-                   f"{counted} to log {DRAIN_AFTER} steps\n" + run.output[-3000:])
+        wait_trained(run, mode, log)
         state = cluster.state()
         agent = agent_of(state, name, *leaving)
         before = {t["id"] for t in tasks_of(state, name)}

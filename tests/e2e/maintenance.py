@@ -11,16 +11,15 @@ carry the window. Then the inverse offer is accepted.
 from __future__ import annotations
 
 import json
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.drains import DRAIN_AFTER, MWMS_HANDLER, TASK, agent_of, tasks_of
-from tests.e2e.harness import eventually, run_scheduler, stop_scheduler, write_options
-from tests.e2e.planned_job import SCRIPTS, steps_by_task
+from tests.e2e.drains import MWMS_HANDLER, TASK, agent_of, start_logged, tasks_of, wait_trained
+from tests.e2e.harness import eventually, stop_scheduler
+from tests.e2e.planned_job import steps_by_task
 
 WINDOW_AHEAD_S = 60
 WINDOW_S = 3600
@@ -55,16 +54,9 @@ class Window:
 def run_window(tmp_path: Path, cluster: Any, name: str = "maint-mwms") -> Window:
     mode = MWMS_HANDLER
     log = tmp_path / "steps.log"
-    opts = write_options(tmp_path / "o.json", service={"name": name},
-                         job={"command": f"{sys.executable} {SCRIPTS / mode.script}",
-                              "checkpoint_dir": str(tmp_path / "ckpt"), "env": [*mode.env, f"STEP_LOG={log}"]},
-                         roles={role: {**TASK, **o} for role, o in mode.roles.items()},
-                         policies={"success": mode.success})
-    run = run_scheduler(opts, "--master", cluster.address, "--state-dir", str(tmp_path / "state"))
+    run = start_logged(tmp_path, cluster, mode, name, {role: {**TASK, **o} for role, o in mode.roles.items()}, log)
     try:
-        counted = mode.logged_by[-1]
-        eventually(lambda: len(steps_by_task(log)[counted]) >= DRAIN_AFTER, 300,
-                   f"{counted} to log {DRAIN_AFTER} steps\n" + run.output[-3000:])
+        wait_trained(run, mode, log)
         state = cluster.state()
         agent = agent_of(state, name, "worker", 1)
         hostname = next(s["hostname"] for s in state["slaves"] if s["id"] == agent)
