@@ -151,8 +151,6 @@ def test_a_real_traceback_of_this_python_gives_its_exception_line(tmp_path, scri
 
 
 def test_an_exception_group_gives_the_groups_line(tmp_path):
-    if sys.version_info < (3, 11):
-        pytest.skip("exception groups came with Python 3.11")
     lines = stderr_of("""
      raise ExceptionGroup("two workers failed", [ValueError("a"), TypeError("b")])
      """, tmp_path)
