@@ -32,7 +32,7 @@ import tfmesos
 
 from tests import zookeeper
 from tests.package.helpers import app_definition_problems
-from tests.e2e.harness import ROOT, LineProcess, accuracy, run_scheduler, stop_scheduler, wait_gone, write_options
+from tests.e2e.harness import ROOT, LineProcess, accuracy, eventually, run_scheduler, stop_scheduler, wait_gone, write_options
 from tests.e2e.real_mesos import RealMesos
 from tests.e2e.test_marathon_app import api_on_loopback, get, poll, render_package
 
@@ -322,8 +322,9 @@ def test_the_scheduler_started_from_the_image_as_marathon_would_runs_the_job(clu
         assert_every_task_ran_in(cluster, folder, service, "/opt/tfmesos/bin/python3")
         # The scheduler itself ran in the image: its sandbox's output is the image's tfmesos.
         [scheduler_sandbox] = cluster.sandboxes_of(task["task_id"]["value"])
-        assert f"job {service} SUCCEEDED" in (scheduler_sandbox / "stdout").read_text(errors="replace") + (
-            scheduler_sandbox / "stderr").read_text(errors="replace")
+        # The status reads SUCCEEDED as the job ends; the summary follows the framework's teardown.
+        eventually(lambda: f"job {service} SUCCEEDED" in (scheduler_sandbox / "stdout").read_text(errors="replace") + (
+            scheduler_sandbox / "stderr").read_text(errors="replace"), 120, "the scheduler's summary in its sandbox")
     finally:
         # Marathon would keep the app: here its framework is torn down, which kills the scheduler.
         for framework in cluster.state()["frameworks"]:
