@@ -598,7 +598,10 @@ def run_big(tmp: Path, arms: tuple[str, ...] = BIG_ARMS, tasks: int = BIG_TASKS)
             t0 = time.monotonic()
             try:
                 if arm == "tfmesos":
-                    sample = run_tfmesos(work, master, tasks, at_all_running, gate_loop=BIG_GATE_LOOP, ps=BIG_PS)
+                    # The executors import tfmesos from this tree (ROOT), not the venv's editable
+                    # install: a run from a snapshot (git archive) is not changed by edits meanwhile.
+                    sample = run_tfmesos(work, master, tasks, at_all_running, executor_tree=ROOT,
+                                         gate_loop=BIG_GATE_LOOP, ps=BIG_PS)
                 else:
                     sample = run_raw(work, master, tasks, floor=True, at_all_running=at_all_running, gate_loop=BIG_GATE_LOOP)
             except Exception as exc:  # noqa: BLE001 - recorded: what broke first is the finding
@@ -622,12 +625,16 @@ def run_big(tmp: Path, arms: tuple[str, ...] = BIG_ARMS, tasks: int = BIG_TASKS)
     return out
 
 
-if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [ROUNDS]; the 1,000-task gang: ... big
+if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [ROUNDS]; the 1,000-task gang: ... big [ARM ...]
     import sys
     import tempfile
 
     if sys.argv[1:2] == ["big"]:
-        result = run_big(Path(tempfile.mkdtemp(prefix="realgang-big-")))
+        # One arm per run (``big tfmesos``, then ``big floor``) where both at once do not fit the machine.
+        chosen = tuple(sys.argv[2:]) or BIG_ARMS
+        if unknown := set(chosen) - set(BIG_ARMS):
+            sys.exit(f"real_gang big: unknown arm(s) {sorted(unknown)}; expected some of {list(BIG_ARMS)}")
+        result = run_big(Path(tempfile.mkdtemp(prefix="realgang-big-")), arms=chosen)
         Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
         print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))
         sys.exit(0)
