@@ -42,7 +42,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
 
-    from ..core.spec import TaskKey
+    from ..core.task_key import TaskKey
     from ..mesos.messages import Message, TaskPayload
     from .report_pipe import ReportPipe
 
@@ -651,7 +651,7 @@ class TFExecutor:
 
     def _run_task(self) -> None:
         from ..core.tensorflow.clusterspec import substitute_placeholders
-        from ..core.spec import TaskKey
+        from ..core.task_key import TaskKey  # not core.spec: the job's whole spec and profile, never used here
         from .report_pipe import PROGRESS_FILE, ReportPipe, progress_message
 
         assert self.spec is not None
@@ -792,7 +792,7 @@ def _import_task_start() -> None:
         import subprocess  # noqa: F401
 
         from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401
-        from ..core import spec  # noqa: F401
+        from ..core import task_key  # noqa: F401
         from ..mesos import messages  # noqa: F401
         from ..task import keras_check  # noqa: F401
         from . import report_pipe  # noqa: F401

@@ -11,6 +11,6 @@ import signal  # noqa: F401
 import subprocess  # noqa: F401
 
 from ..core.tensorflow import clusterspec  # noqa: F401
-from ..core import spec  # noqa: F401
+from ..core import task_key  # noqa: F401
 from ..mesos import messages  # noqa: F401
 from . import executor, report_pipe  # noqa: F401

@@ -10,10 +10,13 @@ import json
 import os
 import threading
 import time
-from typing import Any, Callable
 
 from ..mesos.messages import PROGRESS_FILE, Progress
 from ..task.report import REPORT_ENV
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not at run time: every executor imports this module
+    from typing import Any, Callable
 
 FORWARD_SECONDS = 0.5
 _CLOSE = b"\x00close"  # the executor's last line to its own reader

@@ -39,7 +39,7 @@ import threading
 import time
 
 from . import recordio
-from .calls_http import CallConnection
+from .calls_http import CallConnection, address
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ class RecoveringExecutorDriver:
     def _subscribe(self) -> None:
         """Connect, SUBSCRIBE, and handle the events until the stream ends."""
         host, port = self.agent.rsplit(":", 1)
-        sock = socket.create_connection((host, int(port)), CONNECT_TIMEOUT)
+        sock = socket.create_connection(address(host, int(port)), CONNECT_TIMEOUT)
         try:
             sock.settimeout(None)
             with self._lock:

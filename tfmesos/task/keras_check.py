@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Mapping
 
 from ..core.tensorflow.legacy_keras import keras_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not at run time: the executor imports this module (typing costs each one ~4 ms)
+    from typing import Mapping
 
 # The distributions that install the ``tensorflow`` package, as
 # their .dist-info folders spell them.
