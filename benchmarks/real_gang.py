@@ -68,6 +68,10 @@ BIG_ARMS = ("tfmesos", "floor")
 # 916 of tfmesos' 1,000 executors were terminated unregistered. The agents get 10 minutes.
 BIG_AGENT_FLAGS = ["--executor_registration_timeout=10mins"]
 BIG_PS = 2
+# What broke next (21:55, load ~35): tfmesos' own startup timeout (300 s by default): at 300 s about
+# 115 tasks were RUNNING, the rest subscribed or still being launched, and the job failed them. The
+# big gang's job gets as long as the agents' registration timeout.
+BIG_STARTUP_TIMEOUT_S = 600.0
 # Stop an arm (and say so in the results) when the machine's available memory falls below this:
 # 1,000 executors on a machine shared with other people's tests.
 MIN_AVAILABLE_MIB = 3072
@@ -111,7 +115,8 @@ def _python_on(tree: Path, tmp: Path) -> str:
 
 
 def run_tfmesos(tmp: Path, master: Any, tasks: int, at_all_running: Callable[[], None],
-                executor_tree: Path | None = None, gate_loop: str = GATE_LOOP, ps: int = 0) -> dict[str, Any]:
+                executor_tree: Path | None = None, gate_loop: str = GATE_LOOP, ps: int = 0,
+                startup_timeout: float | None = None) -> dict[str, Any]:
     """``executor_tree``: the executors import tfmesos from there (the scheduler is this tree's);
     ``ps`` of the ``tasks`` are parameter servers (running the gate loop too), the rest workers."""
     name = "gang"
@@ -122,16 +127,18 @@ def run_tfmesos(tmp: Path, master: Any, tasks: int, at_all_running: Callable[[],
     roles: dict[str, Any] = {"worker": {"count": tasks - ps, "cpus": TASK_CPUS, "mem": TASK_MEM, "restart_policy": "Never"}}
     if ps:
         roles = {"ps": {"count": ps, "cpus": TASK_CPUS, "mem": TASK_MEM, "server": False, "restart_policy": "Never"}} | roles
-    opts = write_options(
-        tmp / "gang.json", service={"name": name}, job=job, roles=roles,
-        policies={"success": "all_workers", "placement_timeout_seconds": 600})
+    policies: dict[str, Any] = {"success": "all_workers", "placement_timeout_seconds": 600}
+    if startup_timeout is not None:
+        policies["startup_timeout_seconds"] = startup_timeout
+    opts = write_options(tmp / "gang.json", service={"name": name}, job=job, roles=roles, policies=policies)
     run = StampedRun(["run", str(opts), "--master", master.address, "--state-dir", str(tmp / "state")], first_port=None)
     try:
         _, registered, _ = run.find(r"registered as framework", 120)
         deadline = time.monotonic() + 900
         while len(running := run.all(r"\] ((?:worker|ps):\d+) TASK_RUNNING")) < tasks:
             if time.monotonic() > deadline or run.all(r"TASK_(FAILED|LOST|KILLED|ERROR)"):
-                raise RuntimeError("not all RUNNING:\n" + "\n".join(run.lines[-30:]))
+                raise RuntimeError(f"not all RUNNING: {len(running)} of {tasks} at {time.time() - registered:.0f} s "
+                                   "after registration:\n" + "\n".join(run.lines[-30:]))
             time.sleep(0.2)
         last = max(stamp for _, stamp, _ in running)
         at_all_running()
@@ -601,14 +608,14 @@ def run_big(tmp: Path, arms: tuple[str, ...] = BIG_ARMS, tasks: int = BIG_TASKS)
                     # The executors import tfmesos from this tree (ROOT), not the venv's editable
                     # install: a run from a snapshot (git archive) is not changed by edits meanwhile.
                     sample = run_tfmesos(work, master, tasks, at_all_running, executor_tree=ROOT,
-                                         gate_loop=BIG_GATE_LOOP, ps=BIG_PS)
+                                         gate_loop=BIG_GATE_LOOP, ps=BIG_PS, startup_timeout=BIG_STARTUP_TIMEOUT_S)
                 else:
                     sample = run_raw(work, master, tasks, floor=True, at_all_running=at_all_running, gate_loop=BIG_GATE_LOOP)
             except Exception as exc:  # noqa: BLE001 - recorded: what broke first is the finding
                 sample = {"error": str(exc)[-3000:]}
             sample |= memory.close()
             log(f"realgang big {arm}: {sample.get('seconds', sample.get('error', '')[:300])}")
-            _wait_idle(master, 300)
+            _wait_idle(master, 30 if "error" in sample else 300)  # a failed arm's framework is gone, its tasks linger
             sample |= {"wall_s": round(time.monotonic() - t0, 1), "load_average": round(load, 2),
                        "at_all_running": snapshot, "mesos_cpu_s": {k: round(v - cpu0.get(k, 0.0), 2) for k, v in _cpu(master).items()},
                        "profile": profile_arm(master, offsets), "load_average_after": round(os.getloadavg()[0], 2)}
