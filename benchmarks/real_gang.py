@@ -645,6 +645,10 @@ if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [R
         Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
         print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))
         sys.exit(0)
-    result = run(Path(tempfile.mkdtemp(prefix="realgang-")), rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    # REALGANG_ARMS=tfmesos,floor: the rounds without the command executor's arm (the bar is the floor).
+    arms = tuple(a for a in os.environ.get("REALGANG_ARMS", ",".join(ARMS)).split(",") if a)
+    if unknown := set(arms) - set(ARMS):
+        sys.exit(f"REALGANG_ARMS: unknown arm(s) {sorted(unknown)}; expected some of {list(ARMS)}")
+    result = run(Path(tempfile.mkdtemp(prefix="realgang-")), rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 1, arms=arms)
     Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))
