@@ -132,6 +132,41 @@ def _real_gang(rg: dict[str, Any] | None, verdicts: dict[str, Any]) -> list[str]
     return out + [""]
 
 
+def _real_gang_big(big: dict[str, Any] | None) -> list[str]:
+    """The 1,000-task gang on three real agents (``real_gang big``, one arm per run): each arm's
+    figures, or what stopped it."""
+    if not big:
+        return []
+    out = ["## The 1,000-task gang on three real Mesos agents (`python -m benchmarks.real_gang big ARM`)", "",
+           "| arm | run | registration -> 1,000th TASK_RUNNING (s) | or what stopped it | load at start | peak RSS MiB: "
+           "master / agents | executors' median USS MiB | least available MiB |", "|---|---|---|---|---|---|---|---|"]
+    for run in big.get("runs", []):
+        for arm, s in run.get("samples", {}).items():
+            peak = s.get("peak_rss_mib") or {}
+            agents = "/".join(_f(v, 0) for k, v in sorted(peak.items()) if k.startswith("agent"))
+            uss = ((s.get("at_all_running") or {}).get("sandboxes") or {}).get("executor_median_uss_mib", s.get("executor_median_uss_mib"))
+            stopped = s.get("stopped") or (s.get("error", "").split("\n")[0][:160] if s.get("error") else "")
+            out.append(f"| {arm} | {run.get('when', '')} | {_f(s.get('seconds'), 1)} | {stopped} | {_f(s.get('load_average'), 1)} | "
+                       f"{_f(peak.get('master'), 0)} / {agents} | {_f(uss)} | {s.get('min_available_mib', '')} |")
+    return out + ["", big.get("note", ""), ""]
+
+
+def _embedded_gang_now(runs: list[dict[str, Any]] | None) -> list[str]:
+    """The embedded master's 1,000-task gang measured again under the machine's load of the day."""
+    if not runs:
+        return []
+    out = ["The 1,000-task gang measured again (issue 40, `scale.one_run`, 1,000 agents; other sessions' tests running):", "",
+           "| load (1 min) | all TASK_RUNNING (s) | CPU s: executors and tasks / master / scheduler | their sum / 2 cores (s) | "
+           "the executors' page faults each |", "|---|---|---|---|---|"]
+    for r in runs:
+        parts = [r.get(k) for k in ("executors_cpu_s", "master_cpu_s", "scheduler_cpu_s")]
+        floor = sum(parts) / 2 if None not in parts else None  # type: ignore[arg-type]
+        faults = (r.get("children") or {}).get("cminflt")
+        out.append(f"| {_f(r['load_average'][0], 1)} | {_f(r['all_running_s'], 1)} | {' / '.join(_f(x, 1) for x in parts)} | "
+                   f"{_f(floor, 1)} | {faults // r['tasks'] if faults else ''} |")
+    return out + [""]
+
+
 def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     env = results["environment"]
     verdicts: dict[str, Any] = {}
@@ -325,6 +360,7 @@ def render(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     out.append("")
     out += _busy(results.get("busy"), verdicts)
     out += _real_gang(results.get("realgang"), verdicts)
+    out += _real_gang_big(results.get("realgang_big"))
     out += _drain(results.get("drain"), verdicts)
     out += _taskinfo_bytes(results.get("taskinfo_bytes"), verdicts)
     poor = [k for k, v in verdicts.items() if not v.get("ok")]
@@ -418,6 +454,7 @@ def _extra_sections(results: dict[str, Any], verdicts: dict[str, Any]) -> list[s
                 "embedded agent's fork server from an interpreter with its imports done). The CPU columns are whole-run "
                 "figures (the executors' from the fork server's reaped children, the tasks' `sleep` included; the master's "
                 "and the scheduler's own): on 2 cores their sum bounds the time to all RUNNING, whatever the order.", ""]
+        out += _embedded_gang_now(sc.get("gang_1000_again"))
     ms = results.get("master")
     if ms and ms.get("sizes"):
         out += ["## The embedded master at cluster scale (`tfmesos local-master --agents N`, one run each)", "",
