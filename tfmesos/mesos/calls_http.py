@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the executor imports this module cold for every task: no typing, logging, queue
     from typing import Any, Callable
 
+
 def address(host: str, port: int) -> tuple[str | bytes, int]:
     """For ``socket.create_connection``: an ASCII host as bytes. Given a str, getaddrinfo encodes
     it with the ``idna`` codec, whose import (unicodedata, stringprep) costs each cold executor
