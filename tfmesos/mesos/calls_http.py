@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the executor imports this module cold for every task: no ty
     from typing import Any, Callable
 
 
-def address(host: str, port: int) -> tuple[str | bytes, int]:
+def address(host: str, port: int) -> tuple[Any, int]:  # Any: typeshed says str, the socket module takes bytes too
     """For ``socket.create_connection``: an ASCII host as bytes. Given a str, getaddrinfo encodes
     it with the ``idna`` codec, whose import (unicodedata, stringprep) costs each cold executor
     ~1 ms and 0.2 MiB; an ASCII name or address is the same bytes either way."""
