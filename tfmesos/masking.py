@@ -61,3 +61,12 @@ def unmask_options(masked: dict[str, Any], given: dict[str, Any]) -> dict[str, A
         if isinstance(role, dict):
             role["env"] = filled(role.get("env"), values(((given.get("roles") or {}).get(name) or {}).get("env")))
     return out
+
+
+def env_of(options: dict[str, Any]) -> dict[str, Any]:
+    """The env lists alone of resolved options (``job.env``, each role's ``env``), values and all,
+    in the options' own shape: what ``unmask_options`` takes as ``given``."""
+    roles = options.get("roles") if isinstance(options.get("roles"), dict) else {}
+    return {"job": {"env": list((options.get("job") or {}).get("env") or [])},
+            "roles": {name: {"env": list(role.get("env") or [])} for name, role in roles.items()
+                      if isinstance(role, dict) and role.get("env")}}

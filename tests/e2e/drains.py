@@ -102,10 +102,12 @@ def start_logged(tmp_path: Path, cluster: Any, mode: Mode, name: str, roles: dic
 
 
 def wait_trained(run: Any, mode: Mode, log: Path) -> None:
-    """Until the last task ``mode`` logs by has trained DRAIN_AFTER steps (mid-epoch, between checkpoints)."""
+    """Until the last task ``mode`` logs by has trained DRAIN_AFTER steps (mid-epoch, between checkpoints);
+    a job that ended before (a task that could not start) fails here at once, with its output."""
     counted = mode.logged_by[-1]
-    eventually(lambda: len(steps_by_task(log)[counted]) >= DRAIN_AFTER, 300,
+    eventually(lambda: len(steps_by_task(log)[counted]) >= DRAIN_AFTER or run.proc.poll() is not None, 300,
                f"{counted} to log {DRAIN_AFTER} steps\n" + run.output[-3000:])
+    assert run.proc.poll() is None, f"the job ended before {counted} logged {DRAIN_AFTER} steps:\n{run.output[-5000:]}"
 
 
 def run_drain(tmp_path: Path, cluster: Any, mode: Mode, leaving: tuple[str, int], kill9: bool = False) -> Drained:

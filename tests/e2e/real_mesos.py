@@ -7,9 +7,12 @@ on base_port + 1 + i, so that runs side by side, or another user's Mesos, never 
 
 Under pytest-xdist (``-n``) each worker's clusters move aside: the master to REAL_MESOS_PORT +
 20 * worker (a second master, as test_output_catchup_real_mesos.py starts, at +10), and the agents'
-task ports, which the tests write as Mesos' default ranges ([31000-31999], [32000-32999],
-[33000-33999] for agents 0-2), to the worker's own slice of 10000-19999 (below the embedded
-masters' range and the kernel's ephemeral ports): see ``worker_ports``.
+task ports, which the tests write within 31000-33999 (Mesos' default ranges, [31000-31999] to
+[33000-33999] for agents 0-2, or a part of one: the drain cases' [31100-31199]), to the worker's
+own slice of 10000-19999 (below the embedded masters' range and the kernel's ephemeral ports):
+see ``worker_ports``. Every range moves, whatever its size: TensorFlow's servers bind their port on
+every address, so a port two clusters both hand out is one port, even where the agents have IPs
+of their own (``machine_per_agent``): the second server fails with "Could not start gRPC server".
 """
 from __future__ import annotations
 
@@ -31,13 +34,17 @@ _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 WORKER = int(_WORKER[2:]) if _WORKER.startswith("gw") else None  # this xdist worker's index (None: serial)
 WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 BASE_PORT = int(os.environ.get("TFMESOS_REAL_MESOS_PORT", "5050")) + 20 * (WORKER or 0)
-_WRITTEN = re.compile(r"\[3(?P<agent>[123])000-3(?P=agent)999\]")  # an agent's ports as the tests write them
+_RANGE = re.compile(r"\[(?P<first>\d+)-(?P<last>\d+)\]")  # a ports range, as Mesos' resources write it
+_WRITTEN = range(31000, 34000)  # where the tests' task ports lie: agent i's thousand from 31000 + 1000 i
 
 
 def worker_ports(resources: str) -> str:
-    """``resources`` with the task port ranges the tests write ([31000-31999] for agent 0, up to
-    [33000-33999]) moved to this xdist worker's slice of 10000-19999 (unchanged in a serial run),
-    so that the tasks of clusters side by side never bind the same ports."""
+    """``resources`` with each task ports range the tests write (within 31000-33999: agent i's
+    thousand from 31000 + 1000 i, whole or a part) moved, at the same offset, to this xdist
+    worker's slice of 10000-19999 (unchanged in a serial run), so that the tasks of clusters side
+    by side never bind the same ports. A range elsewhere stays (the images' cluster, alone in its
+    xdist group, on ports of its own); one that strays out of its thousand, or out of the room a
+    worker has per agent, is refused: moved, it would meet another's."""
     if WORKER is None:
         return resources
     size = 10000 // WORKERS
@@ -47,10 +54,18 @@ def worker_ports(resources: str) -> str:
                          "with fewer workers")
 
     def moved(m: re.Match) -> str:
-        first = 10000 + size * WORKER + per_agent * (int(m.group("agent")) - 1)
-        return f"[{first}-{first + per_agent - 1}]"
+        first, last = int(m.group("first")), int(m.group("last"))
+        if first not in _WRITTEN and last not in _WRITTEN:
+            return m.group(0)
+        agent, offset = divmod(first - _WRITTEN.start, 1000)
+        if first not in _WRITTEN or last not in _WRITTEN or last < first or offset + last - first >= per_agent:
+            raise ValueError(f"ports {m.group(0)} of {resources!r}: a test writes its agents' task ports within one "
+                             f"thousand of 31000-33999, at most {per_agent} from its start with {WORKERS} workers, "
+                             "so that side by side they move apart")
+        start = 10000 + size * WORKER + per_agent * agent + offset
+        return f"[{start}-{start + last - first}]"
 
-    return _WRITTEN.sub(moved, resources)
+    return _RANGE.sub(moved, resources)
 
 
 class RealMesos:

@@ -9,12 +9,12 @@ from tests.e2e.drains import (AGENT_CPUS, AGENT_MEM, KERAS_MWMS, KERAS_PSS, MWMS
                               assert_lost_nothing, run_drain)
 from tests.e2e.real_mesos import RealMesos
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(
-    "real-mesos-drains", reason="each case's agents take task ports 31000 + 100 i, which worker_ports does not move: two cases side by side bound the same ports")]
+pytestmark = pytest.mark.slow
 
 
 def agents(count: int) -> list[str]:
-    """One task's room each, on ports of their own (the agents share 127.0.0.1)."""
+    """One task's room each, on ports of their own (the agents share 127.0.0.1; side by side,
+    real_mesos.worker_ports moves them into the worker's slice, as it does every test's)."""
     return [f"cpus:{AGENT_CPUS:g};mem:{AGENT_MEM:g};disk:4000;ports:[{31000 + 100 * i}-{31099 + 100 * i}]"
             for i in range(count)]
 

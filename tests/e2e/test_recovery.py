@@ -20,8 +20,10 @@ LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
 
 
 def kill_task(service: str, role: str, index: int, executor: bool = False) -> int:
-    proc = find_task_process(service, role, index, executor=executor)
-    assert proc is not None, f"no process for {role}:{index} of {service}"
+    # Polled: on a loaded machine a PSS chief trains with the workers that are up, so its line can
+    # come before a slow worker's process is found (seen once on real Mesos, two suites side by side).
+    proc = eventually(lambda: find_task_process(service, role, index, executor=executor), 60,
+                      f"a process for {role}:{index} of {service}")
     proc.send_signal(signal.SIGKILL)
     return proc.pid
 

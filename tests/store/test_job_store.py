@@ -108,16 +108,27 @@ def test_an_updated_job_resumes_with_the_update_s_options_from_those_it_was_star
         JobStore(dirs, other).resume(saved, spec, other)
 
 
-def test_an_update_s_new_env_values_are_not_guessed_after_a_failover(tmp_path: Path) -> None:
+def test_an_update_s_new_env_values_are_kept_apart_for_a_failover_and_never_guessed(tmp_path: Path) -> None:
     options, spec = _options(), job_spec_from_options(_options())
     options["job"]["env"] = ["LR=0.1"]
     dirs = DirStore(tmp_path, "fixture-job")
     writer = JobStore(dirs, options)
-    writer.updated(_updated(options, ["LR=0.2"], 2))
+    new = _updated(options, ["LR=0.0733"], 2)
+    writer.updated(new)
     writer.record(Job.new(spec, 0.0), "F-1")
     saved = writer.saved()
+    assert "0.0733" not in Path(dirs.where).read_text(), "env values stay out of the record"
+    assert writer.env_kept and dirs.env_file.stat().st_mode & 0o777 == 0o600, "kept apart, this user's only"
+    # A failover started with the first options resumes with the update's values.
+    assert JobStore(dirs, options).options_to_resume(saved, options) == new
+    # Not kept (lost, or ZooKeeper without TFMESOS_ZK_AUTH): never guessed from the first options.
+    dirs.env_file.unlink()
     with pytest.raises(OptionsError, match=r"\$\.job\.env: .* expected the options given to that update"):
         JobStore(dirs, options).options_to_resume(saved, options)
+    # Kept, then the record cleared (the job ended): they go with it.
+    writer.updated(new)
+    dirs.clear()
+    assert not dirs.env_file.exists()
 
 
 @pytest.mark.parametrize("content, why", [

@@ -35,6 +35,7 @@ from ..core.status import StatusSnapshot
 from ..mesos.driver import MesosAdapter
 from ..mesos.taskinfo import ExecutorSettings
 from ..store.job_store import JobStore
+from ..store.state_store import ZK_AUTH_ENV
 from . import shell_clock
 from .metrics import JobMetrics
 from .output_catchup import StreamedOutput
@@ -171,6 +172,10 @@ class JobShell:
                 self.settings = dataclasses.replace(self.settings, python=spec.python)
             diff, actions = self.job.update(spec, self.clock())
             self.actions.apply(actions)
+            if self.store.persists and not self.store.env_kept and any(c.field.endswith(".env") for c in diff.changes):
+                self.hooks.event(f"the update's env values are not kept ({ZK_AUTH_ENV} is not set, and an open node "
+                                 "would hand them to anyone): a scheduler restarted with the first options will not "
+                                 "resume the job; restart it with the update's options")
             return diff
 
     def _attempts(self, task: str) -> list[Attempt]:

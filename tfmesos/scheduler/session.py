@@ -370,7 +370,7 @@ class Session:
             self.spec, self.options = sched.spec, options
         return {"dry_run": dry_run, "changes": [str(c) for c in diff.changes], "added": [str(k) for k in diff.added],
                 "removed": [str(k) for k in diff.removed], "restarts": [str(k) for k in diff.restarts],
-                "whole_job": diff.whole_job, "plan": diff.lines()}
+                "whole_job": diff.whole_job, "saving": [str(k) for k in diff.saving], "plan": diff.lines()}
 
     def job_token(self) -> str:
         """The token the API wants for writes: TFMESOS_API_TOKEN's (the operator's own: nothing

@@ -12,7 +12,9 @@ writes the job as it changes.
 - ``options_digest`` says which options a job ran with, so that a later run resumes it only with
   the same ones. After ``tfmesos update`` (``updated``) the record holds the update's options and
   the digest of those the scheduler was started with (format 6): a scheduler started again with
-  either resumes the job with the update's (``options_to_resume``).
+  either resumes the job with the update's (``options_to_resume``). The record keeps env names
+  only; the update's env values are kept apart, readable by the job's user only
+  (``StateStore.keep_env``), and fill them in.
 """
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ from typing import Any
 from ..core.job.job import Job
 from ..core.spec import JobSpec, TaskKey
 from ..errors import UsageError, cut
-from ..masking import mask_options, unmask_options
+from ..masking import env_of, mask_options, unmask_options
 from ..options.load import OptionsError, without_defaults
 from .format import JobRecord, StateFormatError, journal_entry
-from .state_store import StateStore
+from .state_store import ZK_AUTH_ENV, StateStore
 
 JOURNAL_MIN = 16
 DIGEST_PREFIX = "d2-"  # digests of the options without their defaults (tfmesos 0.1.0 hashed them all)
@@ -66,6 +68,7 @@ class JobStore:
         self._digest = options_digest(options)  # written with every record: computed once
         self._options = mask_options(options)  # env values stay out of the state
         self._launched = launched_digest  # after an update: the digest of the options the job was started with
+        self.env_kept = False  # the last update's env values kept apart (StateStore.keep_env)
         self._generations = itertools.count(time.time_ns()).__next__  # unique across restarts
         # The journal: the generation of the last whole record, the task ids it knew (launch_seq),
         # entries appended since, the job's events written so far.
@@ -102,24 +105,30 @@ class JobStore:
         if self._launched is None:
             self._launched = self._digest
         self._digest, self._options = options_digest(options), mask_options(options)
+        if self.store is not None:  # the values the record leaves out, for a restart with the first options
+            self.env_kept = self.store.keep_env(env_of(options))
 
     def options_to_resume(self, saved: JobRecord, options: dict[str, Any]) -> dict[str, Any]:
         """The options a recorded job resumes with: ``options`` when they are the ones it runs with
         (or another job's: ``resume`` refuses those); the update's, kept in the record, when
         ``options`` are those its scheduler was started with before an update, their hidden env
-        values taken from ``options`` by name. OptionsError when the update set env values that
-        the record does not keep."""
+        values taken by name from those the store kept apart (``StateStore.kept_env``), else from
+        ``options``. OptionsError when the update set env values that neither holds (ZooKeeper
+        without TFMESOS_ZK_AUTH keeps none)."""
         if resumable_with(saved, options) or not saved.launched_digest or saved.options is None:
             return options
         if saved.launched_digest != options_digest(options):
             return options
-        kept = unmask_options(saved.options, options)
-        if options_digest(kept) != saved.options_digest:
-            raise OptionsError(
-                [f"$.job.env: the job {saved.options.get('service', {}).get('name')!r} recorded in {self.where} was "
-                 "updated (tfmesos update) with environment values that its record does not keep (it keeps their "
-                 "names only): expected the options given to that update, to resume it with them"])
-        return kept
+        env = self.store.kept_env() if self.store is not None else None
+        for given in ([env] if env else []) + [options]:
+            kept = unmask_options(saved.options, given)
+            if options_digest(kept) == saved.options_digest:
+                return kept
+        raise OptionsError(
+            [f"$.job.env: the job {saved.options.get('service', {}).get('name')!r} recorded in {self.where} was "
+             "updated (tfmesos update) with environment values that its record does not keep (it keeps their "
+             f"names only; the update's values are kept apart in a state directory, or in ZooKeeper with {ZK_AUTH_ENV} "
+             "set): expected the options given to that update, to resume it with them"])
 
     def resume(self, saved: JobRecord, spec: JobSpec, options: dict[str, Any], seed: int = 0) -> tuple[Job, str | None]:
         """The job a running record holds and its framework id; OptionsError when these options

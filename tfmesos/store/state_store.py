@@ -16,6 +16,13 @@ ZooKeeper as ``<chroot>/<name>/api-token`` with a digest ACL that only the ZooKe
 TFMESOS_ZK_AUTH (``user:password``) may read. Without that variable the token is not written to
 ZooKeeper at all: on an open ZooKeeper any client could read it.
 
+After ``tfmesos update``, the values of the env the update gave (the record keeps env names
+only: masking.py) are kept the same way, for a scheduler that resumes the job with the options
+it was first started with (store/job_store.py): in the directory as ``<name>.env`` beside the
+record, mode 0600; in ZooKeeper as ``<chroot>/<name>/update-env`` under the digest ACL of
+TFMESOS_ZK_AUTH's user, and not at all without that variable. They go with the record
+(``clear``).
+
 Beside the running job's record, each store keeps the final records of the last ``ENDS_KEPT``
 jobs of its name (``keep_end``, read back newest first by ``ends``): ``tfmesos status NAME`` and
 ``tfmesos jobs`` answer from them once the scheduler is gone. In a directory they are
@@ -48,6 +55,8 @@ class StateStore(Protocol):
 
     def load(self) -> dict[str, Any] | None: ...
     def save(self, state: dict[str, Any]) -> None: ...
+    def keep_env(self, env: dict[str, Any]) -> bool: ...
+    def kept_env(self) -> dict[str, Any] | None: ...
     def append(self, entry: dict[str, Any]) -> None: ...
     def clear(self) -> None: ...
     def keep_end(self, state: dict[str, Any], kept: int = ENDS_KEPT) -> None: ...
@@ -58,7 +67,7 @@ class StateStore(Protocol):
 
 
 # The nodes ZkStore keeps under a job's path: a job name with such a segment would meet another's.
-STORE_NODES = frozenset({"state", "history", "state-journal", "api-token", "live"})
+STORE_NODES = frozenset({"state", "history", "state-journal", "api-token", "update-env", "live"})
 ZK_AUTH_ENV = "TFMESOS_ZK_AUTH"  # user:password of the ZooKeeper digest scheme (the token node's ACL)
 
 
@@ -121,6 +130,7 @@ class DirStore:
         self.history = self.path.parent / "history" / file_name(name)
         self.live = self.path.parent / "live" / (file_name(name) + ".json")
         self.token_file = self.live.with_suffix(".token")
+        self.env_file = self.path.with_suffix(".env")
 
     @property
     def where(self) -> str:
@@ -150,6 +160,19 @@ class DirStore:
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
         self.journal.unlink(missing_ok=True)
+        self.env_file.unlink(missing_ok=True)
+
+    def keep_env(self, env: dict[str, Any]) -> bool:
+        """An update's env (``masking.env_of``), readable by this user only (mkstemp: 0600)."""
+        _write_atomically(self.env_file, json.dumps(env).encode())
+        return True
+
+    def kept_env(self) -> dict[str, Any] | None:
+        try:
+            env = json.loads(self.env_file.read_bytes())
+        except (OSError, ValueError):
+            return None
+        return env if isinstance(env, dict) else None
 
     def keep_end(self, state: dict[str, Any], kept: int = ENDS_KEPT) -> None:
         _write_atomically(self.history / (_end_key(state) + ".json"), encode(state))
@@ -223,6 +246,7 @@ class ZkStore:
         self.journal = self.node + "-journal"
         self.history = f"{parsed.path.rstrip('/')}/{name}/history"
         self.token_node = f"{parsed.path.rstrip('/')}/{name}/api-token"
+        self.env_node = f"{parsed.path.rstrip('/')}/{name}/update-env"
         self.live_node = f"{parsed.path.rstrip('/')}/{name}/live"
         self._zk = KazooClient(hosts=parsed.netloc, timeout=timeout)
         try:
@@ -267,6 +291,52 @@ class ZkStore:
             self._zk.delete(self.journal, recursive=True)
         if self._zk.exists(self.node):
             self._zk.delete(self.node)
+        if self._zk.exists(self.env_node):  # deleting needs the parent's ACL, not the node's
+            self._zk.delete(self.env_node)
+
+    def keep_env(self, env: dict[str, Any]) -> bool:
+        """An update's env (``masking.env_of``) in a node only TFMESOS_ZK_AUTH's user can read;
+        False (not kept) without that variable: an open node would hand the values to anyone."""
+        auth = zk_auth()
+        if auth is None:
+            return False
+        self._keep_private(self.env_node, json.dumps(env).encode(), auth)
+        return True
+
+    def kept_env(self) -> dict[str, Any] | None:
+        auth = zk_auth()
+        data = self._private(self.env_node, auth) if auth is not None else None
+        try:
+            env = json.loads(data) if data else None
+        except ValueError:
+            return None
+        return env if isinstance(env, dict) else None
+
+    def _keep_private(self, node: str, data: bytes, auth: tuple[str, str]) -> None:
+        """``data`` in ``node``, which only ``auth``'s digest user can read, write or change the ACL
+        of. A node there already (a former run's, or one that another client made to be written
+        into) is replaced, not written into: its ACL is not ours to trust."""
+        from kazoo.exceptions import NoNodeError
+        from kazoo.security import make_digest_acl
+
+        self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
+        with contextlib.suppress(NoNodeError):
+            self._zk.delete(node)
+        # The job's nodes above it stay as open as the rest of its state (makepath would give them
+        # this ACL too, and lock every other job out of the chroot).
+        self._zk.ensure_path(node.rsplit("/", 1)[0])
+        self._zk.create(node, data, acl=[make_digest_acl(*auth, all=True)])
+
+    def _private(self, node: str, auth: tuple[str, str]) -> bytes | None:
+        """What ``node`` holds, read as ``auth``'s user; None when there is none or it cannot read it."""
+        from kazoo.exceptions import NoAuthError, NoNodeError
+
+        self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
+        try:
+            data, _ = self._zk.get(node)
+        except (NoNodeError, NoAuthError):
+            return None
+        return data
 
     def keep_end(self, state: dict[str, Any], kept: int = ENDS_KEPT) -> None:
         self._zk.create(f"{self.history}/h-", encode(state), sequence=True, makepath=True)
@@ -280,30 +350,13 @@ class ZkStore:
         return _decoded(self._zk.get(f"{self.history}/{child}")[0] for child in reversed(self._end_nodes()))
 
     def keep_token(self, token: str, auth: tuple[str, str]) -> None:
-        """The job's API token in its own node that only ``auth``'s digest user can read, write or
-        change the ACL of. A node there already (a former run's, or one that another client made
-        to be written into) is replaced, not written into: its ACL is not ours to trust."""
-        from kazoo.exceptions import NoNodeError
-        from kazoo.security import make_digest_acl
-
-        self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
-        with contextlib.suppress(NoNodeError):
-            self._zk.delete(self.token_node)
-        # The job's nodes above it stay as open as the rest of its state (makepath would give them
-        # this ACL too, and lock every other job out of the chroot).
-        self._zk.ensure_path(self.token_node.rsplit("/", 1)[0])
-        self._zk.create(self.token_node, token.encode(), acl=[make_digest_acl(*auth, all=True)])
+        """The job's API token in its own node that only ``auth``'s digest user can read."""
+        self._keep_private(self.token_node, token.encode(), auth)
 
     def token(self, auth: tuple[str, str]) -> str | None:
         """The kept token, read as ``auth``'s user; None when there is none or it cannot read it."""
-        from kazoo.exceptions import NoAuthError, NoNodeError
-
-        self._zk.add_auth("digest", f"{auth[0]}:{auth[1]}")
-        try:
-            data, _ = self._zk.get(self.token_node)
-        except (NoNodeError, NoAuthError):
-            return None
-        return data.decode(errors="replace").strip() or None
+        data = self._private(self.token_node, auth)
+        return data.decode(errors="replace").strip() or None if data else None
 
     def drop_token(self, token: str, auth: tuple[str, str]) -> None:
         if self.token(auth) == token:

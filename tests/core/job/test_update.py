@@ -67,7 +67,12 @@ def test_a_parameter_server_job_restarts_only_the_role_whose_launch_changed():
     old = spec(2, worker={"count": 2, "server": True}, **pss)
     d = diff(old, new)
     assert [str(c) for c in d.changes] == ["$.roles.worker.cpus: 0.5 -> 2"]
-    assert not d.whole_job and d.restarts == (W[0], W[1]), "a PSS worker is relaunched alone"
+    assert not d.whole_job and d.restarts == (W[0], W[1]), "a PSS worker is relaunched, not the whole job"
+    # The chief is told too (it saves at the step and must learn the new addresses): the plan says so.
+    assert d.saving == (TaskKey("chief", 0),)
+    assert d.restart_text() == ("worker:0, worker:1 stop at a planned stop and resume from the checkpoint; "
+                                "chief:0 saves at the step and restarts with them")
+    assert diff(old, spec(2, worker={"count": 3, "server": True}, **pss)).saving == (), "the whole job: no peer apart"
 
 
 def test_what_cannot_change_is_refused_naming_the_field_and_why():

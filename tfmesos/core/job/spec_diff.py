@@ -71,7 +71,9 @@ class Change:
 class SpecDiff:
     """What the new spec changes (``changes``), what cannot change (``refused``: one problem per
     field, naming it, what it is and why), the tasks it adds and removes, and which tasks stop at
-    a planned stop to be launched again (``restarts``; every task: ``whole_job``)."""
+    a planned stop to be launched again (``restarts``; every task: ``whole_job``), with the peers
+    the framework has save at the step and relaunch with them (``saving``: a parameter-server
+    job's chief, which must learn the new addresses: profile.told_of_stop)."""
 
     changes: tuple[Change, ...]
     refused: tuple[str, ...]
@@ -79,6 +81,7 @@ class SpecDiff:
     removed: tuple[TaskKey, ...]
     restarts: tuple[TaskKey, ...]
     whole_job: bool
+    saving: tuple[TaskKey, ...] = ()
 
     @property
     def same(self) -> bool:
@@ -91,7 +94,11 @@ class SpecDiff:
             why = " (nothing changes: a graceful restart)" if self.same else ""
             return f"the whole job stops at a planned stop and resumes from its checkpoint{why}"
         if self.restarts:
-            return f"{', '.join(map(str, self.restarts))} stop at a planned stop and resume from the checkpoint"
+            text = f"{', '.join(map(str, self.restarts))} stop at a planned stop and resume from the checkpoint"
+            if self.saving:
+                text += f"; {', '.join(map(str, self.saving))} {'saves' if len(self.saving) == 1 else 'save'} at " \
+                        "the step and restarts with them"
+            return text
         return "nothing stops: the policies apply from now on"
 
     def lines(self) -> list[str]:
@@ -141,13 +148,16 @@ def diff(old: JobSpec, new: JobSpec) -> SpecDiff:
     if not changes:  # the same options again: a graceful whole-job restart
         whole = True
     known = set(old_keys)
+    restarting = tuple(kept) if whole else tuple(key for key in kept if key in restarts)
     return SpecDiff(
         changes=tuple(changes),
         refused=tuple(refused),
         added=tuple(key for key in new.task_keys() if key not in known),
         removed=tuple(key for key in old_keys if key not in new_keys),
-        restarts=tuple(kept) if whole else tuple(key for key in kept if key in restarts),
+        restarts=restarting,
         whole_job=whole,
+        saving=() if whole or not restarting else tuple(
+            key for key in old.profile.told_of_stop(old, list(restarting)) if key not in restarting and key in known),
     )
 
 
