@@ -32,19 +32,22 @@ run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
 # Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos,
-# in TEST_WORKERS pytest-xdist workers side by side, heaviest first; the few tests marked serial run
-# alone, those of an xdist_group in one worker (docs/developers/tests.md). TEST_WORKERS=0: one at a time.
+# in TEST_WORKERS pytest-xdist workers side by side, the longest first (tests/durations.json); the few tests
+# marked serial run alone, those of an xdist_group in one worker (docs/developers/tests.md). TEST_WORKERS=0:
+# one at a time. Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# without the cache each worker rewrites every test module's asserts again (5 s of CPU each).
 TEST_WORKERS ?= 3
+BYTECODE_CACHE := PYTHONDONTWRITEBYTECODE=
 test: $(TEST_STAMP)
 	tools/ensure_test_deps.sh
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS) tests
+	$(BYTECODE_CACHE) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS) tests
 
 # Under a minute: the pure core and the embedded master's protocol conformance, in FAST_WORKERS
 # processes (pytest-xdist). These tests mostly wait (offer intervals, backoffs, timeouts: about a
 # quarter of their wall time is CPU), so more workers than cores still pays on a 2-core machine.
 FAST_WORKERS ?= 4
 test-fast: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadgroup -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
+	$(BYTECODE_CACHE) $(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadgroup -m "(unit or protocol) and not zookeeper and not slow" $(PYTEST_ARGS) tests
 
 # The real-Mesos suite (tests/e2e/test_*real_mesos*.py): the scenarios of the embedded-master tests,
 # same assertions, against Apache Mesos 1.12 as MESOS_TOOLS/install.sh installs it (.ci/run does).

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -70,13 +72,29 @@ def reason_missing(item: pytest.Item) -> str | None:
     return None
 
 
-def weight(item: pytest.Item) -> int:
-    """The order of a run side by side: serial tests first (they wait for nothing long there), then
-    the heaviest (whole jobs), the lightest (unit) last."""
-    if item.get_closest_marker(SERIAL):
-        return 0
-    if item.get_closest_marker("chaos") or item.get_closest_marker("e2e"):
-        return 1
+# Where a test's expected seconds come from when tests/durations.json does not list it: what it starts.
+DURATIONS = Path(__file__).resolve().parent / "durations.json"
+GUESS_S = {"e2e": 30.0, "chaos": 30.0, "slow": 3.0, "zookeeper": 3.0, "chromium": 3.0}
+PROTOCOL_S, UNIT_S = 1.0, 0.1
+
+
+def measured_seconds(path: Path = DURATIONS) -> dict[str, float]:
+    """The seconds each listed test took in a measured run (tools/test_durations.py writes the file)."""
+    return json.loads(path.read_text())["seconds"] if path.is_file() else {}
+
+
+def expected_seconds(item: pytest.Item, measured: Mapping[str, float]) -> float:
+    """How long the test is expected to take: as measured, else guessed from what it starts."""
+    nodeid = getattr(item, "nodeid", None)
+    if nodeid in measured:
+        return measured[nodeid]
     if item.get_closest_marker("unit"):
-        return 4
-    return 2 if any(item.get_closest_marker(m) for m in ("slow", "zookeeper", "chromium")) else 3
+        return UNIT_S
+    return max((s for marker, s in GUESS_S.items() if item.get_closest_marker(marker)), default=PROTOCOL_S)
+
+
+def order(item: pytest.Item, measured: Mapping[str, float]) -> tuple[int, float]:
+    """The order of a run side by side: serial tests first (they wait for nothing long there), then
+    the longest first, so that the last tests to start are short ones and no worker ends the run
+    alone with a long one."""
+    return (0 if item.get_closest_marker(SERIAL) else 1, -expected_seconds(item, measured))

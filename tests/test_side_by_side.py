@@ -41,10 +41,11 @@ def test_the_real_mesos_agents_of_each_worker_move_to_ports_of_its_own(monkeypat
     assert 10000 <= seen[0][0] and seen[-1][1] < 20000, "below the embedded masters' ports"
 
 
-def _marked(*marks: pytest.MarkDecorator) -> pytest.Item:
+def _marked(*marks: pytest.MarkDecorator, nodeid: str = "t.py::x") -> pytest.Item:
     class Item:
         def __init__(self) -> None:
             self.marks = [m.mark for m in marks]
+            self.nodeid = nodeid
 
         def get_closest_marker(self, name: str):
             return next((m for m in self.marks if m.name == name), None)
@@ -59,10 +60,24 @@ def test_a_serial_test_or_an_xdist_group_must_say_why():
     assert "xdist_group('x') without reason" in side_by_side.reason_missing(_marked(pytest.mark.xdist_group("x")))
 
 
-def test_serial_first_then_whole_jobs_then_the_rest_unit_last():
-    order = [_marked(pytest.mark.unit), _marked(pytest.mark.protocol), _marked(pytest.mark.protocol, pytest.mark.slow),
-             _marked(pytest.mark.e2e), _marked(pytest.mark.protocol, pytest.mark.serial("x"))]
-    assert [side_by_side.weight(i) for i in sorted(order, key=side_by_side.weight)] == [0, 1, 2, 3, 4]
+def test_serial_first_then_the_longest_as_measured_else_by_what_they_start():
+    unit, protocol, slow = _marked(pytest.mark.unit), _marked(pytest.mark.protocol), \
+        _marked(pytest.mark.protocol, pytest.mark.slow)
+    job, serial = _marked(pytest.mark.e2e), _marked(pytest.mark.protocol, pytest.mark.serial("x"))
+    measured_job = _marked(pytest.mark.e2e, nodeid="t.py::measured")
+    measured_protocol = _marked(pytest.mark.protocol, nodeid="t.py::slow_protocol")
+    measured = {"t.py::measured": 200.0, "t.py::slow_protocol": 50.0}
+    items = [unit, protocol, slow, measured_protocol, job, serial, measured_job]
+    ordered = sorted(items, key=lambda i: side_by_side.order(i, measured))
+    assert ordered == [serial, measured_job, measured_protocol, job, slow, protocol, unit]
+
+
+def test_the_measured_durations_name_tests_that_exist():
+    measured = side_by_side.measured_seconds()
+    assert len(measured) >= 20 and all(s > 0 for s in measured.values())
+    root = Path(__file__).resolve().parents[1]
+    gone = [nodeid for nodeid in measured if not (root / nodeid.split("::")[0]).is_file()]
+    assert not gone, f"{gone}: not in the suite any more; refresh tests/durations.json (tools/test_durations.py)"
 
 
 def test_a_serial_test_waits_for_the_running_ones_and_keeps_new_ones_out(tmp_path: Path):

@@ -73,19 +73,24 @@ def _epochs(out: str, task: str) -> list[int]:
 # The kill scenarios run against any master (``address``): the embedded one here, a real Apache
 # Mesos in test_recovery_real_mesos.py.
 
+# The kill comes in epoch 5; the job cannot end without the relaunch (MultiWorkerMirrored restarts
+# the whole job), so a few epochs after it do: 12 epochs of 20 steps (40 trained 560 steps more).
+MWMS_KILL_EPOCHS = 12
+
+
 def run_keras_mwms_killed_worker(tmp_path, master) -> None:
-    """kill -9 of worker 1 in epoch 5 (of 40): it is relaunched and restores BackupAndRestore's last
-    epoch; worker 0 goes on, or goes back to that epoch (on real Mesos it ran epoch 5 again): neither
-    starts again at epoch 1."""
+    """kill -9 of worker 1 in epoch 5 (of MWMS_KILL_EPOCHS): it is relaunched and restores
+    BackupAndRestore's last epoch; worker 0 goes on, or goes back to that epoch (on real Mesos it
+    ran epoch 5 again): neither starts again at epoch 1."""
     ckpt = tmp_path / "ckpt"
     opts = write_options(tmp_path / "o.json", KERAS_MWMS, service={"name": "keras-mwms-kill"},
-                         job={"checkpoint_dir": str(ckpt), "env": ["EPOCHS=40", "STEPS_PER_EPOCH=20"]})
+                         job={"checkpoint_dir": str(ckpt), "env": [f"EPOCHS={MWMS_KILL_EPOCHS}", "STEPS_PER_EPOCH=20"]})
     run, api = None, None
     try:
         run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"),
                             "--keep-serving", "120")
         api = run.wait_for(r"status page on http://(\S+)/", 60).group(1)
-        run.wait_for(r"worker:0 \| Epoch 5/40", 300)
+        run.wait_for(rf"worker:0 \| Epoch 5/{MWMS_KILL_EPOCHS}", 300)
         kill_task("keras-mwms-kill", "worker", 1)
         run.wait_for(r"job keras-mwms-kill (SUCCEEDED|FAILED)", 400)
         out = run.output
@@ -100,12 +105,12 @@ def run_keras_mwms_killed_worker(tmp_path, master) -> None:
         if run is not None:
             stop_scheduler(run)
     assert accuracy(out) >= 0.9
-    resumed = [int(e) for e in re.findall(r"Epoch (\d+)/40", relaunched)]
+    resumed = [int(e) for e in re.findall(rf"Epoch (\d+)/{MWMS_KILL_EPOCHS}", relaunched)]
     print(f"relaunched worker:1 ran epochs {resumed[:1]}..{resumed[-1:]}; worker:0 {_epochs(out, 'worker:0')}")
     assert resumed and resumed[0] >= 5, f"the relaunched worker started at epoch {resumed[:1]}, not after its backup"
-    assert resumed[-1] == 40
+    assert resumed[-1] == MWMS_KILL_EPOCHS
     worker0 = _epochs(out, "worker:0")
-    assert worker0.count(1) == 1 and worker0[-1] == 40, worker0
+    assert worker0.count(1) == 1 and worker0[-1] == MWMS_KILL_EPOCHS, worker0
     assert min(worker0[worker0.index(5):]) >= 5, f"worker 0 went back before its last backup: {worker0}"
     assert not wait_gone("keras-mwms-kill")
 

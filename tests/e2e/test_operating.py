@@ -1,7 +1,10 @@
 """Watching and steering a running job: the status page in a real headless browser (Debian's
 chromium via Selenium), `tfmesos logs --follow`, `tfmesos restart`, progress, /metrics, TensorBoard.
 
-One real job (the PSS example, trained long enough) serves every check, to keep the suite short.
+One real job (the PSS example) serves every check, to keep the suite short. Its chief trains the
+example's steps, then waits for a gate the test opens once every check is done: the job stays up
+for as long as the checks take (however loaded the machine), without training thousands of steps
+to last that long.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from tests.e2e.harness import (
 from tests.e2e.test_jobs import PSS
 
 pytestmark = pytest.mark.slow
+STEPS = 400
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 SCREENSHOT = ROOT / "docs" / "status-page.png"
 
@@ -84,9 +88,11 @@ def test_watching_and_steering_a_running_job(tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
+    gate = tmp_path / "checks-done"
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "ops-e2e"}, tensorboard={"enabled": True},
                          job={"python": str(this_checkouts_python(tmp_path)),
-                              "env": ["TRAIN_STEPS=6000", "CHECKPOINT_EVERY=200"]})
+                              "command": '$TFMESOS_PYTHON train.py && while [ ! -e "$GATE" ]; do sleep 0.2; done',
+                              "env": [f"TRAIN_STEPS={STEPS}", "CHECKPOINT_EVERY=100", f"GATE={gate}"]})
     run = run_scheduler(opts)
     follow = None
     driver = None
@@ -132,13 +138,16 @@ def test_watching_and_steering_a_running_job(tmp_path):
         status = json.loads(get(api, "/v1/status"))
         (w1,) = [t for t in status["tasks"] if (t["role"], t["index"]) == ("worker", 1)]
         assert (w1["restarts"], w1["requested_restarts"]) == (0, 1) and status["job_restarts"] == 0
-        assert status["progress"]["total_steps"] == 6000
+        assert status["progress"]["total_steps"] == STEPS
         samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                    for f in text_string_to_metric_families(get(api, "/metrics").decode()) for s in f.samples}
         assert samples[("tfmesos_tasks_relaunched_total", (("reason", "requested"), ("role", "worker")))] == 1
         assert samples[("tfmesos_offers_received_total", ())] >= 1
         assert samples[("tfmesos_last_step", ())] > 0
 
+        # The relaunched worker:1 serving again, as --follow shows it; then the chief ends, and the job.
+        eventually(lambda: follow.output.count("worker:1 serving on") == 2, 120, "the relaunched worker:1 serving")
+        gate.touch()
         assert run.wait(300) == 0, run.output[-4000:]
         assert follow.wait(30) == 0, "--follow ends with the job"
     finally:

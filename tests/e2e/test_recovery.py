@@ -17,6 +17,10 @@ from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_proc
 from tests.e2e.test_jobs import PSS
 
 LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
+# Enough for a kill at step 300 at the latest where the job cannot end without what the test
+# checks (the parameter server, the chief, the scheduler's adoption) or the relaunch is decided at
+# once (a worker): a thousand steps fewer to train than LONG, about 6 s of CPU each.
+KILLED = {"env": ["TRAIN_STEPS=1000", "CHECKPOINT_EVERY=100"]}
 
 
 def kill_task(service: str, role: str, index: int, executor: bool = False) -> int:
@@ -51,7 +55,7 @@ def run_and_kill(tmp_path, master, opts, after: str, role: str, index: int, time
 
 def run_killed_worker(tmp_path, master) -> None:
     """kill -9 of a worker's process: it alone is relaunched, and the job succeeds."""
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-worker"}, job=LONG)
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-worker"}, job=KILLED)
     out = run_and_kill(tmp_path, master, opts, r"chief:0 \| step 200 ", "worker", 1, timeout=300)
     assert accuracy(out) >= 0.9
     assert re.search(r"worker:1 TASK_FAILED.*exit code 137|worker:1 TASK_FAILED", out)
@@ -65,7 +69,7 @@ def run_killed_worker(tmp_path, master) -> None:
 def run_killed_ps(tmp_path, master) -> None:
     """kill -9 of the parameter server: the whole job restarts from its checkpoint and succeeds."""
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-ps"},
-                         job={**LONG, "checkpoint_dir": str(tmp_path / "checkpoints")})  # the agents share this disk
+                         job={**KILLED, "checkpoint_dir": str(tmp_path / "checkpoints")})  # the agents share this disk
     out = run_and_kill(tmp_path, master, opts, r"chief:0 \| step 300 ", "ps", 0)
     assert "with the whole job from its checkpoint" in out
     m = re.search(r"chief:0 \| resumed from step (\d+)", out)
@@ -92,7 +96,7 @@ def test_killed_parameter_server_restarts_the_job_from_its_checkpoint(tmp_path, 
 
 
 def test_killed_executor_takes_its_task_down_and_the_task_is_relaunched(tmp_path):
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-exec"}, job=LONG)
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-exec"}, job=KILLED)
     run = run_scheduler(opts)
     try:
         run.wait_for(r"chief:0 \| step 200 ", 180)
@@ -114,7 +118,7 @@ def test_killed_executor_takes_its_task_down_and_the_task_is_relaunched(tmp_path
 
 def run_scheduler_killed(tmp_path, master) -> None:
     """kill -9 of `tfmesos run`: a second one adopts the running tasks and finishes the job."""
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "failover"}, job=LONG)
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "failover"}, job=KILLED)
     args = ["--master", master.address, "--state-dir", str(tmp_path / "state")]
     first = killed_scheduler(opts, args, r"chief:0 \| step 100 ", 180)
     assert find_task_process("failover", "chief", 0) is not None, "the job runs on while no scheduler is there"

@@ -1,0 +1,52 @@
+"""Write tests/durations.json, the order of `make test` side by side (tests/side_by_side.py: the
+longest first), from the output of a measured run:
+
+    make test PYTEST_ARGS=--durations=0 | tee /tmp/run.txt
+    .venv/bin/python tools/test_durations.py /tmp/run.txt
+
+Each test's seconds are its setup, call and teardown together, as pytest's --durations lists them;
+tests under MIN_SECONDS are left out (they are ordered by what they start).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "tests" / "durations.json"
+LINE = re.compile(r"^([0-9.]+)s (setup|call|teardown) +(\S+)$")
+MIN_SECONDS = 2.0
+
+
+def durations(lines: list[str]) -> dict[str, float]:
+    """nodeid -> seconds (setup + call + teardown) from pytest's --durations lines."""
+    seconds: dict[str, float] = defaultdict(float)
+    for line in lines:
+        m = LINE.match(line.strip())
+        if m:
+            seconds[m.group(3)] += float(m.group(1))
+    return dict(seconds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("output", type=Path, help="the saved output of a run with --durations=0")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    found = durations(args.output.read_text(errors="replace").splitlines())
+    if not found:
+        print(f"{args.output}: no --durations lines (run with PYTEST_ARGS=--durations=0)", file=sys.stderr)
+        return 1
+    kept = {k: round(v, 1) for k, v in sorted(found.items(), key=lambda kv: -kv[1]) if v >= MIN_SECONDS}
+    args.out.write_text(json.dumps({"how": "seconds per test in a `make test` run (tools/test_durations.py)",
+                                    "seconds": kept}, indent=1) + "\n")
+    print(f"{args.out}: {len(kept)} tests of {MIN_SECONDS} s or more, of {len(found)} timed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
