@@ -54,13 +54,18 @@ def test_an_update_is_resumed_by_a_scheduler_started_with_the_first_options(tmp_
         assert not re.findall(r"launch \S+ as ", second.output), "it adopted the 3 running workers"
         assert _running(master.state(), 3)
     finally:
-        for run in (first, second):
-            if run is not None and run.proc.poll() is None:
-                run.kill(signal.SIGTERM)
-                run.wait(60)
-            if run is not None:
-                run.killpg()
-        master.stop()
+        _stop(master, first, second)
+
+
+def _stop(master: LocalMaster, *runs) -> None:
+    """The schedulers still running (SIGTERM, then their process groups), then the master."""
+    for run in runs:
+        if run is not None and run.proc.poll() is None:
+            run.kill(signal.SIGTERM)
+            run.wait(60)
+        if run is not None:
+            run.killpg()
+    master.stop()
 
 
 def _lr_of(role: str, index: int) -> tuple[int | None, str | None]:
@@ -98,13 +103,7 @@ def test_an_update_of_an_env_value_is_kept_through_a_failover(tmp_path):
         assert lr == "0.0733", f"worker:1 (pid {pid}) relaunched with LR={lr}: the first options' value, not the update's"
         assert "0.0733" not in second.output, "an env value in the console"
     finally:
-        for run in (first, second):
-            if run is not None and run.proc.poll() is None:
-                run.kill(signal.SIGTERM)
-                run.wait(60)
-            if run is not None:
-                run.killpg()
-        master.stop()
+        _stop(master, first, second)
 
 
 def _workers(api: str) -> int:
