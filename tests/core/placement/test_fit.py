@@ -1,7 +1,7 @@
 """Can a job ever fit the cluster as built, and what holds a job that fits back (plain data)."""
 import pytest
 
-from tfmesos.core.placement.fit import Agent, Framework, Need, holders, never_fits
+from tfmesos.core.placement.fit import Agent, Framework, Need, amounts, holders, never_fits
 from tfmesos.core.placement.queue import queued_reason
 
 
@@ -122,3 +122,12 @@ def test_with_another_framework_too_the_figures_add_up():
     assert ("needs cpus 1.8, mem 512 MB; free cpus 0.6, mem 1536 MB of cpus 2, mem 2048 MB; "
             "held by other frameworks cpus 0.5, mem 256 MB: job-a (*) cpus 0.5, mem 256 MB; "
             "held by this job's own tasks cpus 0.9, mem 256 MB") in text, text
+
+
+def test_amounts_read_as_mesos_keeps_them_not_as_float_dust():
+    """Free cpus computed from offers (2 - 1.9 - 0.1) once printed as "free cpus 8.32667e-17" (CI, stop 42)."""
+    dust = 2 - 1.9 - 0.1
+    assert dust != 0
+    assert amounts({"cpus": dust, "mem": 0.0}, ["cpus", "mem"], zeros=True) == "cpus 0, mem 0 MB"
+    assert amounts({"cpus": 1.1 + 2.2, "mem": 1856.0}) == "cpus 3.3, mem 1856 MB"
+    assert amounts({"cpus": -dust}, ["cpus"], zeros=True) == "cpus 0"

@@ -71,8 +71,15 @@ class Need:
 def amounts(values: Amounts, names: Iterable[str] | None = None, zeros: bool = False) -> str:
     """'cpus 0.8, mem 256 MB': the names given (default: all of ``values``), zeros left out unless ``zeros``."""
     names = names_of(values) if names is None else names
-    shown = [f"{n} {values.get(n, 0.0):g}{_UNITS.get(n, '')}" for n in names if zeros or values.get(n, 0.0) > _EPS]
+    shown = [f"{n} {figure(values.get(n, 0.0))}{_UNITS.get(n, '')}" for n in names
+             if zeros or values.get(n, 0.0) > _EPS]
     return ", ".join(shown) or "nothing"
+
+
+def figure(value: float) -> str:
+    """A scalar as Mesos keeps it (three decimals): sums of offers leave float dust, and 1.9 - 1.9 + 0.1 - 0.1
+    must read "0", not "8.32667e-17"."""
+    return f"{round(value, 3) + 0.0:g}"
 
 
 def total_need(needs: Iterable[Need]) -> dict[str, float]:

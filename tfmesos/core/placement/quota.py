@@ -1,6 +1,8 @@
 """Is a job held back by its Mesos role's quota? (Mesos does not say so to the framework.)"""
 from __future__ import annotations
 
+from tfmesos.core.placement.fit import figure
+
 # A placing job is held back once this long has passed without a placement: two of the master's
 # allocation intervals (1 s by default) bring every agent's offer, so waiting longer says nothing.
 HELD_BACK_AFTER_SECONDS = 2.0
@@ -27,7 +29,8 @@ def quota_shortfall(mesos_role: str, limits: dict[str, float], allocated: dict[s
         others = max(0.0, allocated.get(name, 0.0) - held.get(name, 0.0))
         room = limits[name] - others
         if room + 1e-9 < pending[name]:
-            short.append(f"{name} {pending[name]:g} needed, limit {limits[name]:g}, {others:g} held by others")
+            short.append(f"{name} {figure(pending[name])} needed, limit {figure(limits[name])}, "
+                         f"{figure(others)} held by others")
     if not short:
         return None
     return (f"waiting for role {mesos_role}'s quota (not for offers): " + "; ".join(short)
