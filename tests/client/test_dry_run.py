@@ -14,8 +14,9 @@ import pytest
 
 from localmesos import LocalMaster, Tuning
 from tfmesos.client.dry_run import DRY_RUN_AGENT_ID, DRY_RUN_OFFER_ID, dry_run, synthetic_offer
+from tfmesos.core.job.cluster_spec_sync import INLINE_MAX_ADDRESSES
 from tfmesos.core.spec import EXECUTOR_CPUS, EXECUTOR_MEM
-from tfmesos.mesos.messages import ClusterSpecMessage, NeedSpec, decode, encode
+from tfmesos.mesos.messages import ClusterSpecMessage
 from tfmesos.options.jobspec import job_spec_from_options
 from tfmesos.options.load import resolve_options
 from tests.localmesos.sandbox_procs import assert_no_processes
@@ -67,26 +68,21 @@ def test_printed_framework_and_task_infos_are_accepted_by_the_embedded_master(tm
         assert DRY_RUN_OFFER_ID not in json.dumps(infos)  # the offer id is in the ACCEPT, not the TaskInfos
         reply = launch(scheduler, offer, sent)
         assert reply.status == 202, reply
-        # Each executor asks for the ClusterSpec (not in the TaskInfos): answered with the one printed.
+        # A small gang: each TaskInfo carries the ClusterSpec printed, so no executor asks for it.
         cluster_spec = printed["cluster_spec"]
-        answer = encode(ClusterSpecMessage.of(cluster_spec["version"], cluster_spec["cluster"]))
+        assert printed["cluster_spec_in_task_infos"] is True
+        for payload in printed["payloads"]:
+            carried = ClusterSpecMessage(payload["spec_version"], payload["cluster_z"])
+            assert (carried.version, carried.cluster()) == (cluster_spec["version"], cluster_spec["cluster"])
         running: set[str] = set()
-        asked: set[str] = set()
         while len(running) < len(sent):
             event = scheduler.stream.wait_for(lambda e: e["type"] in ("UPDATE", "MESSAGE"), 30)
-            if event["type"] == "MESSAGE":
-                said = event["message"]
-                assert decode(said["data"]) == NeedSpec(said["executor_id"]["value"]), said
-                asked.add(said["executor_id"]["value"])
-                reply = scheduler.framework_call("MESSAGE", {"agent_id": said["agent_id"], "executor_id": said["executor_id"],
-                                                             "data": answer})
-                assert reply.status == 202, reply
-                continue
+            assert event["type"] == "UPDATE", f"an executor asked, its TaskInfo carried the ClusterSpec: {event}"
             status = event["update"]["status"]
             scheduler.acknowledge(status)
             assert status["state"] == "TASK_RUNNING", status  # refused: TASK_ERROR/DROPPED
             running.add(status["task_id"]["value"])
-        assert running == asked == {i["task_id"]["value"] for i in infos}
+        assert running == {i["task_id"]["value"] for i in infos}
         scheduler.teardown()
     finally:
         scheduler.close()
@@ -122,11 +118,12 @@ def test_the_synthetic_offer_holds_exactly_the_gang() -> None:
     assert ports == [31000, 31001, 31002]
     assert all(i["executor"]["command"]["value"] == "exec /opt/py/bin/python3 -m tfmesos.executor"
                for i in plan.task_infos)
-    # The gang's ClusterSpec is shown once, as every executor is sent it; no payload carries it.
+    # The gang's ClusterSpec is shown once, plainly; a small gang's payloads carry it deflated.
     shown = plan.cluster_spec["cluster"]
     assert sorted(shown) == ["ps", "worker"] and len(shown["ps"]) == 1 and len(shown["worker"]) == 2
     assert sorted(shown["ps"] + shown["worker"]) == [f"dry-run-agent:{p}" for p in ports]
-    assert not any("cluster" in p or "spec_version" in p for p in plan.payloads)
+    assert plan.inline and all(ClusterSpecMessage(p["spec_version"], p["cluster_z"]).cluster() == shown
+                               for p in plan.payloads)
     assert "GPU_RESOURCES" not in json.dumps(plan.framework_info)
 
 
@@ -157,8 +154,19 @@ def test_a_gangs_taskinfos_grow_linearly_the_clusterspec_shown_once() -> None:
             "service": {"name": "pss"}, "job": {"command": "python train.py"},
             "roles": {"ps": {"count": 2, "cpus": 0.1, "mem": 64}, "worker": {"count": workers, "cpus": 0.1, "mem": 64}}})))
 
-    small, big = plan(10), plan(1000)
-    per_task = {n: max(len(json.dumps(i)) for i in p.task_infos) for n, p in ((10, small), (1000, big))}
-    assert per_task[1000] < per_task[10] * 1.1, per_task  # a task's TaskInfo does not grow with the gang
+    above = INLINE_MAX_ADDRESSES - 1  # 2 ps and these workers: one address more than is carried
+    plans = {n: plan(n) for n in (10, INLINE_MAX_ADDRESSES - 2, above, 1000)}
+    per_task = {n: max(len(json.dumps(i)) for i in p.task_infos) for n, p in plans.items()}
+    big = plans[1000]
+    assert not big.inline and not plans[above].inline, "above the threshold each executor asks"
+    assert per_task[1000] < per_task[above] * 1.01, per_task  # a task's TaskInfo does not grow with the gang
     assert sum(len(json.dumps(i)) for i in big.task_infos) < 3_000_000
     assert len(big.cluster_spec["cluster"]["worker"]) == 1000 and len(big.cluster_spec["cluster"]["ps"]) == 2
+    assert all(p["cluster_z"] == "" for p in big.payloads)
+    # A small gang's TaskInfos carry it, deflated: at the threshold, under 1 kB more per task.
+    for n in (10, INLINE_MAX_ADDRESSES - 2):
+        small = plans[n]
+        assert small.inline and len({p["cluster_z"] for p in small.payloads}) == 1
+        carried = ClusterSpecMessage(small.payloads[0]["spec_version"], small.payloads[0]["cluster_z"])
+        assert carried.cluster() == small.cluster_spec["cluster"] and len(carried.cluster()["worker"]) == n
+        assert per_task[n] < per_task[above] + 1000, per_task

@@ -23,6 +23,9 @@ EXAMPLES = [
     m.TaskPayload(role="ps", index=0, port=31000, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
                   python="python3", service="digits", stream_output=True),
     m.ClusterSpecMessage.of(3, {"ps": ["h:1"], "worker": ["h:2", "h:3"]}),
+    m.TaskPayload(role="ps", index=0, port=31000, restarts=0, command=None, env={}, workdir="", checkpoint_dir="",
+                  python="python3", service="digits", stream_output=False,
+                  spec_version=3, cluster_z=m.ClusterSpecMessage.of(3, {"ps": ["h:1"]}).cluster_z),
     m.NeedSpec(task_id="digits.worker.1.7"),
     m.OutputLines(task_id="digits.chief.0.1", lines=["step 1", "üñíçødé"]),
     m.Progress(task_id="digits.chief.0.1", values={"step": 10, "loss": 0.5, "total_steps": 100}),
@@ -44,7 +47,8 @@ def test_every_message_round_trips_and_carries_the_protocol(message) -> None:
 # changes what an older peer reads, so it needs a new PROTOCOL (and this table).
 WIRE_FIELDS = {4: {
     "task": ["role", "index", "port", "restarts", "command", "env", "workdir", "checkpoint_dir", "python", "service",
-             "stream_output", "secret_env", "secret_files"],
+             "stream_output", "secret_env", "secret_files",
+             "spec_version", "cluster_z"],  # optional: an executor of 4 before them ignores them and asks
     "clusterspec": ["version", "cluster_z"],
     "need_spec": ["task_id"],
     "output": ["task_id", "lines", "offset"],  # offset: optional (an older peer drops or omits it)
@@ -170,6 +174,49 @@ def test_an_executor_asks_for_the_clusterspec_at_once_and_starts_its_task_when_i
     spec = json.loads((tmp_path / "clusterspec.json").read_text())
     assert (spec["version"], spec["cluster"]) == (4, {"worker": ["127.0.0.1:1"]})
     assert [u["state"] for u in driver.updates] == ["TASK_RUNNING", "TASK_FINISHED"]
+
+
+def test_a_small_gangs_taskinfo_carries_the_clusterspec_the_executor_starts_without_asking(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
+    cluster = {"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}
+    carried = m.ClusterSpecMessage.of(5, cluster)
+    payload = decode(encode(_payload(spec_version=5, cluster_z=carried.cluster_z)))
+    assert payload.cluster_spec() == carried
+    driver, executor = _Driver(), TFExecutor()
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"}, "data": encode(payload)})
+    assert executor.finished.wait(30)
+    assert driver.messages == [], "no NeedSpec: the TaskInfo had it"
+    assert [u["state"] for u in driver.updates] == ["TASK_RUNNING", "TASK_FINISHED"]
+    spec = json.loads((tmp_path / "clusterspec.json").read_text())
+    assert (spec["version"], spec["cluster"]) == (5, cluster)
+
+
+@pytest.mark.parametrize("why", ["ask_env", "unreadable"])
+def test_an_executor_asks_when_told_to_or_when_the_carried_clusterspec_is_unreadable(tmp_path, monkeypatch, why) -> None:
+    from tfmesos.executor import executor as ex
+
+    monkeypatch.setenv("MESOS_SANDBOX", str(tmp_path))
+    if why == "ask_env":
+        monkeypatch.setenv(ex.ASK_ENV, "1")  # what a protocol 4 executor before the fields did
+        cluster_z = m.ClusterSpecMessage.of(1, {"worker": ["127.0.0.1:1"]}).cluster_z
+    else:
+        cluster_z = "bm90IGRlZmxhdGVk"
+    driver, executor = _Driver(), TFExecutor()
+    executor.launchTask(driver, {"task_id": {"value": "digits.worker.0.1"},
+                                 "data": encode(_payload(spec_version=1, cluster_z=cluster_z))})
+    eventually(lambda: driver.messages, 10, "the executor to ask for the ClusterSpec")
+    assert driver.messages[0] == m.NeedSpec("digits.worker.0.1") and executor.process is None
+    executor.frameworkMessage(driver, encode(m.ClusterSpecMessage.of(2, {"worker": ["127.0.0.1:1"]})))
+    assert executor.finished.wait(30)
+    assert json.loads((tmp_path / "clusterspec.json").read_text())["version"] == 2
+
+
+def test_a_payload_without_the_carried_clusterspec_still_reads() -> None:
+    """A scheduler of protocol 4 before spec_version/cluster_z: its executors ask, as they did."""
+    wire = m.to_wire(EXAMPLES[0])
+    del wire["spec_version"], wire["cluster_z"]
+    payload = m.from_wire(wire)
+    assert payload == EXAMPLES[0] and payload.cluster_spec() is None
 
 
 def test_an_executor_whose_answer_was_lost_asks_again_until_one_arrives(tmp_path, monkeypatch) -> None:

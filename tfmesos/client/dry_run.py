@@ -4,7 +4,9 @@
 would launch on a synthetic offer big enough for the whole gang, built by the code a real run
 uses: the core's ``Job`` places the gang on the offer and returns its ``Launch`` actions,
 ``mesos.taskinfo`` turns each into a TaskInfo, ``mesos.driver`` gives the FrameworkInfo, and
-``cluster_spec`` is what each executor is sent once it asks (the TaskInfos do not carry it). Only the
+``cluster_spec`` is the ClusterSpec each executor gets: in its TaskInfo, deflated (the payload's
+``cluster_z``), for a gang of at most ``INLINE_MAX_ADDRESSES`` addresses, else sent once it asks
+(``inline`` says which). Only the
 offer is made up (one agent, ids ``DRY_RUN_AGENT_ID``/``DRY_RUN_OFFER_ID``): a real master gives
 its own. Environment values are hidden (``tfmesos.masking``) in the options and in each TaskInfo's
 data (the ``TaskPayload``) unless ``--show-env-values``; secrets are never read here, their
@@ -28,7 +30,7 @@ from ..core.secrets import SecretValues, read_by_scheduler
 from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec, Resources, add
 from ..masking import HIDDEN, mask_entry, mask_options
 from ..mesos.driver import framework_info
-from ..mesos.messages import TaskPayload, decode, encode, to_wire
+from ..mesos.messages import ClusterSpecMessage, TaskPayload, decode, encode, to_wire
 from ..mesos.offers import parse_offer
 from ..mesos.taskinfo import ExecutorSettings, OfferLedger, build_task_info
 
@@ -44,9 +46,10 @@ class DryRun:
     offer: dict[str, Any]
     task_infos: list[dict[str, Any]]
     payloads: list[dict[str, Any]]  # each TaskInfo's data, decoded (the TaskPayload as sent)
-    # What each executor is sent once it asks (a framework message, not in any TaskInfo): the
-    # ClusterSpec's version and every task's address, shown once for the whole gang.
+    # The ClusterSpec's version and every task's address, shown once for the whole gang: what
+    # each executor takes from its TaskInfo (``inline``: a small gang), or is sent once it asks.
     cluster_spec: dict[str, Any]
+    inline: bool
 
 
 def _up(value: float) -> float:
@@ -99,7 +102,12 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     hidden = SecretValues({use: HIDDEN.encode() for use in read_by_scheduler(spec.secrets)})
     settings = ExecutorSettings(python=spec.python or python, framework_user=spec.service.user, secrets=hidden)
     ledger = OfferLedger(offer, spec.service.revocable)
-    infos = [build_task_info(spec, t, a.agent_id, ledger, settings) for a in launches for t in a.tasks]
+    # A small gang's Launches carry the ClusterSpec (core/job/cluster_spec_sync.py): deflated into
+    # each TaskInfo as a run's shell does it (scheduler/shell_actions.py).
+    inline = [ClusterSpecMessage.of(a.cluster_spec["version"], a.cluster_spec["cluster"]) if a.cluster_spec else None
+              for a in launches]
+    infos = [build_task_info(spec, t, a.agent_id, ledger, settings, carried)
+             for a, carried in zip(launches, inline) for t in a.tasks]
     if show_env_values:
         shown = [(info, decode(info["data"], "the dry run")) for info in infos]
     else:
@@ -108,7 +116,8 @@ def dry_run(spec: JobSpec, python: str = sys.executable, webui: str = "", show_e
     assert message is not None  # the whole gang is placed: every address is known
     return DryRun(framework_info(spec, None, webui), offer, [info for info, _ in shown],
                   [to_wire(payload) for _, payload in shown],  # type: ignore[arg-type]
-                  {"version": message["version"], "cluster": message["cluster"]})
+                  {"version": message["version"], "cluster": message["cluster"]},
+                  all(carried is not None for carried in inline))
 
 
 def plan_lines(spec: JobSpec) -> list[str]:
@@ -146,6 +155,7 @@ def dry_run_document(options: dict[str, Any], spec: JobSpec, webui: str = "",
         "task_infos": plan.task_infos,
         "payloads": plan.payloads,
         "cluster_spec": plan.cluster_spec,
+        "cluster_spec_in_task_infos": plan.inline,
     }
 
 

@@ -21,7 +21,10 @@ class Launch:
     offer_id: str
     agent_id: str
     hostname: str
-    tasks: tuple[TaskLaunch, ...]  # no ClusterSpec: each executor asks for it (cluster_spec_sync)
+    tasks: tuple[TaskLaunch, ...]
+    # The ClusterSpec message each of its TaskInfos carries (a small gang: cluster_spec_sync.
+    # inline_cluster_spec); None: each executor asks for it.
+    cluster_spec: dict | None = None
 
 
 @dataclass(frozen=True)

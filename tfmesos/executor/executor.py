@@ -1,8 +1,8 @@
 """The tfmesos executor: one per task, started by the Mesos agent as ``python -m tfmesos.executor``.
 
-Once its task arrives it asks the scheduler for the ClusterSpec (a framework message; asked again
-until the answer comes, since messages are best effort: the TaskInfo does not carry it), then
-starts the task's process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to
+Once its task arrives it takes the ClusterSpec a small gang's TaskInfo carries, or else asks the
+scheduler for it (a framework message; asked again until the answer comes, since messages are best
+effort: a big gang's TaskInfo does not carry it), then starts the task's process with TF_CONFIG and reports TASK_RUNNING. The process's output goes to
 the sandbox; the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
 TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
 lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from ..mesos.messages import Message, TaskPayload
     from .report_pipe import ReportPipe
 
+# Set in the executor's environment (a job.python wrapper can): the ClusterSpec a small gang's
+# TaskInfo carries is left unread and asked for, as an executor of protocol 4 before it did. For
+# tests of the ask path (tests/e2e/test_recovery.py): a gang that asks is otherwise 129+ tasks.
+ASK_ENV = "TFMESOS_EXECUTOR_ASK_CLUSTERSPEC"
 ASK_AGAIN_SECONDS = 10.0  # a 1,000-task gang on a loaded machine takes more than 5 s to answer: no wave of asks again
 ASK_AGAIN_MAX_SECONDS = 30.0
 KILL_GRACE_SECONDS = 3.0
@@ -440,10 +444,32 @@ class TFExecutor:
             self._report("TASK_FAILED", f"tfmesos executor: {exc}", {"log_tail": str(exc)})
             return
         self.payload = payload
+        spec = self._inline_spec(payload)
+        if spec is not None:  # a small gang's: the task starts now
+            self._take_spec(spec)
+            return
         # The ClusterSpec is not in the TaskInfo: ask for it now (a framework message, no
         # TASK_STARTING: each update costs the agent a checkpoint and the scheduler an
         # acknowledgement, and RUNNING follows as soon as the answer is here).
         threading.Thread(target=self._ask_for_spec, name="tfmesos-executor-ask-spec", daemon=True).start()
+
+    @staticmethod
+    def _inline_spec(payload: TaskPayload) -> dict[str, Any] | None:
+        """The ClusterSpec the TaskInfo carries (a small gang's), as an answer would give it; None:
+        none there, or unreadable (then asked for), or ASK_ENV set."""
+        carried = payload.cluster_spec()
+        if carried is None:
+            return None
+        if os.environ.get(ASK_ENV):
+            log.info("%s is set: the ClusterSpec in the TaskInfo is left, asking for it", ASK_ENV)
+            return None
+        try:
+            spec = {"type": carried.KIND, "version": carried.version, "cluster": carried.cluster()}
+        except ValueError as exc:
+            log.warning("%s: asking for the ClusterSpec", exc)
+            return None
+        log.info("took the ClusterSpec (version %d) in the TaskInfo", carried.version)
+        return spec
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
         from ..mesos.messages import ClusterSpecMessage, StopNotice, decode

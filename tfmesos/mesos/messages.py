@@ -11,7 +11,9 @@ became ``TaskPayload.service``; 3, ``TaskPayload.secret_env``/``secret_files`` (
 would start the task without its secrets); 4, the ClusterSpec never rides in the TaskInfo
 (``TaskPayload.spec_version``/``cluster`` gone: a gang's TaskInfos grew with its square): every
 executor asks for it (``NeedSpec``) once it has its task, and ``ClusterSpecMessage`` carries it
-compressed (``cluster_z``).
+compressed (``cluster_z``). Still 4: a small gang's ``TaskPayload`` carries it again, compressed
+(``spec_version``/``cluster_z``, optional): an executor of protocol 4 before them ignores the
+fields and asks, and is answered.
 """
 from __future__ import annotations
 
@@ -60,13 +62,21 @@ class TaskPayload:
     python: str
     service: str  # the service's name (options' service.name): the task sees it as TFMESOS_SERVICE
     stream_output: bool  # the task that decides success streams its output to the scheduler
-    # No ClusterSpec: the executor asks for it (NeedSpec) and the task starts when it arrives
-    # (ClusterSpecMessage). In every TaskInfo, the master and each agent parsed and checkpointed
-    # it once per task: a gang's TaskInfo bytes grew with the square of its size.
     # The job's env:/file: secrets (core.secrets): variables, and files under the sandbox (base64).
     # Only here, never in a Mesos VALUE secret, which the master shows in its state.
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
     secret_files: dict[str, str] = field(default_factory=dict, repr=False)
+    # A small gang's ClusterSpec, as a ClusterSpecMessage holds it (core/job/cluster_spec_sync.py,
+    # INLINE_MAX_ADDRESSES): the task starts at once. "": the executor asks for it (NeedSpec) and
+    # the task starts when it arrives; a big gang's in every TaskInfo, which the master and each
+    # agent parse and checkpoint, made its TaskInfo bytes grow with the square of its size.
+    # Optional: a protocol 4 executor ignores them and asks, and is answered.
+    spec_version: int = 0
+    cluster_z: str = ""
+
+    def cluster_spec(self) -> ClusterSpecMessage | None:
+        """The ClusterSpec it carries; None where it carries none."""
+        return ClusterSpecMessage(self.spec_version, self.cluster_z) if self.cluster_z else None
 
 
 @dataclass(frozen=True)

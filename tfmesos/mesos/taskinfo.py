@@ -16,7 +16,7 @@ from ..core.actions import TaskLaunch
 from ..core.secrets import NO_VALUES, SecretValues, read_by_scheduler, references
 from .offers import is_reserved, usable
 from ..core.spec import EXECUTOR_CPUS, EXECUTOR_MEM, JobSpec
-from .messages import TaskPayload, encode
+from .messages import ClusterSpecMessage, TaskPayload, encode
 
 # What a piece keeps of the entry it is cut from: Mesos matches a task's resources against the
 # offer's by all of these (a revocable cpus piece without "revocable", or a PATH disk piece without
@@ -74,9 +74,11 @@ class ExecutorSettings:
     secrets: SecretValues = field(default=NO_VALUES, repr=False)  # the env:/file: secrets' values
 
 
-def task_payload(spec: JobSpec, launch: TaskLaunch, python: str, secrets: SecretValues = NO_VALUES) -> TaskPayload:
-    """What the executor needs to start the task's process (sent as TaskInfo.data), but the
-    ClusterSpec: its executor asks for that (a framework message, once per executor)."""
+def task_payload(spec: JobSpec, launch: TaskLaunch, python: str, secrets: SecretValues = NO_VALUES,
+                 cluster_spec: ClusterSpecMessage | None = None) -> TaskPayload:
+    """What the executor needs to start the task's process (sent as TaskInfo.data), with a small
+    gang's ClusterSpec (``cluster_spec``: the Launch's); without it the executor asks for that (a
+    framework message, once per executor)."""
     role = spec.role(launch.key.role)
     assert role is not None
     unread = [u.target for u in read_by_scheduler(spec.secrets) if u not in secrets.values]
@@ -96,6 +98,8 @@ def task_payload(spec: JobSpec, launch: TaskLaunch, python: str, secrets: Secret
         stream_output=launch.key in spec.streamed_keys,
         secret_env=secrets.env(),
         secret_files={path: base64.b64encode(data).decode() for path, data in secrets.files().items()},
+        spec_version=cluster_spec.version if cluster_spec else 0,
+        cluster_z=cluster_spec.cluster_z if cluster_spec else "",
     )
 
 
@@ -114,6 +118,7 @@ def secret_references(spec: JobSpec) -> tuple[list[dict[str, Any]], list[dict[st
 
 def build_task_info(
     spec: JobSpec, launch: TaskLaunch, agent_id: str, ledger: OfferLedger, settings: ExecutorSettings,
+    cluster_spec: ClusterSpecMessage | None = None,
 ) -> dict[str, Any]:
     role = spec.role(launch.key.role)
     assert role is not None
@@ -161,7 +166,7 @@ def build_task_info(
         # SIGTERM to SIGKILL when the task is stopped: its time to save at the step after the
         # notice (the executor honours it, and a drain's max_grace_period caps it).
         "kill_policy": {"grace_period": {"nanoseconds": int(spec.policies.stop_grace_seconds * 1e9)}},
-        "data": encode(task_payload(spec, launch, python, settings.secrets)),
+        "data": encode(task_payload(spec, launch, python, settings.secrets, cluster_spec)),
         # What an operator filters by in the web UI and /state: TF_CONFIG's words for the task
         # ("type", "index"), never "role", which on Mesos is the framework's role.
         "labels": {"labels": [

@@ -26,7 +26,9 @@ class ActionRunner:
     def __init__(self, shell: JobShell):
         self.shell = shell
         self.raw_offers: dict[str, dict[str, Any]] = {}  # an offer's JSON by id: a launch draws from it
-        self._encoded_spec: tuple[Any, str] = (None, "")  # (ClusterSpec message, its encoding)
+        # (the core's ClusterSpec message, it deflated, that encoded): built once per version, for
+        # the TaskInfos that carry it and for each SendClusterSpec
+        self._spec: tuple[Any, ClusterSpecMessage | None, str] = (None, None, "")
         self._told: set[str] = set()  # task ids told of their stop (a Notify): their Kill needs no notice of its own
 
     def apply(self, actions: list[act.Action], changed: TaskKey | None = None) -> None:
@@ -75,7 +77,8 @@ class ActionRunner:
         shell = self.shell
         raw = self.raw_offers.pop(a.offer_id)
         ledger = OfferLedger(raw, shell.spec.service.revocable)
-        infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings) for t in a.tasks]
+        inline = self._spec_message(a.cluster_spec)[0] if a.cluster_spec is not None else None
+        infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings, inline) for t in a.tasks]
         for t in a.tasks:
             shell.hooks.event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
             shell.metrics.launched(t.key, t.restarts)
@@ -95,6 +98,14 @@ class ActionRunner:
                     log.error("could not carry out Launch of %s: %s", ", ".join(str(t.key) for t in a.tasks), refused)
 
         self.shell.mesos.launch_many(calls, answered)
+
+    def _spec_message(self, message: dict[str, Any]) -> tuple[ClusterSpecMessage, str]:
+        """The core's ClusterSpec message deflated, and encoded as a framework message."""
+        if self._spec[0] is not message:  # the core hands out one message per version
+            deflated = ClusterSpecMessage.of(message["version"], message["cluster"])
+            self._spec = (message, deflated, encode(deflated))
+        assert self._spec[1] is not None
+        return self._spec[1], self._spec[2]
 
     def _apply_one(self, a: act.Action) -> None:
         shell = self.shell
@@ -125,9 +136,7 @@ class ActionRunner:
             mesos.accept_inverse_offers(list(a.inverse_offer_ids))
         elif isinstance(a, act.SendClusterSpec):
             shell.metrics.clusterspec_sent(shell.clock() - shell.job.started_at)
-            if self._encoded_spec[0] is not a.message:  # the core hands out one message per version
-                self._encoded_spec = (a.message, encode(ClusterSpecMessage.of(a.message["version"], a.message["cluster"])))
-            mesos.send(a.task_id, a.agent_id, self._encoded_spec[1])
+            mesos.send(a.task_id, a.agent_id, self._spec_message(a.message)[1])
         elif isinstance(a, act.Revive):
             mesos.revive()
         elif isinstance(a, act.Suppress):

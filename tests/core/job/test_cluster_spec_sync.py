@@ -58,3 +58,39 @@ def test_an_executor_answered_before_a_peer_moved_gets_the_newer_version_once_it
     w0.state = "TASK_RUNNING"
     (newer,) = cluster_spec_sync.sync_cluster_specs(job, tr, only=w0)
     assert newer.message["version"] == 3 and newer.message["cluster"]["worker"] == ["h1:31005", "h2:31006"]
+
+
+def _gang(count: int):
+    job, tr = state_of(spec_of(worker={"count": count, "cpus": 0.1, "mem": 32}))
+    actions = gang.offers(job, tr, [offer(0, cpus=100, mem=65536, ports=((31000, 31999),))], 0.0)
+    return job, tr, [a for a in actions if isinstance(a, act.Launch)]
+
+
+def test_a_gang_of_at_most_the_threshold_carries_the_spec_one_address_more_asks():
+    job, tr, (launch,) = _gang(cluster_spec_sync.INLINE_MAX_ADDRESSES)
+    assert launch.cluster_spec is cluster_spec_sync.cluster_spec_message(job, tr)
+    assert cluster_spec_sync.address_count(launch.cluster_spec) == cluster_spec_sync.INLINE_MAX_ADDRESSES
+    assert {r.cluster_spec_version_sent for r in job.tasks.values()} == {job.cluster_spec_version}
+    job, tr, (launch,) = _gang(cluster_spec_sync.INLINE_MAX_ADDRESSES + 1)
+    assert launch.cluster_spec is None
+    assert {r.cluster_spec_version_sent for r in job.tasks.values()} == {0}, "each executor asks: none marked"
+
+
+def test_a_task_that_carried_the_spec_is_still_sent_a_newer_one_and_answered_if_it_asks():
+    job, tr = state_of(spec_of(worker={"count": 2}))
+    (launch,) = [a for a in gang.offers(job, tr, [offer(0, cpus=16, mem=65536)], 0.0) if isinstance(a, act.Launch)]
+    w0, w1 = job.tasks[TaskKey("worker", 0)], job.tasks[TaskKey("worker", 1)]
+    assert launch.cluster_spec["version"] == w0.cluster_spec_version_sent == w1.cluster_spec_version_sent == 1
+    w0.state = "TASK_RUNNING"
+    assert cluster_spec_sync.sync_cluster_specs(job, tr) == [], "it has this version: not sent again"
+    (answer,) = cluster_spec_sync.executor_asks_cluster_spec(job, tr, w1.task_id)  # an older executor asks
+    assert answer.message is launch.cluster_spec
+    # w1 fails and is relaunched elsewhere: its new TaskInfo carries version 2, and w0 is sent it.
+    w1.state = "TASK_FAILED"
+    tasks.requeue(w1, 0.0, avoid=True)
+    actions = gang.offers(job, tr, [offer(1, cpus=16, mem=65536)], 1.0)
+    (relaunch,) = [a for a in actions if isinstance(a, act.Launch)]
+    assert relaunch.cluster_spec["version"] == 2 and relaunch.cluster_spec["cluster"]["worker"] == ["h0:31000", "h1:31000"]
+    assert w1.cluster_spec_version_sent == 2
+    (sent,) = [a for a in actions if isinstance(a, act.SendClusterSpec)]
+    assert (sent.task_id, sent.message) == (w0.task_id, relaunch.cluster_spec), "the running peer hears of the move"

@@ -43,31 +43,17 @@ def running_job() -> Job:
 
 
 def asks(job: Job, actions: list) -> list:
-    """The actions, then what the executors of the tasks they launch are sent when they ask for the
-    ClusterSpec (protocol 4). The old code put it in the Launch: ``old_trace`` moves it here."""
-    launched = [(a.agent_id, t.task_id) for a in actions if isinstance(a, act.Launch) for t in a.tasks]
-    return actions + [sent for _, task_id in launched for sent in job.executor_asks_cluster_spec(task_id)]
+    """The actions, then what the executors of the tasks they launch without the ClusterSpec (a
+    big gang's) are sent when they ask for it (protocol 4)."""
+    launched = [t.task_id for a in actions if isinstance(a, act.Launch) and a.cluster_spec is None for t in a.tasks]
+    return actions + [sent for task_id in launched for sent in job.executor_asks_cluster_spec(task_id)]
 
 
 def old_trace(trace: list) -> list:
     """The old code's trace as this code says it: a Launch's ClusterSpec (``spec=``) went with the
-    tasks; now each task's executor asks for it and is sent that same message after the Launch."""
-    out: list = []
-    for step in trace:
-        if not isinstance(step, list):
-            out.append(step)
-            continue
-        actions, answers = [], []
-        for a in step:
-            carried = re.fullmatch(r"(Launch\(.*agent_id='([^']*)'.*\)), spec=(\{.*\})\)", a)
-            if carried is None:
-                actions.append(a)
-                continue
-            actions.append(carried.group(1) + ")")
-            answers += [f"SendClusterSpec(task_id='{task_id}', agent_id='{carried.group(2)}', message={carried.group(3)})"
-                        for task_id in re.findall(r"task_id='([^']*)'", carried.group(1))]
-        out.append(actions + answers)
-    return out
+    tasks; a small gang's (this one's) still does, named ``cluster_spec``."""
+    return [[re.sub(r"^(Launch\(.*\)), spec=(\{.*\})\)$", r"\1, cluster_spec=\2)", a) for a in step]
+            if isinstance(step, list) else step for step in trace]
 
 
 def stopped_job() -> Job:

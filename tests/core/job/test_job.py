@@ -1,5 +1,6 @@
 """The job lifecycle, driven by plain events (no Mesos, no processes)."""
 from tfmesos.core import actions as act
+from tfmesos.core.job.cluster_spec_sync import INLINE_MAX_ADDRESSES
 from tfmesos.core.job.job import Job
 from tfmesos.core.phase import FAILED, PLACING, RUNNING, SUCCEEDED
 from tfmesos.core.task_state import StatusUpdate, TaskState
@@ -33,21 +34,34 @@ def run_all(job, launched, now=0.0):
     return sent
 
 
-def test_a_gang_launch_carries_no_spec_each_executor_asks_for_it_once():
+def test_a_small_gangs_launch_carries_the_spec_each_task_has_it_once():
     job = Job.new(spec_of(**PSS), 0.0)
     actions, launched = launch_all(job)
     assert len(launched) == 4 and job.phase == RUNNING
     assert of(act.Suppress, actions), "nothing pending: offers are suppressed"
     assert not of(act.SendClusterSpec, actions), "no executor is subscribed at launch: none to tell"
-    assert not hasattr(of(act.Launch, actions)[0], "cluster_spec"), "the TaskInfos never carry the ClusterSpec"
+    (launch,) = of(act.Launch, actions)
+    assert launch.cluster_spec is job.cluster_spec_message() and launch.cluster_spec["version"] == job.cluster_spec_version
+    assert all(r.cluster_spec_version_sent == job.cluster_spec_version for r in job.tasks.values())
+    assert run_all(job, launched) == [], "each executor had the spec in its TaskInfo: none sent as they report"
+    cluster = launch.cluster_spec["cluster"]
+    assert sorted(cluster) == ["chief", "ps", "worker"] and len(cluster["worker"]) == 2
+    assert len({addr for addrs in cluster.values() for addr in addrs}) == 4, "every task has its own port"
+
+
+def test_a_big_gangs_launch_carries_no_spec_each_executor_asks_for_it_once():
+    count = INLINE_MAX_ADDRESSES + 1
+    job = Job.new(spec_of(worker={"count": count, "cpus": 0.1, "mem": 32}), 0.0)
+    actions, launched = launch_all(job, offers=[offer(0, cpus=100, mem=65536, ports=((31000, 31999),))])
+    assert len(launched) == count and job.phase == RUNNING
+    assert [l.cluster_spec for l in of(act.Launch, actions)] == [None], "no ClusterSpec in a big gang's TaskInfos"
+    assert all(r.cluster_spec_version_sent == 0 for r in job.tasks.values())
     answers = [a for t in launched.values() for a in job.executor_asks_cluster_spec(t.task_id)]
     assert sorted(a.task_id for a in answers) == sorted(t.task_id for t in launched.values())
     assert len({id(a.message) for a in answers}) == 1, "one message per version, built once"
     assert answers[0].message["version"] == job.cluster_spec_version
     assert run_all(job, launched) == [], "each executor had the spec: none sent again as they report"
-    cluster = answers[0].message["cluster"]
-    assert sorted(cluster) == ["chief", "ps", "worker"] and len(cluster["worker"]) == 2
-    assert len({addr for addrs in cluster.values() for addr in addrs}) == 4, "every task has its own port"
+    assert len(answers[0].message["cluster"]["worker"]) == count
 
 
 def test_partial_gang_holds_only_useful_offers_then_completes():

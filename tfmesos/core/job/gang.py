@@ -20,7 +20,7 @@ from ..state import notices, tasks
 from ..state.record import JobState, Transient
 from ..state.tasks import TaskRecord
 from ..task_state import PENDING
-from .cluster_spec_sync import addresses_changed, sync_cluster_specs
+from .cluster_spec_sync import addresses_changed, inline_cluster_spec, sync_cluster_specs
 from . import maintenance, planned_stop
 from .recovery import restart_for_peer
 
@@ -134,10 +134,11 @@ def _launch(job: JobState, tr: Transient, placement: Placement, now: float) -> l
         offer_of[a.offer_id] = (a.agent_id, a.hostname)
     if moved:
         addresses_changed(job)
-    # No ClusterSpec in the TaskInfos (it made a gang's launch grow with its square): each new
-    # executor asks for it once it has its task (cluster_spec_sync.executor_asks_cluster_spec).
+    # A small gang's TaskInfos carry the ClusterSpec; a big one's do not (it made a gang's launch
+    # grow with its square): each new executor asks for it (cluster_spec_sync).
+    inline = inline_cluster_spec(job, tr, (job.tasks[a.key] for a in placement.assignments))
     actions: list[Action] = [
-        Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts)) for oid, ts in per_offer.items()
+        Launch(oid, offer_of[oid][0], offer_of[oid][1], tuple(ts), inline) for oid, ts in per_offer.items()
     ]
     if job.phase == RUNNING:
         # Relaunched tasks at new addresses: the framework says which running peers cannot use
