@@ -1,8 +1,9 @@
 """The bytes a gang's launch puts through the master (issue 40): ``tfmesos run --dry-run --output
 json`` of a job of 2 parameter servers and N workers, N = 10, 100, 1,000, through the real code
 path (``client/dry_run.py``). Per size: the largest TaskInfo and all of the job's TaskInfos as the
-scheduler sends them (``json.dumps``, as in the ACCEPT's body), and the ClusterSpec message each
-executor is sent once it asks (base64 of the wire form, as in a MESSAGE call's ``data``).
+scheduler sends them (``json.dumps``, as in the ACCEPT's body; a gang of at most 128 addresses
+carries the ClusterSpec in them, deflated), and the ClusterSpec message each executor of a bigger
+gang is sent once it asks (base64 of the wire form, as in a MESSAGE call's ``data``).
 
 ``python -m benchmarks.taskinfo_bytes [BASELINE_DIR]`` prints the table and writes it into
 ``benchmarks/results.json`` (key ``taskinfo_bytes``); BASELINE_DIR, a tree holding another
@@ -22,7 +23,8 @@ from typing import Any
 from tfmesos.mesos.messages import ClusterSpecMessage, encode
 
 ROOT = Path(__file__).resolve().parents[1]
-SIZES = (10, 100, 1000)
+# 126: 128 addresses, the most whose TaskInfos carry the ClusterSpec (cluster_spec_sync.INLINE_MAX_ADDRESSES)
+SIZES = (10, 100, 126, 1000)
 BAR_1000_BYTES = 3_000_000  # issue 40: a 1,000-worker job's TaskInfos under 3 MB in all (31 MB before)
 
 
@@ -46,6 +48,8 @@ def measure(workers: int, tree: Path = ROOT) -> dict[str, Any]:
     infos = [len(json.dumps(info)) for info in document["task_infos"]]
     row: dict[str, Any] = {"workers": workers, "tasks": len(infos), "bytes_per_taskinfo": max(infos),
                            "taskinfo_bytes": sum(infos)}
+    if "cluster_spec_in_task_infos" in document:  # since a small gang's TaskInfos carry it again
+        row["clusterspec_in_taskinfos"] = document["cluster_spec_in_task_infos"]
     spec = document.get("cluster_spec")
     if spec is not None:  # since protocol 4: the ClusterSpec goes to each executor once, not in the TaskInfos
         message = len(encode(ClusterSpecMessage.of(spec["version"], spec["cluster"])))
@@ -67,8 +71,9 @@ def table(result: dict[str, Any]) -> list[str]:
              "|---|---|---|---|---|"]
     for name in ("baseline", "this"):
         for row in result.get(name, ()):
-            message = (f"{row['clusterspec_message_bytes']:,} ({row['clusterspec_messages_bytes']:,} for all)"
-                       if "clusterspec_message_bytes" in row else "none (in every TaskInfo)")
+            message = ("none (in every TaskInfo)" if "clusterspec_message_bytes" not in row
+                       else "none (in every TaskInfo, deflated)" if row.get("clusterspec_in_taskinfos")
+                       else f"{row['clusterspec_message_bytes']:,} ({row['clusterspec_messages_bytes']:,} for all)")
             lines.append(f"| {row['workers']:,} | {'before' if name == 'baseline' else 'this'} | "
                          f"{row['bytes_per_taskinfo']:,} | {row['taskinfo_bytes']:,} | {message} |")
     return lines

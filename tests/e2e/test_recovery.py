@@ -12,6 +12,7 @@ import pytest
 
 from localmesos import LocalMaster as EmbeddedMaster, Tuning
 from localmesos.ports import free_port_block
+from tfmesos.executor.executor import ASK_ENV
 from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_process, killed_scheduler, run_scheduler,
                                task_processes, wait_gone, write_options)
 from tests.e2e.test_jobs import PSS
@@ -230,6 +231,11 @@ def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspe
     assert new != old, "relaunched away from the lost agent"
     spec = json.loads(open(spec_file).read())
     assert spec["version"] == 2 and spec["cluster"]["worker"][1] == new, "the ps executor got the new ClusterSpec"
+    # A small gang: each executor took the ClusterSpec from its TaskInfo (none asked), those of the
+    # relaunched worker and of the chief restarted for its move carrying the version the move made.
+    took = sorted(m for p in (tmp_path / "m").rglob("stderr") if "agent-gone" in str(p)
+                  for m in re.findall(r"took the ClusterSpec \(version (\d)\) in the TaskInfo", p.read_text()))
+    assert took == ["1"] * 4 + ["2"] * 2, took
     assert "chief:0: restarting from its checkpoint because a worker moved to a new address" in out
     assert accuracy(out) >= 0.9
 
@@ -402,9 +408,11 @@ def test_asks_for_the_clusterspec_lost_while_no_scheduler_is_there_are_asked_aga
     """Framework messages are best effort: the executors start (5 s late, through job.python) after
     the scheduler that launched them was killed, so the master drops their asks for the ClusterSpec
     (no framework connected). They ask again; the restarted scheduler answers and the job ends
-    without a relaunch."""
+    without a relaunch. A gang this small carries the ClusterSpec in its TaskInfos: the executors
+    are told to ask anyway (ASK_ENV, as a protocol 4 executor before that did; a gang that asks
+    by itself is 129 tasks)."""
     late = tmp_path / "late-python"
-    late.write_text(f"#!/bin/sh\nsleep 5\nexec {sys.executable} \"$@\"\n")
+    late.write_text(f"#!/bin/sh\nsleep 5\nexport {ASK_ENV}=1\nexec {sys.executable} \"$@\"\n")
     late.chmod(0o755)
     opts = write_options(tmp_path / "o.json", service={"name": "lost-asks"},
                          job={"command": "exit 0", "python": str(late)},

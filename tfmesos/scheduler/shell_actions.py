@@ -77,7 +77,10 @@ class ActionRunner:
         shell = self.shell
         raw = self.raw_offers.pop(a.offer_id)
         ledger = OfferLedger(raw, shell.spec.service.revocable)
-        inline = self._spec_message(a.cluster_spec)[0] if a.cluster_spec is not None else None
+        inline = None
+        if a.cluster_spec is not None:  # a small gang's: in each TaskInfo (core/job/cluster_spec_sync.py)
+            shell.metrics.clusterspec_sent(shell.clock() - shell.job.started_at)
+            inline = self._spec_message(a.cluster_spec)[0]
         infos = [build_task_info(shell.spec, t, a.agent_id, ledger, shell.settings, inline) for t in a.tasks]
         for t in a.tasks:
             shell.hooks.event(f"launch {t.key} as {t.task_id} on {a.hostname}:{t.port}")
