@@ -3,9 +3,10 @@
 Once its task arrives it takes the ClusterSpec a small gang's TaskInfo carries, or else asks the
 scheduler for it (a framework message; asked again until the answer comes, since messages are best
 effort: a big gang's TaskInfo does not carry it), then starts the task's process with TF_CONFIG
-and reports TASK_RUNNING. The process's output goes to the sandbox; the chief's is also forwarded to the scheduler. Exit 0 is TASK_FINISHED, anything else
-TASK_FAILED with the exit code (128+N for signal N, as shells report it) and the last log
-lines; KILL stops the whole process group (SIGTERM, then SIGKILL after a grace period).
+and reports TASK_RUNNING. The process's output goes to the sandbox; the chief's is also forwarded
+to the scheduler. Exit 0 is TASK_FINISHED, anything else TASK_FAILED with the exit code (128+N for
+signal N, as shells report it) and the last log lines; KILL stops the whole process group
+(SIGTERM, then SIGKILL after a grace period).
 
 A KILL is a stop the task is told of first (docs/developers/architecture.md, "Planned stop: the
 notice"): TASK_KILLING (to a framework with TASK_KILLING_STATE), the notice file written
