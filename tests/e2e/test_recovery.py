@@ -204,8 +204,13 @@ def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspe
     import urllib.request
 
     # Agents of 0.7 cpus hold one task each, so worker:1 is alone on its agent; a fifth is spare.
+    # The chief, done training, waits for a gate the test opens once it has restarted for the moved
+    # worker: the job runs until then however loaded the machine, with no margin of steps.
     master = LocalMaster(tmp_path / "m", agents=5, extra=["--cpus", "0.7"])
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "agent-gone"}, job=LONG)
+    gate = tmp_path / "chief-restarted"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "agent-gone"},
+                         job={"command": '$TFMESOS_PYTHON train.py && while [ ! -e "$GATE" ]; do sleep 0.5; done',
+                              "env": ["TRAIN_STEPS=400", "CHECKPOINT_EVERY=100", f"GATE={gate}"]})
     run = run_scheduler(opts, "--master", master.address)
     try:
         run.wait_for(r"chief:0 \| step 200 ", 180)
@@ -220,6 +225,8 @@ def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspe
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert resp.status == 200
         run.wait_for(r"launch worker:1 as \S+ on \S+", 60)
+        run.wait_for(r"chief:0: restarting from its checkpoint because a worker moved", 120)
+        gate.touch()
         assert run.wait(300) == 0, run.output[-4000:]
     finally:
         run.killpg()
