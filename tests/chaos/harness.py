@@ -24,7 +24,8 @@ EXAMPLES = {
     "pss": (ROOT / "examples" / "pss_digits" / "options.json", ("ps", "worker", "chief", "executor", "scheduler")),
     "mwms": (ROOT / "examples" / "mwms_digits" / "options.json", ("worker", "executor", "scheduler")),
 }
-STEPS = 1200
+STEPS = 1200  # where plan() puts faults: at steps 100 to STEPS - 300
+MARGIN = 300  # steps a run trains past its last fault: the least plan() ever gave (a fault at STEPS - 300)
 
 
 @dataclass
@@ -33,6 +34,12 @@ class Fault:
     at_step: int
     index: int = 0
     done: bool = False
+
+
+def train_steps(faults: list[Fault]) -> int:
+    """The steps a run trains: MARGIN past its last fault, so that each fault lands mid-training
+    as when every run trained STEPS, without training on long after the last recovery."""
+    return min(STEPS, max(f.at_step for f in faults) + MARGIN)
 
 
 @dataclass
@@ -85,7 +92,7 @@ def run_seed(seed: int, workdir: Path, timeout: float = 420.0) -> Outcome:
     opts = write_options(
         workdir / f"{service}.json", base,
         service={"name": service},
-        job={"env": [f"TRAIN_STEPS={STEPS}", "CHECKPOINT_EVERY=100"]},
+        job={"env": [f"TRAIN_STEPS={train_steps(faults)}", "CHECKPOINT_EVERY=100"]},
         roles={r: {"restart_policy": "OnFailure", "max_restarts": 4} for r in json.loads(base.read_text())["roles"]},
         policies={"backoff_seconds": 0.5, "active_deadline_seconds": timeout},
     )

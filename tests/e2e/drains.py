@@ -9,6 +9,11 @@ drained agent's tasks have somewhere else to go. The training scripts are the pl
 MultiWorkerMirroredStrategy: each worker logs the steps it ran; ParameterServerStrategy: the chief
 logs the steps it scheduled, once they ran. Every case runs with ``max_restarts: 0``: a drain
 counted as a failure fails the job.
+
+STEPS is a margin, so that the drain lands mid-training however loaded the machine: the attempt
+that resumes after the drain trains RESUMED more steps (to the end of that epoch or checkpoint) and
+the job ends there (RESUMED_STEPS, tests/e2e/planned/steplog.py), so the steps counted are those of
+range(the step the job says it trained to).
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from tests.e2e.harness import eventually, find_task_process, run_scheduler, stop
 from tests.e2e.planned_job import SCRIPTS, missing, steps_by_task, twice
 
 STEPS = 1500  # 30 epochs of 50 steps: the drain comes after DRAIN_AFTER, well before the end
+RESUMED = 100  # steps the job trains once resumed after the drain, to the next epoch's end (at most STEPS)
 DRAIN_AFTER = 125  # mid-epoch and between checkpoints: a kill -9 there loses what a drain saves
 AGENT_CPUS, AGENT_MEM = 1.0, 1500.0  # one task's room (0.5 cpus, 700 MB, and its executor), not two
 TASK = {"cpus": 0.5, "mem": 700, "max_restarts": 0}
@@ -44,15 +50,22 @@ class Mode:
     def tasks(self) -> int:
         return sum(r.get("count", 1) for r in self.roles.values())
 
+    @property
+    def every(self) -> int:
+        """Where a resumed attempt may end: an epoch's end (STEPS_PER_EPOCH) or a checkpoint's."""
+        env = dict(e.split("=", 1) for e in self.env)
+        return int(env.get("STEPS_PER_EPOCH") or env["CHECKPOINT_EVERY"])
 
-MWMS_HANDLER = Mode("mwms-handler", "mwms_handler.py", (f"TRAIN_STEPS={STEPS}", "STEPS_PER_EPOCH=50"),
+
+RESUMED_ENV = f"RESUMED_STEPS={RESUMED}"  # the gate (tests/e2e/planned/steplog.py)
+MWMS_HANDLER = Mode("mwms-handler", "mwms_handler.py", (f"TRAIN_STEPS={STEPS}", "STEPS_PER_EPOCH=50", RESUMED_ENV),
                     {"worker": {"count": 2}}, (("worker", 0), ("worker", 1)), "all_workers")
-KERAS_MWMS = Mode("keras-mwms", "keras_mwms.py", ("EPOCHS=30", "STEPS_PER_EPOCH=50"),
+KERAS_MWMS = Mode("keras-mwms", "keras_mwms.py", ("EPOCHS=30", "STEPS_PER_EPOCH=50", RESUMED_ENV),
                   {"worker": {"count": 2}}, (("worker", 0), ("worker", 1)), "all_workers")
 _PSS_ROLES = {"chief": {"count": 1}, "ps": {"count": 1}, "worker": {"count": 2, "server": True}}
-KERAS_PSS = Mode("keras-pss", "keras_pss.py", ("EPOCHS=30", "STEPS_PER_EPOCH=50", "STEPS_PER_EXECUTION=5"),
+KERAS_PSS = Mode("keras-pss", "keras_pss.py", ("EPOCHS=30", "STEPS_PER_EPOCH=50", "STEPS_PER_EXECUTION=5", RESUMED_ENV),
                  _PSS_ROLES, (("chief", 0),))
-PSS_LOOP = Mode("pss-loop", "pss_loop.py", (f"TRAIN_STEPS={STEPS}", "CHECKPOINT_EVERY=100"), _PSS_ROLES,
+PSS_LOOP = Mode("pss-loop", "pss_loop.py", (f"TRAIN_STEPS={STEPS}", "CHECKPOINT_EVERY=100", RESUMED_ENV), _PSS_ROLES,
                 (("chief", 0),))
 
 
@@ -86,9 +99,26 @@ class Drained:
     notice_to_resumed_s: float  # the drain (or kill) asked to the first step trained again
     succeeded: bool
 
-    def steps_lost(self, total: int = STEPS) -> int:
-        """Steps trained twice or never, in the task that lost most (MWMS: every worker runs each step)."""
+    def steps_lost(self) -> int:
+        """Steps trained twice or never, in the task that lost most (MWMS: every worker runs each step),
+        of the steps the job says it trained (all STEPS where it never said: a failed kill -9 case)."""
+        total = trained_to(self.output) or STEPS
         return max(len(twice(steps)) + len(missing(steps, total)) for steps in self.steps.values())
+
+
+def trained_to(output: str) -> int | None:
+    """The step the job trained to, as its last attempt says at its end ("trained N steps": the
+    chief's, worker 0's): STEPS, or about RESUMED past the step it resumed at after a stop."""
+    said = re.findall(r"\| trained (\d+) steps", output)
+    return int(said[-1]) if said else None
+
+
+def gate_end(output: str, every: int) -> int:
+    """Where the gate ends the job (steplog.resumed_end): RESUMED past the step its last attempt
+    started at ("starting at step N"), rounded up to ``every``; STEPS for an attempt from step 0."""
+    started = re.findall(r"\| starting at step (\d+)", output)
+    start = int(started[-1]) if started else 0
+    return STEPS if start <= 0 else min(STEPS, -(-(start + RESUMED) // every) * every)
 
 
 def start_logged(tmp_path: Path, cluster: Any, mode: Mode, name: str, roles: dict[str, Any], log: Path) -> Any:
@@ -161,11 +191,13 @@ def _resumed(cluster: Any, name: str, before: set[str], log: Path, loggers: tupl
     return time.monotonic() if not over() else float("nan")
 
 
-def assert_lost_nothing(drained: Drained, mode: Mode, leaving: tuple[str, int], total: int = STEPS) -> None:
+def assert_lost_nothing(drained: Drained, mode: Mode, leaving: tuple[str, int]) -> None:
     """The bars of issue 38: succeeded (the caller checked the exit), 0 steps twice, 0 missing,
     nothing on the drained agent afterwards, the drain said."""
     out = drained.output
     assert re.search(r"job drain-\S+ SUCCEEDED", out), out[-4000:]
+    total = trained_to(out)  # where the gate ended the job, neither earlier nor later
+    assert total is not None and DRAIN_AFTER < total == gate_end(out, mode.every), (total, out[-4000:])
     for key, steps in drained.steps.items():
         assert (twice(steps), missing(steps, total)) == ([], []), (key, twice(steps)[:10], missing(steps, total)[:10])
     assert drained.on_drained <= drained.before, f"placed on the drained agent: {drained.on_drained - drained.before}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.e2e.drains import AGENT_CPUS, AGENT_MEM, MWMS_HANDLER, STEPS, agents_for
+from tests.e2e.drains import AGENT_CPUS, AGENT_MEM, DRAIN_AFTER, MWMS_HANDLER, agents_for, gate_end, trained_to
 from tests.e2e.harness import LocalMaster
 from tests.e2e.maintenance import Window, run_window
 from tests.e2e.planned_job import missing, twice
@@ -30,8 +30,10 @@ def assert_moved_in_time(window: Window) -> None:
     assert re.search(r"job maint-mwms SUCCEEDED", out), out[-4000:]
     print(f"moved {window.opens_at - window.moved_at:.1f} s before the window opened")
     assert window.moved_at < window.opens_at, "the tasks moved before the window opened"
+    total = trained_to(out)  # the gate: RESUMED steps past the move (tests/e2e/drains.py)
+    assert total is not None and DRAIN_AFTER < total == gate_end(out, MWMS_HANDLER.every), (total, out[-4000:])
     for key, steps in window.steps.items():
-        assert (twice(steps), missing(steps, STEPS)) == ([], []), (key, twice(steps)[:10], missing(steps, STEPS)[:10])
+        assert (twice(steps), missing(steps, total)) == ([], []), (key, twice(steps)[:10], missing(steps, total)[:10])
     assert window.on_machine and window.on_machine <= window.before, \
         f"placed on the machine in maintenance: {window.on_machine - window.before}"
     said = [line for line in out.splitlines() if "worker:1" in line and re.search(r"maintenance \(window opens in \d+ s\)", line)

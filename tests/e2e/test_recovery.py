@@ -97,7 +97,14 @@ def test_killed_parameter_server_restarts_the_job_from_its_checkpoint(tmp_path, 
 
 
 def test_killed_executor_takes_its_task_down_and_the_task_is_relaunched(tmp_path):
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-exec"}, job=KILLED)
+    # The chief, done training, waits for a gate the test opens once the relaunched chief has
+    # resumed: the job cannot end before the kill however loaded the machine, and the relaunch
+    # trains from the checkpoint to 600 steps, not 1000 (400 after the kill's step: the chief's
+    # python still runs when its executor is killed, which the check below needs).
+    gate = tmp_path / "resumed"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "kill-exec"},
+                         job={"command": '$TFMESOS_PYTHON train.py && while [ ! -e "$GATE" ]; do sleep 0.5; done',
+                              "env": ["TRAIN_STEPS=600", "CHECKPOINT_EVERY=100", f"GATE={gate}"]})
     run = run_scheduler(opts)
     try:
         run.wait_for(r"chief:0 \| step 200 ", 180)
@@ -107,6 +114,8 @@ def test_killed_executor_takes_its_task_down_and_the_task_is_relaunched(tmp_path
         # The chief's python runs under `sh -c`: it must still die with its executor (the agent
         # destroys the container's whole session), not linger as an orphan.
         chief.wait(timeout=30)
+        run.wait_for(r"chief:0 \| resumed from step", 180)
+        gate.touch()
         assert run.wait(300) == 0, run.output[-4000:]
     finally:
         run.killpg()
@@ -205,8 +214,13 @@ def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspe
     import urllib.request
 
     # Agents of 0.7 cpus hold one task each, so worker:1 is alone on its agent; a fifth is spare.
+    # The chief, done training, waits for a gate the test opens once it has restarted for the moved
+    # worker: the job runs until then however loaded the machine, with no margin of steps.
     master = LocalMaster(tmp_path / "m", agents=5, extra=["--cpus", "0.7"])
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "agent-gone"}, job=LONG)
+    gate = tmp_path / "chief-restarted"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "agent-gone"},
+                         job={"command": '$TFMESOS_PYTHON train.py && while [ ! -e "$GATE" ]; do sleep 0.5; done',
+                              "env": ["TRAIN_STEPS=400", "CHECKPOINT_EVERY=100", f"GATE={gate}"]})
     run = run_scheduler(opts, "--master", master.address)
     try:
         run.wait_for(r"chief:0 \| step 200 ", 180)
@@ -221,6 +235,8 @@ def test_agent_lost_worker_moves_and_every_live_executor_gets_the_new_clusterspe
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert resp.status == 200
         run.wait_for(r"launch worker:1 as \S+ on \S+", 60)
+        run.wait_for(r"chief:0: restarting from its checkpoint because a worker moved", 120)
+        gate.touch()
         assert run.wait(300) == 0, run.output[-4000:]
     finally:
         run.killpg()

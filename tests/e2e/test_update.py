@@ -7,6 +7,10 @@ Every worker appends the steps it ran to STEP_LOG. The job must succeed with ``m
 both starts (0 run twice, 0 missing), and the two new ones every step from the one the job saved
 at, once: the four resumed at the saved step. A dry run says what would change and touches
 nothing; an option that cannot change is refused at once, naming it.
+
+TOTAL is a margin, so that the update lands mid-training however loaded the machine: resumed at the
+save, the four train RESUMED more steps, to an epoch's end, and the job ends there (RESUMED_STEPS,
+tests/e2e/planned/steplog.py); the job says the step it trained to, and the test checks it.
 """
 from __future__ import annotations
 
@@ -15,12 +19,14 @@ import json
 import os
 from pathlib import Path
 
+from tests.e2e.drains import trained_to
 from tests.e2e.harness import TFMESOS, LineProcess, eventually, run_scheduler, stop_scheduler
 from tests.e2e.test_operating import this_checkouts_python
 
 SCRIPTS = Path(__file__).resolve().parent / "planned"
 TOTAL = 1200  # steps the job trains: the update must land well before the end, whatever the load
 UPDATE_AFTER = 100  # steps worker 0 has run when the update is sent
+RESUMED, EPOCH = 100, 50  # steps the four train past the save, to an epoch's end
 
 
 def steps_by_worker(log: Path) -> dict[int, list[int]]:
@@ -37,7 +43,8 @@ def options(tmp_path: Path, python: Path, workers: int, **service: str) -> Path:
     path.write_text(json.dumps({
         "service": {"name": "update-mwms", **service},
         "job": {"command": f"python {SCRIPTS / 'mwms_handler.py'}", "python": str(python),
-                "env": [f"TRAIN_STEPS={TOTAL}", "STEPS_PER_EPOCH=50", f"STEP_LOG={tmp_path / 'steps.log'}",
+                "env": [f"TRAIN_STEPS={TOTAL}", f"STEPS_PER_EPOCH={EPOCH}", f"RESUMED_STEPS={RESUMED}",
+                        f"STEP_LOG={tmp_path / 'steps.log'}",
                         "GCE_METADATA_IP=127.0.0.1:0", "TF_CPP_MIN_LOG_LEVEL=2"]},
         "roles": {"worker": {"count": workers, "cpus": 0.5, "mem": 768, "max_restarts": 0}},
         # The grace the save has before SIGKILL: 30 s by default. Under a loaded suite, worker 1 once
@@ -84,9 +91,11 @@ def test_update_from_2_to_4_workers_mid_training_resumes_all_four_at_the_saved_s
     assert set(steps) == {0, 1, 2, 3}, run.output
     saved = min(steps[2])
     assert UPDATE_AFTER <= saved < TOTAL, saved
+    total = trained_to(run.output)  # worker 0 says it; the gate ends the job RESUMED steps past the save
+    assert total == min(TOTAL, -(-(saved + RESUMED) // EPOCH) * EPOCH), (total, saved)
     for worker in (0, 1):  # 0 run twice, 0 missing, over both starts
-        assert sorted(steps[worker]) == list(range(TOTAL)), (worker, collections.Counter(steps[worker]).most_common(3))
+        assert sorted(steps[worker]) == list(range(total)), (worker, collections.Counter(steps[worker]).most_common(3))
     for worker in (2, 3):  # the new workers start at the saved step, as the first two resume there
-        assert steps[worker] == list(range(saved, TOTAL)), worker
+        assert steps[worker] == list(range(saved, total)), worker
     restarted = [i for i, step in enumerate(steps[0]) if step == saved]
     assert restarted and steps[0][restarted[0] - 1] == saved - 1, "worker 0 stopped right before the saved step"

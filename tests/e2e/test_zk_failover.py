@@ -4,22 +4,44 @@ Scheduler: kill -9 mid-training, start it again with the same command; it reads 
 from ZooKeeper and the job goes on under the same framework without launching anything twice.
 Master: kill -9 the ``tfmesos local-master`` mid-training and start it again on the same port with
 the same work dir; it re-adopts the running executors, the scheduler re-subscribes, the job succeeds.
+
+In both, the chief trains the example's 400 steps and then waits for a gate the test opens once the
+scheduler has re-registered: the job runs across the failover however loaded the machine, with no
+margin of steps to train after it.
 """
 from __future__ import annotations
 
 import json
 import re
 import signal
+from pathlib import Path
 
+import psutil
 import pytest
 from kazoo.client import KazooClient
 
-from tests.e2e.harness import LocalMaster, find_task_process, run_scheduler, task_processes, wait_gone, write_options
+from tests.e2e.harness import LocalMaster, run_scheduler, task_processes, wait_gone, write_options
 from tests.e2e.test_jobs import PSS
 
 SERVICE = "zk-failover"
-# Long enough that the chief is still training when the second scheduler takes over.
-TRAINING = {"env": ["TRAIN_STEPS=1000", "CHECKPOINT_EVERY=100"]}
+
+
+def gated(gate: Path) -> dict:
+    """The example's job, its chief held open after training until ``gate`` exists."""
+    return {"command": '$TFMESOS_PYTHON train.py && while [ ! -e "$GATE" ]; do sleep 0.5; done',
+            "env": ["TRAIN_STEPS=400", "CHECKPOINT_EVERY=100", f"GATE={gate}"]}
+
+
+def chief_task(service: str) -> psutil.Process | None:
+    """The chief's task: the shell that runs its training and then its gate (lives until the gate)."""
+    for p in task_processes(service):
+        try:
+            env, cmd = p.environ(), p.cmdline()
+        except psutil.Error:
+            continue
+        if env.get("TFMESOS_JOB_NAME") == "chief" and env.get("TFMESOS_TASK_INDEX") == "0" and cmd[:1] == ["/bin/sh"]:
+            return p
+    return None
 
 
 
@@ -48,7 +70,8 @@ def saved_state(kazoo: KazooClient, node: str) -> dict | None:
 
 
 def test_scheduler_killed_and_restarted_resumes_from_zookeeper(tmp_path, zk, kazoo, master):
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": SERVICE}, job=TRAINING)
+    gate = tmp_path / "re-registered"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": SERVICE}, job=gated(gate))
     args = ["--master", master.address, "--zk", f"zk://{zk.hosts}/tfmesos"]
     node = f"/tfmesos/{SERVICE}/state"
     assert saved_state(kazoo, node) is None
@@ -64,12 +87,14 @@ def test_scheduler_killed_and_restarted_resumes_from_zookeeper(tmp_path, zk, kaz
     saved = saved_state(kazoo, node)
     assert saved is not None and saved["framework_id"] == fid, "the framework id is in ZooKeeper, not on local disk"
     assert not (tmp_path / "state").exists()
-    assert find_task_process(SERVICE, "chief", 0) is not None, "the job runs on while no scheduler is there"
+    assert chief_task(SERVICE) is not None, "the job runs on while no scheduler is there"
 
     second = run_scheduler(opts, *args)
     try:
         second.wait_for(rf"resuming job '{SERVICE}' as framework {re.escape(fid)} \(state in zk://", 60)
         second.wait_for(rf"re-registered as framework {re.escape(fid)}", 60)
+        assert chief_task(SERVICE) is not None, "the job ran on until the second scheduler took over"
+        gate.touch()
         assert second.wait(120) == 0, second.output[-4000:]
     finally:
         second.killpg()
@@ -114,7 +139,8 @@ def reap():
 
 def test_master_killed_and_restarted_readopts_the_running_job(tmp_path, zk, reap):
     reap("master-failover")
-    opts = write_options(tmp_path / "o.json", PSS, service={"name": "master-failover"}, job=TRAINING)
+    gate = tmp_path / "re-registered"
+    opts = write_options(tmp_path / "o.json", PSS, service={"name": "master-failover"}, job=gated(gate))
     first_master = LocalMaster(tmp_path / "master")
     second_master = None
     run = None
@@ -122,7 +148,7 @@ def test_master_killed_and_restarted_readopts_the_running_job(tmp_path, zk, reap
         run = run_scheduler(opts, "--master", first_master.address, "--zk", f"zk://{zk.hosts}/tfmesos")
         fid = run.wait_for(r"registered as framework (\S+)", 60).group(1)
         run.wait_for(r"chief:0 \| step 100 ", 120)
-        chief = find_task_process("master-failover", "chief", 0)
+        chief = chief_task("master-failover")
         assert chief is not None
         first_master.kill(signal.SIGKILL)
         first_master.wait(30)
@@ -131,6 +157,8 @@ def test_master_killed_and_restarted_readopts_the_running_job(tmp_path, zk, reap
 
         second_master = restarted_master(first_master)
         run.wait_for(rf"re-registered as framework {re.escape(fid)}", 60)
+        assert chief.is_running(), "the chief's task ran on until the scheduler re-registered"
+        gate.touch()
         assert run.wait(120) == 0, run.output[-4000:]
         out = run.output
         state = second_master.state()

@@ -16,8 +16,12 @@ from tests.e2e.test_jobs import PSS
 
 def test_leader_change_announced_in_zookeeper_is_followed(tmp_path, zk):
     url = f"zk://{zk.hosts}/mesos"
+    # The chief, done training, waits for a gate the test opens once the scheduler has followed the
+    # new leader: the job runs across the change however loaded the machine, with no margin of steps.
+    gate = tmp_path / "followed"
     opts = write_options(tmp_path / "o.json", PSS, service={"name": "zk-leader"},
-                         job={"env": ["TRAIN_STEPS=1500", "CHECKPOINT_EVERY=100"]})
+                         job={"command": '$TFMESOS_PYTHON train.py && while [ ! -e "$GATE" ]; do sleep 0.5; done',
+                              "env": ["TRAIN_STEPS=400", "CHECKPOINT_EVERY=100", f"GATE={gate}"]})
     first = LocalMaster(tmp_path / "master", extra=["--zk", url])
     second = run = None
     try:
@@ -38,6 +42,8 @@ def test_leader_change_announced_in_zookeeper_is_followed(tmp_path, zk):
         second = LocalMaster(tmp_path / "master", extra=["--zk", url])
         assert second.address != first.address
         run.wait_for(rf"re-registered as framework {re.escape(fid)}", 90)
+        assert run.proc.poll() is None, "the job runs on until the gate opens"
+        gate.touch()
         assert run.wait(180) == 0, run.output[-4000:]
         client.stop()
     finally:

@@ -3,7 +3,7 @@ stop (the notice file or SIGTERM) every worker saves at the same batch and exits
 again, fit resumes at the next batch.
 
 Environment: TF_CONFIG; TF_USE_LEGACY_KERAS=1; TFMESOS_CHECKPOINT_DIR (shared by the workers);
-TFMESOS_NOTICE_FILE; EPOCHS and STEPS_PER_EPOCH; STEP_LOG (steplog.py).
+TFMESOS_NOTICE_FILE; EPOCHS and STEPS_PER_EPOCH; STEP_LOG (steplog.py); RESUMED_STEPS (keras_steps.py).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ with strategy.scope():
 
 backup = tfmesos.BackupAndRestore(os.path.join(os.environ["TFMESOS_CHECKPOINT_DIR"], "backup"))
 resolver = strategy.cluster_resolver
-model.fit(data, epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH, verbose=0,
-          callbacks=[LogSteps(resolver.task_type, resolver.task_id), backup])
-print(f"trained {EPOCHS * STEPS_PER_EPOCH} steps; optimizer iterations {int(model.optimizer.iterations.numpy())}",
+steps = LogSteps(resolver.task_type, resolver.task_id)
+model.fit(data, epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH, verbose=0, callbacks=[steps, backup])
+print(f"trained {steps.end} steps; optimizer iterations {int(model.optimizer.iterations.numpy())}",
       flush=True)

@@ -5,7 +5,7 @@ workers run tfmesos' built-in server (python -m tfmesos.task.tfserver).
 
 Environment: TF_CONFIG; TF_USE_LEGACY_KERAS=1; TFMESOS_CHECKPOINT_DIR; TFMESOS_NOTICE_FILE;
 EPOCHS, STEPS_PER_EPOCH and STEPS_PER_EXECUTION; STEP_LOG (steplog.py: the steps the chief
-scheduled, logged once the batch ended).
+scheduled, logged once the batch ended); RESUMED_STEPS (keras_steps.py).
 """
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ class ResumedAt(tf.keras.callbacks.Callback):
             self.said = True
 
 
+steps = LogSteps("chief", 0)
 model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn), epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH,
-          verbose=0, callbacks=[ResumedAt(), LogSteps("chief", 0), backup])
-print(f"trained {EPOCHS * STEPS_PER_EPOCH} steps; applied steps {int(model.optimizer.iterations.numpy())}",
+          verbose=0, callbacks=[ResumedAt(), steps, backup])
+print(f"trained {steps.end} steps; applied steps {int(model.optimizer.iterations.numpy())}",
       flush=True)

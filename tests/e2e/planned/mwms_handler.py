@@ -3,7 +3,8 @@ documentation of the handler writes it, with no tfmesos code: a SIGTERM to any w
 worker save at the step they agree on and exit 42; started again, training resumes there.
 
 Environment: TF_CONFIG; TFMESOS_CHECKPOINT_DIR (shared by the workers); TRAIN_STEPS and
-STEPS_PER_EPOCH; STEP_LOG (steplog.py: every step each worker ran).
+STEPS_PER_EPOCH; STEP_LOG (steplog.py: every step each worker ran); RESUMED_STEPS (steplog.py's
+resumed_end: a resumed attempt ends that many steps past the save, at an epoch's end).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
-from steplog import StepLog, digits  # noqa: E402
+from steplog import StepLog, digits, resumed_end  # noqa: E402
 
 TRAIN_STEPS = int(os.environ.get("TRAIN_STEPS", "300"))
 STEPS_PER_EPOCH = int(os.environ.get("STEPS_PER_EPOCH", "50"))
@@ -53,6 +54,7 @@ def train_step(iterator):
 
 log = StepLog(resolver.task_type, resolver.task_id)
 print(f"starting at step {preemption_handler.total_run_calls}", flush=True)
+TRAIN_STEPS = resumed_end(preemption_handler.total_run_calls, TRAIN_STEPS, STEPS_PER_EPOCH)
 for epoch in range(preemption_handler.total_run_calls // STEPS_PER_EPOCH, TRAIN_STEPS // STEPS_PER_EPOCH):
     for step in range(preemption_handler.total_run_calls % STEPS_PER_EPOCH, STEPS_PER_EPOCH):
         # A single step per run(): the handler saves between two of them.

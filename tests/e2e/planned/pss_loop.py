@@ -5,7 +5,8 @@ the steps it scheduled, saves there and exits 42; started again, it resumes at t
 
 Environment: TF_CONFIG; TFMESOS_CHECKPOINT_DIR; TFMESOS_NOTICE_FILE; TRAIN_STEPS and
 CHECKPOINT_EVERY; STEP_LOG (steplog.py: the steps the chief scheduled, logged once it has
-waited for them).
+waited for them); RESUMED_STEPS (steplog.py's resumed_end: a resumed attempt ends that many steps
+past the save, at a checkpoint).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import tfmesos  # noqa: E402
-from steplog import StepLog, digits  # noqa: E402
+from steplog import StepLog, digits, resumed_end  # noqa: E402
 
 tfmesos.watch_sigterm()  # first thing, on the main thread: a SIGTERM asks for a save
 
@@ -64,6 +65,7 @@ if manager.latest_checkpoint:
     checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
 done = int(finished.numpy())
 print(f"starting at step {done}; restored applied steps {int(applied.numpy())}", flush=True)
+TRAIN_STEPS = resumed_end(done, TRAIN_STEPS, CHECKPOINT_EVERY)
 log = StepLog("chief", 0)
 scheduled = done
 while done < TRAIN_STEPS:
