@@ -135,10 +135,12 @@ def pytest_collection_modifyitems(config, items):
         if missing:
             item.stash[_CONFLICT] = missing
     if xdist_worker() is not None:
-        # Serial tests first, then the longest (tests/durations.json), so that the last test to
-        # start is a short one. Every worker sorts alike (a stable sort of the same collection).
+        # Serial tests first, then the longest (tests/durations*.json; an xdist_group by its total),
+        # so that the last test to start is a short one. Every worker sorts alike (a stable sort of
+        # the same collection).
         measured = side_by_side.measured_seconds()
-        items.sort(key=lambda item: side_by_side.order(item, measured))
+        groups = side_by_side.group_seconds(items, measured)
+        items.sort(key=lambda item: side_by_side.order(item, measured, groups))
 
 
 _LOCK = pytest.StashKey[side_by_side.SessionLock]()

@@ -72,15 +72,45 @@ def reason_missing(item: pytest.Item) -> str | None:
     return None
 
 
-# Where a test's expected seconds come from when tests/durations.json does not list it: what it starts.
+# The measured runs (tools/test_durations.py writes them): `make test`'s, and the real-Mesos suite's
+# (`make test-real-mesos`, not part of make test). Where neither lists a test: guessed from what it starts.
 DURATIONS = Path(__file__).resolve().parent / "durations.json"
+REAL_MESOS_DURATIONS = DURATIONS.with_name("durations-real-mesos.json")
 GUESS_S = {"e2e": 30.0, "chaos": 30.0, "slow": 3.0, "zookeeper": 3.0, "chromium": 3.0}
 PROTOCOL_S, UNIT_S = 1.0, 0.1
 
 
-def measured_seconds(path: Path = DURATIONS) -> dict[str, float]:
-    """The seconds each listed test took in a measured run (tools/test_durations.py writes the file)."""
-    return json.loads(path.read_text())["seconds"] if path.is_file() else {}
+def measured_seconds(*paths: Path) -> dict[str, float]:
+    """The seconds each listed test took in the measured runs (default: both files), by node id
+    without the ``@GROUP`` suffix that ``--dist loadgroup`` gives an xdist_group's tests."""
+    found: dict[str, float] = {}
+    for path in paths or (DURATIONS, REAL_MESOS_DURATIONS):
+        if path.is_file():
+            found.update((plain_nodeid(k), v) for k, v in json.loads(path.read_text())["seconds"].items())
+    return found
+
+
+def plain_nodeid(nodeid: str) -> str:
+    """``nodeid`` without xdist's ``@GROUP`` suffix (an ``@`` inside a parameter's brackets stays)."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") and at > nodeid.rfind("::") else nodeid
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The item's xdist_group name (None when it has none)."""
+    group = item.get_closest_marker("xdist_group")
+    if group is None:
+        return None
+    return str(group.args[0] if group.args else group.kwargs.get("name", "default"))
+
+
+def group_seconds(items: list[pytest.Item], measured: Mapping[str, float]) -> dict[str, float]:
+    """Each xdist_group's expected seconds: its tests' together, as one worker runs them in a row."""
+    totals: dict[str, float] = {}
+    for item in items:
+        if (group := group_of(item)) is not None:
+            totals[group] = totals.get(group, 0.0) + expected_seconds(item, measured)
+    return totals
 
 
 def expected_seconds(item: pytest.Item, measured: Mapping[str, float]) -> float:
@@ -93,8 +123,13 @@ def expected_seconds(item: pytest.Item, measured: Mapping[str, float]) -> float:
     return max((s for marker, s in GUESS_S.items() if item.get_closest_marker(marker)), default=PROTOCOL_S)
 
 
-def order(item: pytest.Item, measured: Mapping[str, float]) -> tuple[int, float]:
+def order(item: pytest.Item, measured: Mapping[str, float],
+          groups: Mapping[str, float] = {}) -> tuple[int, float]:
     """The order of a run side by side: serial tests first (they wait for nothing long there), then
     the longest first, so that the last tests to start are short ones and no worker ends the run
-    alone with a long one."""
-    return (0 if item.get_closest_marker(SERIAL) else 1, -expected_seconds(item, measured))
+    alone with a long one. An xdist_group's tests count as one unit of their total seconds
+    (``groups``, from group_seconds): one worker takes the whole group where its first test stands
+    (``--no-loadscope-reorder`` keeps this order; xdist's default puts groups first by test count)."""
+    group = group_of(item)
+    seconds = groups[group] if group in groups else expected_seconds(item, measured)
+    return (0 if item.get_closest_marker(SERIAL) else 1, -seconds)

@@ -72,12 +72,32 @@ def test_serial_first_then_the_longest_as_measured_else_by_what_they_start():
     assert ordered == [serial, measured_job, measured_protocol, job, slow, protocol, unit]
 
 
+def test_an_xdist_group_is_ordered_as_one_unit_of_its_total():
+    group = pytest.mark.xdist_group("images", reason="one cluster")
+    first, second = _marked(pytest.mark.e2e, group, nodeid="i.py::a"), _marked(pytest.mark.e2e, group, nodeid="i.py::b")
+    long, short = _marked(pytest.mark.e2e, nodeid="t.py::long"), _marked(pytest.mark.e2e, nodeid="t.py::short")
+    measured = {"i.py::a": 50.0, "i.py::b": 100.0, "t.py::long": 120.0, "t.py::short": 10.0}
+    items = [short, first, long, second]
+    groups = side_by_side.group_seconds(items, measured)
+    assert groups == {"images": 150.0}
+    ordered = sorted(items, key=lambda i: side_by_side.order(i, measured, groups))
+    assert ordered == [first, second, long, short], "the group's 150 s before the 120 s test, in its own order"
+
+
+def test_measured_seconds_are_read_without_xdists_group_suffix(tmp_path: Path):
+    path = tmp_path / "d.json"
+    path.write_text('{"seconds": {"i.py::a@images": 5.0, "t.py::b[x@y]": 6.0, "t.py::c": 7.0}}')
+    assert side_by_side.measured_seconds(path) == {"i.py::a": 5.0, "t.py::b[x@y]": 6.0, "t.py::c": 7.0}
+
+
 def test_the_measured_durations_name_tests_that_exist():
     measured = side_by_side.measured_seconds()
     assert len(measured) >= 20 and all(s > 0 for s in measured.values())
     root = Path(__file__).resolve().parents[1]
     gone = [nodeid for nodeid in measured if not (root / nodeid.split("::")[0]).is_file()]
-    assert not gone, f"{gone}: not in the suite any more; refresh tests/durations.json (tools/test_durations.py)"
+    assert not gone, f"{gone}: not in the suite any more; refresh tests/durations*.json (tools/test_durations.py)"
+    real = side_by_side.measured_seconds(side_by_side.REAL_MESOS_DURATIONS)
+    assert real and all("real_mesos" in nodeid for nodeid in real), "the real-Mesos suite's own file"
 
 
 def test_a_serial_test_waits_for_the_running_ones_and_keeps_new_ones_out(tmp_path: Path):

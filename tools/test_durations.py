@@ -4,6 +4,10 @@ longest first), from the output of a measured run:
     make test PYTEST_ARGS=--durations=0 | tee /tmp/run.txt
     .venv/bin/python tools/test_durations.py /tmp/run.txt
 
+and likewise the real-Mesos suite's (`make test-real-mesos ...`, then `--out
+tests/durations-real-mesos.json`). Node ids are written without the `@GROUP` suffix that
+`--dist loadgroup` gives an xdist_group's tests (the order is decided before it is added).
+
 Each test's seconds are its setup, call and teardown together, as pytest's --durations lists them;
 tests under MIN_SECONDS are left out (they are ordered by what they start).
 """
@@ -16,9 +20,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.side_by_side import plain_nodeid  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "durations.json"
-LINE = re.compile(r"^([0-9.]+)s (setup|call|teardown) +(\S+)$")
+LINE = re.compile(r"^([0-9.]+)s (setup|call|teardown) +(\S.*)$")  # a parameter's id may hold spaces
 MIN_SECONDS = 2.0
 
 
@@ -28,7 +35,7 @@ def durations(lines: list[str]) -> dict[str, float]:
     for line in lines:
         m = LINE.match(line.strip())
         if m:
-            seconds[m.group(3)] += float(m.group(1))
+            seconds[plain_nodeid(m.group(3))] += float(m.group(1))
     return dict(seconds)
 
 
@@ -42,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.output}: no --durations lines (run with PYTEST_ARGS=--durations=0)", file=sys.stderr)
         return 1
     kept = {k: round(v, 1) for k, v in sorted(found.items(), key=lambda kv: -kv[1]) if v >= MIN_SECONDS}
-    args.out.write_text(json.dumps({"how": "seconds per test in a `make test` run (tools/test_durations.py)",
+    how = "`make test-real-mesos`" if args.out.name == "durations-real-mesos.json" else "`make test`"
+    args.out.write_text(json.dumps({"how": f"seconds per test in a {how} run (tools/test_durations.py)",
                                     "seconds": kept}, indent=1) + "\n")
     print(f"{args.out}: {len(kept)} tests of {MIN_SECONDS} s or more, of {len(found)} timed")
     return 0
