@@ -61,9 +61,10 @@ test-fast: $(TEST_STAMP)
 MESOS_TOOLS ?= ../shared/tools/real-mesos
 REAL_MESOS_PORT ?= 5050
 # Two side by side: the suite mostly waits (TensorFlow starting, offer intervals, relaunches), and
-# two workers end it in about half the time (48 tests green twice in a row: 666 s and 523 s, for
-# 1,315 s and 1,031 s of tests; CI one at a time took about 1,000 s). The longest first
-# (tests/durations-real-mesos.json); the images' cluster, an xdist_group, in one worker.
+# two workers end it in about half the time (48 tests green twice in a row: 666 s and 523 s; one at
+# a time 918 s, all on 2026-11-29 under other sessions' load). Three were no faster (768 s: two
+# cores). The longest first (tests/durations-real-mesos.json); the images' cluster, an xdist_group,
+# in one worker.
 REAL_MESOS_WORKERS ?= 2
 test-real-mesos: $(TEST_STAMP)
 	TFMESOS_REAL_MESOS=$(MESOS_TOOLS) TFMESOS_REAL_MESOS_PORT=$(REAL_MESOS_PORT) \
