@@ -34,11 +34,14 @@ def _run(opts, master):
 def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 10) -> None:
     """Four jobs at once, two fit: the other two are queued (the console and /v1/status say so,
     with the figures) well past their placement timeout (5 s), the younger behind the older, and
-    all four SUCCEED."""
+    all four SUCCEED. Each job runs ``sleep`` seconds and then until the test has read the queue (a
+    gate file): a loaded machine's CLI calls once outlasted the 10 s a queued job waited (CI)."""
     runs = []
+    gate = tmp_path / "queue-read"
     try:
         for i in range(4):
-            runs.append(_run(_job(tmp_path, f"queue-{i}", f"sleep {sleep}"), master))
+            command = f'sleep {sleep}; while [ ! -e "{gate}" ]; do sleep 0.2; done'
+            runs.append(_run(_job(tmp_path, f"queue-{i}", command), master))
         for run in runs:
             run.wait_for(r"scheduler API on (\S+/v1/status)", 60)
         waiting = eventually(lambda: next((r for r in runs if re.search(QUEUED, r.output)), None), 30,
@@ -54,9 +57,8 @@ def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 10
             out = subprocess.run(TFMESOS + command + ["--state-dir", str(tmp_path / f"state-{name}")],
                                  capture_output=True, text=True, timeout=60)
             assert re.search(QUEUED + r".* \(for \d", out.stdout), (command, out.stdout, out.stderr)
-        jobs = subprocess.run(TFMESOS + ["jobs", "--state-dir", str(tmp_path / f"state-{name}")],
-                              capture_output=True, text=True, timeout=60).stdout
-        assert f"{name}  QUEUED  for" in jobs, jobs
+            assert command[0] != "jobs" or f"{name}  QUEUED  for" in out.stdout, out.stdout
+        gate.touch()
         for run in runs:
             assert run.wait(120) == 0, run.output[-3000:]
             assert "cannot be placed" not in run.output
