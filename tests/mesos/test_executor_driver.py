@@ -60,9 +60,12 @@ class ScriptedAgent:
     def _serve(self, conn: socket.socket) -> None:
         reader = conn.makefile("rb")
         while True:
-            head = [reader.readline()]
-            while head[-1] not in (b"\r\n", b""):
-                head.append(reader.readline())
+            try:
+                head = [reader.readline()]
+                while head[-1] not in (b"\r\n", b""):
+                    head.append(reader.readline())
+            except ConnectionResetError:  # the driver dropped its connection (to reconnect): as a close
+                head = [b""]
             if head[-1] == b"":
                 return conn.close()
             length = next(int(h.split(b":")[1]) for h in head if h.lower().startswith(b"content-length"))
