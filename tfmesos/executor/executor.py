@@ -465,7 +465,7 @@ class TFExecutor:
             log.info("%s is set: the ClusterSpec in the TaskInfo is left, asking for it", ASK_ENV)
             return None
         try:
-            spec = {"type": carried.KIND, "version": carried.version, "cluster": carried.cluster()}
+            spec = carried.document()
         except ValueError as exc:
             log.warning("%s: asking for the ClusterSpec", exc)
             return None
@@ -479,7 +479,7 @@ class TFExecutor:
             message = decode(data, "the scheduler")
             spec = None
             if isinstance(message, ClusterSpecMessage):
-                spec = {"type": message.KIND, "version": message.version, "cluster": message.cluster()}
+                spec = message.document()
         except ValueError as exc:  # another protocol: the task cannot be told its peers
             log.error("framework message refused: %s", exc)
             if self.process is None and not self.killed:

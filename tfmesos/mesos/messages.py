@@ -105,6 +105,10 @@ class ClusterSpecMessage:
             raise ValueError("tfmesos clusterspec message: cluster_z holds no {job: [host:port, ...]} mapping")
         return cluster
 
+    def document(self) -> dict[str, Any]:
+        """What the executor writes to the task's clusterspec.json (ValueError as ``cluster``)."""
+        return {"type": self.KIND, "version": self.version, "cluster": self.cluster()}
+
 
 @dataclass(frozen=True)
 class NeedSpec:
