@@ -1,7 +1,7 @@
 """Is a job held back by its Mesos role's quota? (Mesos does not say so to the framework.)"""
 from __future__ import annotations
 
-from tfmesos.core.placement.fit import figure
+from .fit import figure
 
 # A placing job is held back once this long has passed without a placement: two of the master's
 # allocation intervals (1 s by default) bring every agent's offer, so waiting longer says nothing.
