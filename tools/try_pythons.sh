@@ -27,6 +27,7 @@ find_python() {
 
 for version in "$@"; do
   SECONDS=0
+  rm -rf "$WORK"/py*  # the last version's venv (TensorFlow's is 2 GB): one at a time on the disk
   if ! python=$(find_python "$version"); then
     echo "try_pythons: Python $version: none on this machine (not on PATH, not in pyenv, no Debian package here); not tried"
     continue

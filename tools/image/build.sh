@@ -48,6 +48,10 @@ if [ "$ENGINE" = docker ]; then export DOCKER_BUILDKIT=1; else engine_flags+=(--
 start=$(date +%s)
 echo "make image: building $IMAGE with $ENGINE (BASE=$BASE, TF ${TF_VERSION:-newest})" >&2
 source=$(python3 "$ROOT/tools/image/source_digest.py" "$ROOT")
+# The image this build replaces: once the tag moves, nothing names it, and each build would leave
+# one behind (a few of them filled a CI machine's disk). Removed below; the layers the new image
+# shares with it stay.
+replaced=$("$ENGINE" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 "$ENGINE" build "${engine_flags[@]}" "${secrets[@]}" -f "$ROOT/Dockerfile" -t "$IMAGE" \
   --build-arg "BASE=$BASE" --build-arg "TF_VERSION=${TF_VERSION:-}" \
   --build-arg "TF_PACKAGE=${TF_PACKAGE:-tensorflow}" --build-arg "TFMESOS_SOURCE=$source" "$ROOT"
@@ -59,4 +63,7 @@ if ! grep -qx "source $source" <<<"$marker"; then
 fi
 "$ENGINE" run --rm --network=none "$IMAGE" python3 -c \
   "import tensorflow as tf, tfmesos; print('smoke: tensorflow', tf.__version__, 'tfmesos', tfmesos.__version__)"
+if [ -n "$replaced" ] && [ "$replaced" != "$("$ENGINE" image inspect --format '{{.Id}}' "$IMAGE")" ]; then
+  "$ENGINE" rmi "$replaced" >/dev/null 2>&1 || echo "make image: the image $IMAGE replaced ($replaced) is still in use; kept" >&2
+fi
 echo "make image: $IMAGE is $(image_size_mb "$IMAGE") MB, built in $(( $(date +%s) - start )) s" >&2
