@@ -120,13 +120,11 @@ class ForkServer:
             return None
         if parsed.module not in self._preloaded:
             return None
-        if parsed.shell:
-            env = {**env, "PWD": _shell_pwd(env.get("PWD"), cwd)}
         request_id = next(self._ids)
         reply: asyncio.Future[int] = self._loop.create_future()
         self._requests[request_id] = reply
         self._write({"id": request_id, "argv0": parsed.python, "module": parsed.module, "args": parsed.args, "env": env,
-                     "cwd": str(cwd)})
+                     "cwd": str(cwd), "shell": parsed.shell})
         try:
             pid = await asyncio.shield(reply)
         except asyncio.CancelledError:
@@ -189,14 +187,22 @@ class ForkServer:
     def _write(self, message: dict[str, Any]) -> None:
         assert self._sock is not None
         data = json.dumps(message).encode() + b"\n"
-        self._sock.setblocking(True)  # requests are small; the zygote reads promptly
         try:
-            self._sock.sendall(data)
+            sent = self._sock.send(data)  # requests are small: all of it, unless the zygote lags
+        except BlockingIOError:
+            sent = 0
         except OSError as error:
             self._lost(str(error))
-        finally:
-            if self._sock is not None:
-                self._sock.setblocking(False)
+            return
+        if sent < len(data):  # its buffer is full: the rest blocking (the zygote reads promptly)
+            self._sock.setblocking(True)
+            try:
+                self._sock.sendall(data[sent:])
+            except OSError as error:
+                self._lost(str(error))
+            finally:
+                if self._sock is not None:
+                    self._sock.setblocking(False)
 
     def _readable(self) -> None:
         assert self._sock is not None
@@ -257,16 +263,6 @@ class ForkServer:
         for process, on_exit in watchers.values():
             process.exit_source = None
             process.watch_pid(self._loop, lambda p, done=on_exit: done(UNKNOWN_EXIT))
-
-
-def _shell_pwd(given: str | None, cwd: Path) -> str:
-    """The PWD a POSIX shell exports: the inherited one if it names the working directory."""
-    try:
-        if given and os.path.isabs(given) and os.path.samefile(given, cwd):
-            return given
-    except OSError:
-        pass
-    return os.path.realpath(cwd)
 
 
 def _user() -> str:

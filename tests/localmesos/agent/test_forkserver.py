@@ -126,6 +126,7 @@ def test_a_forked_executor_shows_and_ends_like_an_exec_d_one(make_master):
             env = process.environ()
             assert os.getpgid(process.pid) == process.pid  # its own process group (killpg(0) safe)
             assert process.cwd() == env["MESOS_DIRECTORY"]
+            assert env["PWD"] == os.path.realpath(env["MESOS_DIRECTORY"])  # as `sh -c` exports it
             assert "HOME" not in env and "PYTHONPATH" not in env  # no leak of the master's environment
         assert set(forked.environ()) == set(execd.environ())
 
