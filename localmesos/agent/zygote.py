@@ -146,11 +146,12 @@ def _become(request: dict, sock: socket.socket, selector: object) -> None:
     os.setpgid(0, 0)
     for number, handler in _CHILD_DEFAULTS.items():
         signal.signal(number, handler)
-    for key in list(selector.get_map().values()):  # type: ignore[attr-defined]  # the zygote's fds
-        if key.data is not None:
-            os.close(key.fd)
+    # The zygote's descriptors (its socket, its epoll, a pidfd per live sibling: hundreds in a big
+    # gang) go, as an exec'd python starts with 0-2 only: one close_range, not a close per sibling.
+    highest = max([sock.fileno(), *selector.get_map()])  # type: ignore[attr-defined]
     selector.close()  # type: ignore[attr-defined]
     sock.close()
+    os.closerange(3, highest + 1)
     cwd = request["cwd"]
     os.chdir(cwd)
     if request.get("shell"):
