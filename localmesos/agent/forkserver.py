@@ -20,6 +20,7 @@ exec'd again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import logging
@@ -51,8 +52,14 @@ class ModuleCommand:
 
 def module_command(command: dict[str, Any]) -> ModuleCommand | None:
     """The ``PYTHON -m MODULE ARGS`` a CommandInfo runs, if that is all it runs."""
-    if command.get("shell", True):
-        value = command.get("value", "")
+    found = _module_command(bool(command.get("shell", True)), command.get("value", ""),
+                            tuple(command.get("arguments", ())))
+    return None if found is None else ModuleCommand(found.python, found.module, list(found.args), found.shell)
+
+
+@functools.lru_cache(maxsize=64)  # every executor of a job runs the same command: shlex once, not per launch
+def _module_command(shell: bool, value: str, arguments: tuple[str, ...]) -> ModuleCommand | None:
+    if shell:
         try:
             words = shlex.split(value)
         except ValueError:
@@ -63,10 +70,10 @@ def module_command(command: dict[str, Any]) -> ModuleCommand | None:
         if words[:1] == ["exec"]:
             words = words[1:]
     else:
-        words = list(command.get("arguments", [])) or [command.get("value", "")]
+        words = list(arguments) or [value]
     if len(words) < 3 or words[1] != "-m" or not os.path.isabs(words[0]):
         return None
-    return ModuleCommand(words[0], words[2], words[3:], bool(command.get("shell", True)))
+    return ModuleCommand(words[0], words[2], words[3:], shell)
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
