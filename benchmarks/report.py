@@ -156,13 +156,14 @@ def _embedded_gang_now(runs: list[dict[str, Any]] | None) -> list[str]:
     if not runs:
         return []
     out = ["The 1,000-task gang measured again (issue 40, `scale.one_run`, 1,000 agents; other sessions' tests running):", "",
-           "| load (1 min) | all TASK_RUNNING (s) | CPU s: executors and tasks / master / scheduler | their sum / 2 cores (s) | "
-           "the executors' page faults each |", "|---|---|---|---|---|"]
+           "| when | commit | master's work dir | load (1 min) | all TASK_RUNNING (s) | CPU s: executors and tasks / master / "
+           "scheduler | their sum / 2 cores (s) | the executors' page faults each |", "|---|---|---|---|---|---|---|---|"]
     for r in runs:
         parts = [r.get(k) for k in ("executors_cpu_s", "master_cpu_s", "scheduler_cpu_s")]
         floor = sum(parts) / 2 if None not in parts else None  # type: ignore[arg-type]
         faults = (r.get("children") or {}).get("cminflt")
-        out.append(f"| {_f(r['load_average'][0], 1)} | {_f(r['all_running_s'], 1)} | {' / '.join(_f(x, 1) for x in parts)} | "
+        out.append(f"| {r.get('when', '')} | {r.get('git_commit', '')} | {r.get('work_dir_fs', 'ext4 (/tmp)')} | "
+                   f"{_f(r['load_average'][0], 1)} | {_f(r['all_running_s'], 1)} | {' / '.join(_f(x, 1) for x in parts)} | "
                    f"{_f(floor, 1)} | {faults // r['tasks'] if faults else ''} |")
     return out + [""]
 

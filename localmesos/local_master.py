@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import concurrent.futures
 import logging
 import shutil
@@ -263,10 +264,12 @@ def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int |
     offered ranges (which can cover most of 31000-65535 with many agents);
     after a few such picks we walk down from ``first_port - 1`` instead.
     """
-    reserved = [r for r in (config.agent_port_range(i) for i in range(config.agents)) if r]
+    reserved = _merged([r for r in (config.agent_port_range(i) for i in range(config.agents)) if r])
+    starts = [begin for begin, _ in reserved]
 
-    def usable(port: int) -> bool:
-        return port != master_port and not any(begin <= port <= end for begin, end in reserved)
+    def usable(port: int) -> bool:  # a bisection: 1,000 agents' ranges tried for every socket was 10^6 steps
+        at = bisect.bisect_right(starts, port) - 1
+        return port != master_port and not (at >= 0 and port <= reserved[at][1])
 
     sockets: list[socket.socket] = []
     rejected: list[socket.socket] = []
@@ -304,3 +307,14 @@ def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int |
         for sock in rejected:
             sock.close()
     return sockets
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive port ranges, sorted, with overlapping or adjacent ones joined."""
+    out: list[tuple[int, int]] = []
+    for begin, end in sorted(ranges):
+        if out and begin <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((begin, end))
+    return out

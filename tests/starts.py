@@ -53,6 +53,7 @@ CALLS: dict[str, frozenset[str]] = {
     "tfmesos.executor.executor.TFExecutor": frozenset({PROCESS}),
     "tfmesos.client.logs.kept_log": frozenset({SOCKET}),
     "localmesos.ports.free_port_block": frozenset({SOCKET}),  # binds each port to see that it is free
+    "localmesos.local_master._agent_sockets": frozenset({SOCKET}),  # the agents' listening sockets
     "tfmesos.client.tfrun.main": frozenset({LOCALMASTER, SOCKET, PROCESS}),
     "tfmesos.client.tfrun.run": frozenset({LOCALMASTER, SOCKET, PROCESS}),
 }

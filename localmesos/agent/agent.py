@@ -95,6 +95,8 @@ class Agent:
         elif text:  # Mesos --resources: static reservations, fake GPUs, ...
             self.total = self.total.overridden_by(parse_resources_text(text))
         self.configured = self.total  # from the flags; total also carries dynamic reservations
+        self._gpus_of: Resources | None = None  # the total has_gpus was worked out from
+        self._has_gpus = False
         # The embedded agents share one host, so its GPUs are split between them: this agent's are the
         # device indices after those of the agents before it (two agents both handing out GPU 0 would
         # put two tasks on one card). A real Mesos agent numbers the devices of its own host.
@@ -150,7 +152,10 @@ class Agent:
 
     @property
     def has_gpus(self) -> bool:
-        return self.total.scalar("gpus") > 0
+        # Asked for every agent in every allocation round: the sum is redone only when total is replaced.
+        if self._gpus_of is not self.total:
+            self._gpus_of, self._has_gpus = self.total, self.total.scalar("gpus") > 0
+        return self._has_gpus
 
     def agent_info(self) -> dict[str, Any]:
         return {

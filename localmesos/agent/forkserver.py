@@ -20,6 +20,7 @@ exec'd again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import logging
@@ -51,8 +52,14 @@ class ModuleCommand:
 
 def module_command(command: dict[str, Any]) -> ModuleCommand | None:
     """The ``PYTHON -m MODULE ARGS`` a CommandInfo runs, if that is all it runs."""
-    if command.get("shell", True):
-        value = command.get("value", "")
+    found = _module_command(bool(command.get("shell", True)), command.get("value", ""),
+                            tuple(command.get("arguments", ())))
+    return None if found is None else ModuleCommand(found.python, found.module, list(found.args), found.shell)
+
+
+@functools.lru_cache(maxsize=64)  # every executor of a job runs the same command: shlex once, not per launch
+def _module_command(shell: bool, value: str, arguments: tuple[str, ...]) -> ModuleCommand | None:
+    if shell:
         try:
             words = shlex.split(value)
         except ValueError:
@@ -63,10 +70,10 @@ def module_command(command: dict[str, Any]) -> ModuleCommand | None:
         if words[:1] == ["exec"]:
             words = words[1:]
     else:
-        words = list(command.get("arguments", [])) or [command.get("value", "")]
+        words = list(arguments) or [value]
     if len(words) < 3 or words[1] != "-m" or not os.path.isabs(words[0]):
         return None
-    return ModuleCommand(words[0], words[2], words[3:], bool(command.get("shell", True)))
+    return ModuleCommand(words[0], words[2], words[3:], shell)
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
@@ -120,13 +127,11 @@ class ForkServer:
             return None
         if parsed.module not in self._preloaded:
             return None
-        if parsed.shell:
-            env = {**env, "PWD": _shell_pwd(env.get("PWD"), cwd)}
         request_id = next(self._ids)
         reply: asyncio.Future[int] = self._loop.create_future()
         self._requests[request_id] = reply
         self._write({"id": request_id, "argv0": parsed.python, "module": parsed.module, "args": parsed.args, "env": env,
-                     "cwd": str(cwd)})
+                     "cwd": str(cwd), "shell": parsed.shell})
         try:
             pid = await asyncio.shield(reply)
         except asyncio.CancelledError:
@@ -189,14 +194,22 @@ class ForkServer:
     def _write(self, message: dict[str, Any]) -> None:
         assert self._sock is not None
         data = json.dumps(message).encode() + b"\n"
-        self._sock.setblocking(True)  # requests are small; the zygote reads promptly
         try:
-            self._sock.sendall(data)
+            sent = self._sock.send(data)  # requests are small: all of it, unless the zygote lags
+        except BlockingIOError:
+            sent = 0
         except OSError as error:
             self._lost(str(error))
-        finally:
-            if self._sock is not None:
-                self._sock.setblocking(False)
+            return
+        if sent < len(data):  # its buffer is full: the rest blocking (the zygote reads promptly)
+            self._sock.setblocking(True)
+            try:
+                self._sock.sendall(data[sent:])
+            except OSError as error:
+                self._lost(str(error))
+            finally:
+                if self._sock is not None:
+                    self._sock.setblocking(False)
 
     def _readable(self) -> None:
         assert self._sock is not None
@@ -257,16 +270,6 @@ class ForkServer:
         for process, on_exit in watchers.values():
             process.exit_source = None
             process.watch_pid(self._loop, lambda p, done=on_exit: done(UNKNOWN_EXIT))
-
-
-def _shell_pwd(given: str | None, cwd: Path) -> str:
-    """The PWD a POSIX shell exports: the inherited one if it names the working directory."""
-    try:
-        if given and os.path.isabs(given) and os.path.samefile(given, cwd):
-            return given
-    except OSError:
-        pass
-    return os.path.realpath(cwd)
 
 
 def _user() -> str:

@@ -38,13 +38,15 @@ def sandbox_path(work_dir: Path, agent_id: str, framework_id: str, executor_id: 
 def create_sandbox(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o750)  # as Mesos makes it (drwxr-x---): a task's files are its user's and group's
-    (path / "stdout").touch()
-    (path / "stderr").touch()
+    for name in ("stdout", "stderr"):  # created, or left as they are (a touch without its utime try first)
+        os.close(os.open(path / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666))
     latest = path.parent / "latest"
     try:
-        if latest.is_symlink() or latest.exists():
+        try:
+            latest.symlink_to(path.name)
+        except FileExistsError:  # an earlier run's: it points at the newest run from now on
             latest.unlink()
-        latest.symlink_to(path.name)
+            latest.symlink_to(path.name)
     except OSError:
         pass  # the symlink is a convenience only
 

@@ -9,7 +9,8 @@ children and reports how each ended, since only a parent can learn an exit statu
 
 Wire (JSON lines, one per message; contract shared with forkserver.py, VERSION below):
     ← {"ready": VERSION, "modules": [imported...]}
-    → {"id": N, "argv0": PYTHON, "module": M, "args": [...], "env": {...}, "cwd": DIR}
+    → {"id": N, "argv0": PYTHON, "module": M, "args": [...], "env": {...}, "cwd": DIR, "shell": BOOL}
+      (shell: the command went through ``sh -c``, which exports PWD: the child sets it as sh would)
     ← {"id": N, "pid": PID} | {"id": N, "error": TEXT}
     ← {"exit": PID, "returncode": RC}      (subprocess' convention: -SIG when killed)
 The zygote ends when the socket closes (its master is gone) or with its parent (PDEATHSIG).
@@ -25,7 +26,7 @@ import socket
 import sys
 from typing import Any
 
-VERSION = 3
+VERSION = 4
 _ADDED_AT_START: dict = {}
 _SHOW_AS: Any = None  # see _show_as_prepared
 _MAIN_CODE: dict = {}  # module -> what runpy runs for `-m module`, found and unmarshalled once
@@ -145,13 +146,16 @@ def _become(request: dict, sock: socket.socket, selector: object) -> None:
     os.setpgid(0, 0)
     for number, handler in _CHILD_DEFAULTS.items():
         signal.signal(number, handler)
-    for key in list(selector.get_map().values()):  # type: ignore[attr-defined]  # the zygote's fds
-        if key.data is not None:
-            os.close(key.fd)
+    # The zygote's descriptors (its socket, its epoll, a pidfd per live sibling: hundreds in a big
+    # gang) go, as an exec'd python starts with 0-2 only: one close_range, not a close per sibling.
+    highest = max([sock.fileno(), *selector.get_map()])  # type: ignore[attr-defined]
     selector.close()  # type: ignore[attr-defined]
     sock.close()
+    os.closerange(3, highest + 1)
     cwd = request["cwd"]
     os.chdir(cwd)
+    if request.get("shell"):
+        request["env"]["PWD"] = _shell_pwd(request["env"].get("PWD"))
     devnull = os.open(os.devnull, os.O_RDONLY)
     out = os.open(os.path.join(cwd, "stdout"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     err = os.open(os.path.join(cwd, "stderr"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -164,6 +168,17 @@ def _become(request: dict, sock: socket.socket, selector: object) -> None:
         os.environ.setdefault(key, value)
     _SHOW_AS([request["argv0"], "-m", request["module"], *request["args"]], request["env"])
     sys.path.insert(0, cwd)  # `python -m` puts the working directory first
+
+
+def _shell_pwd(given: str | None) -> str:
+    """The PWD a POSIX shell exports, in the working directory: the inherited one if it names that
+    directory, else the physical path (getcwd; here, not a realpath's lstat per component in the master)."""
+    try:
+        if given and os.path.isabs(given) and os.path.samefile(given, "."):
+            return given
+    except OSError:
+        pass
+    return os.getcwd()
 
 
 def _main_code(module: str) -> tuple | None:

@@ -120,11 +120,51 @@ class Response:
         return cls(status)
 
 
-class EventStream:
-    """The writing end of a chunked RecordIO stream."""
+class _Output:
+    """What a connection sends, gathered until the loop's next turn and written at once: a burst
+    (a gang's status updates on a scheduler's stream, the answers to pipelined calls, a
+    subscription's head with its first events) costs the peers one send and one wake-up, not one
+    per message. ``flush()`` first where the connection is closed."""
+
+    __slots__ = ("_writer", "_parts", "_loop", "on_error")
+
+    _BIG = 64 * 1024  # a write this large goes out at once (the next drain() then holds the sender back)
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
+        self._parts: list[bytes] = []
+        self._loop = asyncio.get_running_loop()
+        self.on_error: Callable[[], None] | None = None
+
+    def write(self, data: bytes) -> None:
+        if not self._parts:
+            self._loop.call_soon(self.flush)
+        self._parts.append(data)
+        if len(data) >= self._BIG:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._parts:
+            return
+        data = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
+        self._parts.clear()
+        try:
+            self._writer.write(data)
+        except (ConnectionError, RuntimeError):
+            if self.on_error is not None:
+                self.on_error()
+
+    def close(self) -> None:
+        self.flush()
+        self._writer.close()
+
+
+class EventStream:
+    """The writing end of a chunked RecordIO stream."""
+
+    def __init__(self, out: _Output) -> None:
+        self._out = out
+        out.on_error = self._mark_closed
         self.closed = False
         self._on_close: list[Callable[["EventStream"], None]] = []
 
@@ -139,18 +179,16 @@ class EventStream:
             return
         record = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         frame = str(len(record)).encode("ascii") + b"\n" + record
-        try:
-            self._writer.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-        except (ConnectionError, RuntimeError):
-            self._mark_closed()
+        self._out.write(b"%x\r\n%s\r\n" % (len(frame), frame))
 
     def close(self) -> None:
         """End the stream (last chunk) and drop the connection."""
         if self.closed:
             return
+        self._out.on_error = None
         try:
-            self._writer.write(b"0\r\n\r\n")
-            self._writer.close()
+            self._out.write(b"0\r\n\r\n")
+            self._out.close()
         except (ConnectionError, RuntimeError):
             pass
         self._mark_closed()
@@ -185,7 +223,7 @@ class HttpServer:
         self._handler = handler
         self._name = name
         self._server: asyncio.base_events.Server | None = None
-        self._connections: set[asyncio.StreamWriter] = set()
+        self._connections: set[_Output] = set()
         self._streams: set[EventStream] = set()
         self.port = 0
         # Set while requests may be handled: a stopped agent's requests wait (see agent/freeze.py).
@@ -201,20 +239,21 @@ class HttpServer:
             self._server.close()
         for stream in list(self._streams):
             stream.close()
-        for writer in list(self._connections):
-            writer.close()
+        for out in list(self._connections):
+            out.close()
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._connections.add(writer)
+        out = _Output(writer)
+        self._connections.add(out)
         try:
             while True:
                 try:
                     request = await _read_request(reader)
                 except _BadRequest as error:
-                    _write(writer, Response.text(400, str(error)), close=True)
+                    _write(out, Response.text(400, str(error)), close=True)
                     break
                 if request is None:
                     break
@@ -228,28 +267,27 @@ class HttpServer:
                     log.exception("%s: handler failed for %s %s", self._name, request.method, request.path)
                     result = Response.text(500, "500 Internal Server Error.")
                 if isinstance(result, StreamResponse):
-                    await self._stream(reader, writer, result)
+                    await self._stream(reader, out, result)
                     break
                 close = request.wants_close()
-                _write(writer, result, close=close)
+                _write(out, result, close=close)
                 if close:
                     break
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
-            self._connections.discard(writer)
+            self._connections.discard(out)
             try:
-                writer.close()
-            except RuntimeError:  # loop already closing
+                out.close()
+            except (ConnectionError, RuntimeError):  # gone, or the loop already closing
                 pass
 
-    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      response: StreamResponse) -> None:
+    async def _stream(self, reader: asyncio.StreamReader, out: _Output, response: StreamResponse) -> None:
         head = ["HTTP/1.1 200 OK", "Transfer-Encoding: chunked"]
         head += [f"{name}: {value}" for name, value in response.headers]
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
-        stream = EventStream(writer)
+        out.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        stream = EventStream(out)
         self._streams.add(stream)
         stream.on_close(self._streams.discard)
         response.on_open(stream)
@@ -310,14 +348,14 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
     return Request(method.upper(), target, version, headers, body)
 
 
-def _write(writer: asyncio.StreamWriter, response: Response, close: bool) -> None:
+def _write(out: _Output, response: Response, close: bool) -> None:
     reason = _REASONS.get(response.status, "Unknown")
     head = [f"HTTP/1.1 {response.status} {reason}"]
     head += [f"{name}: {value}" for name, value in response.headers]
     head.append(f"Content-Length: {len(response.body)}")
     if close:
         head.append("Connection: close")
-    writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
+    out.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

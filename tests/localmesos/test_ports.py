@@ -53,3 +53,22 @@ def test_local_master_takes_its_block_from_the_variable(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "localmesos", "--port", "0", "--first-port", "0"],
                          env={**os.environ, ENV: "24100"}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith(f"tfmesos local-master: {ENV}='24100': expected FIRST-LAST")
+
+
+def test_agents_listen_outside_every_agents_offered_ports():
+    # 300 agents whose offered ranges cover 10000-63999 (180 ports each): the kernel's ephemeral picks
+    # mostly fall inside them, so the sockets come from the walk below first_port, checked by bisection.
+    from localmesos.config import MasterConfig
+    from localmesos.local_master import _agent_sockets, _merged
+
+    assert _merged([(5, 9), (1, 3), (4, 4), (20, 30), (25, 26)]) == [(1, 9), (20, 30)]
+    config = MasterConfig(agents=300, first_port=10000, ports_per_agent=180)
+    ranges = [config.agent_port_range(i) for i in range(config.agents)]
+    sockets = _agent_sockets(config, 5050, [])
+    try:
+        ports = [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert len(set(ports)) == 300 and 5050 not in ports
+    assert not [p for p in ports if any(begin <= p <= end for begin, end in ranges)]  # type: ignore[misc]

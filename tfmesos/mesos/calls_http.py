@@ -190,8 +190,11 @@ class CallSender:
                answer: Callable[[list[CallResponse] | Exception], None]) -> None:
         self._queue.put((address, path, bodies, headers, answer))
 
-    def close(self) -> None:
+    def close(self, wait: float = 0.0) -> None:
+        """No more calls: what is queued still goes out; ``wait``: seconds to wait for that."""
         self._queue.put(None)
+        if wait > 0:
+            self._thread.join(wait)
 
     def _run(self) -> None:
         import itertools

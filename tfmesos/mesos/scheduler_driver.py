@@ -9,7 +9,8 @@ decisions (where the master is, what an answer means, how long to back off, when
 is dead, which callback an event goes to) are ``subscription.py``'s plain functions.
 
 - One thread reads the SUBSCRIBE stream (``recordio``) and calls the scheduler, in the events'
-  order; status updates that carry a uuid are acknowledged once ``statusUpdate`` returns.
+  order; status updates that carry a uuid are acknowledged once ``statusUpdate`` returns (the
+  ACKNOWLEDGE queued, with framework messages, for a sender of their own: pipelined).
 - Calls go out on a kept-alive ``CallConnection`` (``calls_http``) with the stream's
   ``Mesos-Stream-Id`` and HTTP basic credentials; a gang's ACCEPTs pipelined by a ``CallSender``.
 - The master: HOST:PORT, a 307's ``Location`` (a master that does not lead), or the leader a
@@ -96,7 +97,7 @@ class SchedulerDriver:
         self._call_lock = threading.Lock()
         self._conn: CallConnection | None = None
         self._sender: CallSender | None = None  # a gang's ACCEPTs
-        self._messages: CallSender | None = None  # framework messages (the ClusterSpec's answers)
+        self._messages: CallSender | None = None  # framework messages (the ClusterSpec's answers), acknowledgements
 
     # ------------------------------------------------------------------ the driver's life
     def start(self) -> None:
@@ -122,6 +123,9 @@ class SchedulerDriver:
             self._stopping = True
             self._wake.notify_all()
             teardown = not failover and self.connected and self.framework_id
+            calls, self._messages = self._messages, None
+        if calls is not None:  # the acknowledgements and answers queued go first (before a TEARDOWN)
+            calls.close(wait=CALL_TIMEOUT)
         if teardown:
             try:
                 self._call(sub.call("TEARDOWN", self.framework_id))  # type: ignore[arg-type]
@@ -132,10 +136,9 @@ class SchedulerDriver:
         _shut(stream)
         if self._detector is not None:
             self._detector.stop()
-        for sender in (self._sender, self._messages):
-            if sender is not None:
-                sender.close()
-        self._sender = self._messages = None
+        if self._sender is not None:
+            self._sender.close()
+        self._sender = None
         with self._call_lock:
             if self._conn is not None:
                 self._conn.close()
@@ -193,9 +196,11 @@ class SchedulerDriver:
         self._framework_call("KILL", {"task_id": task_id, **({"agent_id": agent_id} if agent_id else {})})
 
     def acknowledgeStatusUpdate(self, status: dict[str, Any]) -> None:  # noqa: N802
+        """Handed to the pipelined sender (as the ClusterSpec's answers are): a round trip per
+        update on the event thread held every event behind it, two per task of a gang."""
         ack = sub.acknowledgement(status)
         if ack is not None:
-            self._framework_call("ACKNOWLEDGE", ack)
+            self._pipelined_call("ACKNOWLEDGE", ack, (status.get("task_id") or {}).get("value", ""))
 
     def reconcileTasks(self, tasks: list[dict[str, Any]]) -> None:  # noqa: N802
         self._framework_call("RECONCILE", {"tasks": tasks})
@@ -222,23 +227,31 @@ class SchedulerDriver:
         pipeline): a big gang's executors each ask for the ClusterSpec, and answering them one round
         trip at a time on the event thread held up the status updates behind them. Dropped while
         there is no subscription, as ``_framework_call``; a refusal is logged."""
+        self._pipelined_call("MESSAGE", {"agent_id": agent_id, "executor_id": executor_id, "data": data},
+                             executor_id.get("value", ""))
+
+    def _pipelined_call(self, kind: str, payload: dict[str, Any], about: str) -> None:
+        """A framework call queued for the calls' sender (one thread, one kept-alive connection: what
+        is queued meanwhile goes out in one pipeline), in the order queued; ``about`` names its task
+        or executor in the log of a call that was refused or not delivered."""
         with self._lock:
-            if not self.connected or self.framework_id is None or self.master is None:
-                log.debug("MESSAGE dropped: not subscribed")
+            if not self.connected or self.framework_id is None or self.master is None or self._stopping:
+                log.debug("%s dropped: not subscribed", kind)
                 return
-            body = json.dumps(sub.call("MESSAGE", self.framework_id, {"agent_id": agent_id, "executor_id": executor_id,
-                                                                       "data": data})).encode()
+            body = json.dumps(sub.call(kind, self.framework_id, payload)).encode()
             headers, master = self._headers(), self.master
             if self._messages is None:
-                self._messages = CallSender("tfmesos-messages", PIPELINED_CALL_TIMEOUT)
+                self._messages = CallSender("tfmesos-calls", PIPELINED_CALL_TIMEOUT)
             sender = self._messages
 
         def answered(result: list[CallResponse] | Exception) -> None:
+            # After stop() the master may have forgotten the framework (TEARDOWN): nothing to say.
+            say = log.debug if self._stopping else log.warning
             if isinstance(result, Exception):
-                log.warning("MESSAGE to %s not delivered: %s", executor_id.get("value"), result)
+                say("%s for %s not delivered: %s", kind, about, result)
             elif not 200 <= result[0].status < 300:
-                log.warning("MESSAGE to %s refused: %s %s", executor_id.get("value"), result[0].status,
-                            result[0].read()[:300].decode(errors="replace"))
+                say("%s for %s refused: %s %s", kind, about, result[0].status,
+                    result[0].read()[:300].decode(errors="replace"))
 
         sender.submit(master, API, [body], headers, answered)
 

@@ -93,6 +93,16 @@ def _end_of_executor(scheduler: RawScheduler, task_id: str) -> tuple[dict[str, A
     return seen["update"], seen["failure"]
 
 
+def _pidfds(process: psutil.Process) -> int:
+    found = 0
+    for fd in os.listdir(f"/proc/{process.pid}/fd"):
+        try:
+            found += os.readlink(f"/proc/{process.pid}/fd/{fd}") == "anon_inode:[pidfd]"
+        except OSError:
+            continue
+    return found
+
+
 def _zygote() -> psutil.Process | None:
     for child in psutil.Process().children():
         try:
@@ -113,6 +123,9 @@ def test_a_forked_executor_shows_and_ends_like_an_exec_d_one(make_master):
             scheduler = RawScheduler(master.address)
             schedulers.append(scheduler)
             scheduler.subscribe(framework_info(f"fork-{name}"))
+            if name == "forked":  # a sibling first: the zygote holds a pidfd of it, which the next child must not
+                _launch(scheduler, "fs.worker.0.sibling")
+                _running(scheduler, "fs.worker.0.sibling")
             _launch(scheduler, f"fs.worker.0.{name}")
             _running(scheduler, f"fs.worker.0.{name}")
             processes[name] = _executor(f"fs.worker.0.{name}")
@@ -126,8 +139,10 @@ def test_a_forked_executor_shows_and_ends_like_an_exec_d_one(make_master):
             env = process.environ()
             assert os.getpgid(process.pid) == process.pid  # its own process group (killpg(0) safe)
             assert process.cwd() == env["MESOS_DIRECTORY"]
+            assert env["PWD"] == os.path.realpath(env["MESOS_DIRECTORY"])  # as `sh -c` exports it
             assert "HOME" not in env and "PYTHONPATH" not in env  # no leak of the master's environment
         assert set(forked.environ()) == set(execd.environ())
+        assert _pidfds(forked) == _pidfds(execd) == 1  # its task's own: none of the zygote's
 
         # Its end (and how: the zygote reaps it and reports the status) reaches the scheduler.
         forked.send_signal(signal.SIGKILL)

@@ -10,6 +10,8 @@ import pytest
 from localmesos.agent.containers import AgentTask, Executor, ExecutorState
 from localmesos.agent.procs import ManagedProcess, spawn
 from localmesos.agent.recovery import (
+    RECORD_FILE_MAX_BYTES,
+    checkpoint_container,
     container_path,
     load_containers,
     record_container,
@@ -126,3 +128,30 @@ def test_unreadable_record_is_dropped(tmp_path):
     path.write_text("{not json")
     assert recover_containers(tmp_path, AGENT) == []
     assert not path.exists()
+
+
+def test_a_record_is_appended_and_the_newest_whole_one_is_read(tmp_path, sleepers):
+    # One file per container for its whole life (no file made and removed per update), the last whole
+    # line current: a line torn by a crash leaves the one before it.
+    running = executor(sleepers("a"))
+    record_container(tmp_path, AGENT, running, FRAMEWORK)
+    path = running.checkpoint_path
+    assert path is not None and path.stat().st_mode & 0o777 == 0o600
+    inode = path.stat().st_ino
+    running.launched["t-1"].state = "TASK_FINISHED"
+    record_container(tmp_path, AGENT, running, FRAMEWORK)
+    assert path.stat().st_ino == inode and len(path.read_text().splitlines()) == 2
+    assert load_containers(tmp_path, AGENT)[0][1]["tasks"] == []
+    with open(path, "a") as f:
+        f.write('{"pid": 1, "tasks": [{"info"')  # torn
+    ((_, record),) = load_containers(tmp_path, AGENT)
+    assert record["pid"] == running.process.pid and record["tasks"] == []  # type: ignore[union-attr]
+
+
+def test_a_file_grown_past_its_bound_is_rewritten_with_the_newest_record(tmp_path):
+    path = container_path(tmp_path, AGENT, "c-1")
+    for n in range(RECORD_FILE_MAX_BYTES // 1000 + 2):
+        checkpoint_container(path, {"n": n, "pad": "x" * 1000})
+    lines = path.read_text().splitlines()
+    assert path.stat().st_size <= RECORD_FILE_MAX_BYTES and json.loads(lines[-1])["n"] == n
+    assert len(lines) < RECORD_FILE_MAX_BYTES // 1000
