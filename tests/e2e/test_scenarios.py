@@ -49,10 +49,13 @@ def _example(tmp_path, master, options, name: str, tasks: int) -> str:
 
 
 def run_main_example(tmp_path, master) -> None:
-    """The main example (parameter servers): trains to accuracy; the servers are stopped by us."""
+    """The main example (parameter servers): trains to accuracy; the servers (the built-in
+    tfmesos.task.tfserver) serve until the chief is done, and end with exit 0 when we stop them."""
     out = _example(tmp_path, master, PSS, "scenario-pss", tasks=4)
     assert "job scenario-pss SUCCEEDED: chief:0 finished" in out
-    assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", out)
+    for server in ("ps:0", "worker:0", "worker:1"):
+        assert re.search(rf"{server} +127\.0\.0\.1:\d+ +TASK_KILLED +restarts 0 exit 0 \(ended when asked to stop\)",
+                         out), out[-3000:]
     assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", out)
 
 
