@@ -39,6 +39,10 @@ def _fitted(tmp_path: Path, master: LocalMaster, options: Path, name: str, ckpt:
         run.wait_for(rf"job {name} (SUCCEEDED|FAILED)", 400)
         assert f"job {name} SUCCEEDED" in run.output, run.output[-4000:]
         assert accuracy(run.output) >= 0.9
+        # Served on from here: the SIGTERM of stop_scheduler ends that at once. (Sent as the end's
+        # line came, it could land before the served end's own handlers: the run then served its
+        # 120 s and the test waited 60 s for it.)
+        run.wait_for(r"status page stays on http://\S+/ for 120 s", 60)
         yield api, json.loads(get(api, "/v1/status"))
     finally:
         stop_scheduler(run)
@@ -94,6 +98,7 @@ def run_keras_mwms_killed_worker(tmp_path, master) -> None:
         assert summary.groups() == ("TASK_FINISHED", "1"), summary.group(0)
         worker0_row = run.wait_for(r"worker:0 +\S+ +TASK_\w+ +restarts (\d+)", 30)
         print(summary.group(0), "|", worker0_row.group(0))
+        run.wait_for(r"status page stays on http://\S+/ for 120 s", 60)  # served on: stop_scheduler's SIGTERM ends it
         assert worker0_row.group(1) == "1", "worker 0 was relaunched with the whole job: its restart counts"
         relaunched = json.loads(get(api, "/v1/logs/worker:1?tail=400"))["data"]
     finally:

@@ -85,6 +85,7 @@ def test_the_wheel_installs_into_an_empty_venv_and_runs_the_keras_mwms_example(t
         api = run.wait_for(r"status page on http://(\S+)/", 120).group(1)
         run.wait_for(rf"job {name} (SUCCEEDED|FAILED)", 600)
         assert f"job {name} SUCCEEDED" in run.output, run.output[-4000:]
+        run.wait_for(r"status page stays on http://\S+/ for 120 s", 60)  # served on: a kill from now on ends that
         status = json.loads(get(api, "/v1/status"))
         # KerasProgress: epochs x steps_per_epoch, the last epoch's loss and metrics, a loss chart.
         assert status["progress"]["step"] == status["progress"]["total_steps"] == 200, status["progress"]
