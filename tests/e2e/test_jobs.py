@@ -11,11 +11,12 @@ PSS = ROOT / "examples" / "pss_digits" / "options.json"
 
 
 # The examples' runs to accuracy are elsewhere, each once: the main example's (SUCCEEDED with
-# "chief:0 finished", the ps KILLED after the chief FINISHED, nothing left, each task id once) is
-# test_scenarios.py's main_example, which also runs on real Mesos; on the master `tfmesos run` starts
-# itself it trains to accuracy in test_recovery.py's killed-executor case, and `make run` / CI's
-# tools/try_pythons.sh run it as the quick start. The MultiWorkerMirrored example's is
-# test_scenarios.py's mwms_example (README's recipe runs it on the master `tfmesos run` starts).
+# "chief:0 finished", the servers KILLED with exit 0 after the chief FINISHED, nothing left, each
+# task id once) is test_scenarios.py's run_main_example, which test_teams.py runs in a role, here
+# and on real Mesos; on the master `tfmesos run` starts itself it trains to accuracy in
+# test_recovery.py's killed-executor case, and `make run` / CI's tools/try_pythons.sh run it as the
+# quick start. The MultiWorkerMirrored example's is test_scenarios.py's mwms_example (README's
+# recipe runs it on the master `tfmesos run` starts).
 
 
 def test_permanent_exit_code_fails_fast_with_the_cause(tmp_path):
