@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -100,6 +101,18 @@ class LocalMaster(LineProcess):
         except subprocess.TimeoutExpired:
             self.killpg(signal.SIGKILL)
             self.wait(10)
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports the kernel hands out for port 0; all are held at once so they differ."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def stop_scheduler(run: LineProcess) -> None:

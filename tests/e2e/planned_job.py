@@ -15,8 +15,7 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
-from tests.e2e.harness import eventually
-from tests.test_examples_direct import free_ports
+from tests.e2e.harness import eventually, free_ports
 from tfmesos.task import notice
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,27 +5,18 @@ import json
 import re
 import subprocess
 
-from tests.e2e.harness import ROOT, TFMESOS, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import ROOT, TFMESOS, LocalMaster, run_scheduler, wait_gone, write_options
 
 PSS = ROOT / "examples" / "pss_digits" / "options.json"
 
 
-# The examples run under names of these tests' own: wait_gone looks for a name machine-wide, and the
-# README's recipes run the examples under theirs side by side (pytest-xdist).
-def test_pss_example_trains_to_accuracy_and_leaves_nothing_running(tmp_path):
-    run = run_scheduler(write_options(tmp_path / "o.json", PSS, service={"name": "jobs-pss"}))
-    assert run.wait(300) == 0, run.output[-4000:]
-    assert accuracy(run.output) >= 0.9
-    assert "job jobs-pss SUCCEEDED: chief:0 finished" in run.output
-    # The servers were stopped by us, not left behind: they ended KILLED after the chief FINISHED.
-    assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", run.output)
-    assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", run.output)
-    assert not wait_gone("jobs-pss", timeout=5)
-
-
-# The MultiWorkerMirrored example's run to accuracy, both workers FINISHED and nothing left, is
-# test_scenarios.py's mwms_example (the same assertions, and each task id once); README's recipe
-# runs it on the master `tfmesos run` starts itself.
+# The examples' runs to accuracy are elsewhere, each once: the main example's (SUCCEEDED with
+# "chief:0 finished", the servers KILLED with exit 0 after the chief FINISHED, nothing left, each
+# task id once) is test_scenarios.py's run_main_example, which test_teams.py runs in a role, here
+# and on real Mesos; on the master `tfmesos run` starts itself it trains to accuracy in
+# test_recovery.py's killed-executor case, and `make run` / CI's tools/try_pythons.sh run it as the
+# quick start. The MultiWorkerMirrored example's is test_scenarios.py's mwms_example (README's
+# recipe runs it on the master `tfmesos run` starts).
 
 
 def test_permanent_exit_code_fails_fast_with_the_cause(tmp_path):

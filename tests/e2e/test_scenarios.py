@@ -1,8 +1,9 @@
 """What users do, written once and run against any master (``address``, ``state()``): the embedded
 one here, a real Apache Mesos in test_scenarios_real_mesos.py, with the same assertions.
 
-The main example and MultiWorkerMirrored, `tfmesos logs` and ``--follow`` (read through the agent's
-``/files`` API), and a 100-task gang over three agents all RUNNING at once.
+MultiWorkerMirrored, `tfmesos logs` and ``--follow`` (read through the agent's ``/files`` API), what a
+task sees of its executor, and a 100-task gang over three agents all RUNNING at once; the main
+example (``run_main_example``) runs in a role, in test_teams.py.
 """
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ def _run(tmp_path, master, opts, *args: str) -> LineProcess:
     return run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"), *args)
 
 
-def _example(tmp_path, master, options, name: str, tasks: int) -> str:
-    """Run an example, as service ``name``, to its end: exit 0, accuracy, each task id once, nothing
-    left; its output. (A name of this test's own: wait_gone looks for it machine-wide, and other
-    tests run the examples under their own names side by side.)"""
-    run = _run(tmp_path, master, write_options(tmp_path / "example.json", options, service={"name": name}))
+def _example(tmp_path, master, options, name: str, tasks: int, **service: str) -> str:
+    """Run an example, as service ``name`` (and the other ``service`` options given), to its end:
+    exit 0, accuracy, each task id once, nothing left; its output. (A name of this test's own:
+    wait_gone looks for it machine-wide, and other tests run the examples under their own names
+    side by side.)"""
+    run = _run(tmp_path, master, write_options(tmp_path / "example.json", options, service={"name": name, **service}))
     try:
         assert run.wait(300) == 0, run.output[-4000:]
     finally:
@@ -48,11 +50,17 @@ def _example(tmp_path, master, options, name: str, tasks: int) -> str:
     return run.output
 
 
-def run_main_example(tmp_path, master) -> None:
-    """The main example (parameter servers): trains to accuracy; the servers are stopped by us."""
-    out = _example(tmp_path, master, PSS, "scenario-pss", tasks=4)
-    assert "job scenario-pss SUCCEEDED: chief:0 finished" in out
-    assert re.search(r"ps:0 +127\.0\.0\.1:\d+ +TASK_KILLED", out)
+def run_main_example(tmp_path, master, role: str = "") -> None:
+    """The main example (parameter servers): trains to accuracy; the servers (the built-in
+    tfmesos.task.tfserver) serve until the chief is done, and end with exit 0 when we stop them.
+    ``role``: run as that service.role (test_teams.py's run_main_example_in_role, on an agent
+    wholly reserved to it: the main example's run on both masters)."""
+    name = f"{role}-pss" if role else "scenario-pss"
+    out = _example(tmp_path, master, PSS, name, tasks=4, **({"role": role} if role else {}))
+    assert f"job {name} SUCCEEDED: chief:0 finished" in out
+    for server in ("ps:0", "worker:0", "worker:1"):
+        assert re.search(rf"{server} +127\.0\.0\.1:\d+ +TASK_KILLED +restarts 0 exit 0 \(ended when asked to stop\)",
+                         out), out[-3000:]
     assert re.search(r"chief:0 +127\.0\.0\.1:\d+ +TASK_FINISHED", out)
 
 
@@ -178,7 +186,9 @@ def run_executor_life(tmp_path, master) -> None:
 
 # ---------------------------------------------------------------- the embedded master
 
-SCENARIOS = [run_main_example, run_mwms_example, run_logs_and_follow, run_executor_life]
+# The main example's run is test_teams.py's, in a role on an agent wholly reserved to it (run_main_example
+# with a role: the same assertions), here and on real Mesos: one run of it, not two.
+SCENARIOS = [run_mwms_example, run_logs_and_follow, run_executor_life]
 
 
 def scenario_id(scenario) -> str:

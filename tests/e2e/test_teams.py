@@ -8,7 +8,8 @@ import re
 import signal
 import urllib.request
 
-from tests.e2e.harness import ROOT, LocalMaster, accuracy, run_scheduler, wait_gone, write_options
+from tests.e2e.harness import LocalMaster, run_scheduler, wait_gone, write_options
+from tests.e2e.test_scenarios import run_main_example
 
 SECRETS = {"a": "secret-a", "b": "secret-b", "c": "secret-c"}
 ACLS = {"register_frameworks": [
@@ -133,19 +134,11 @@ def run_quota_and_one_job_per_name(tmp_path, master) -> None:
 
 
 def run_main_example_in_role(tmp_path, master) -> None:
-    """The main example with service.role ml-team on an agent whose resources are all reserved to it."""
+    """The main example with service.role ml-team on an agent whose resources are all reserved to
+    it, with every assertion of test_scenarios.py's run_main_example (this is its run)."""
     slave = master.state()["slaves"][0]
     assert slave["unreserved_resources"]["cpus"] == 0 and slave["reserved_resources"]["ml-team"]["cpus"] == 4
-    opts = write_options(tmp_path / "o.json", base=ROOT / "examples" / "pss_digits" / "options.json",
-                         service={"name": "ml-team-pss", "role": "ml-team"})
-    run = run_scheduler(opts, "--master", master.address, "--state-dir", str(tmp_path / "state"))
-    try:
-        assert run.wait(300) == 0, run.output[-4000:]
-    finally:
-        kill_all([run])
-    assert accuracy(run.output) >= 0.9
-    assert "job ml-team-pss SUCCEEDED" in run.output
-    assert not wait_gone("ml-team-pss", timeout=10)
+    run_main_example(tmp_path, master, role="ml-team")
 
 
 def test_two_teams_and_a_gpu_job_side_by_side(tmp_path):

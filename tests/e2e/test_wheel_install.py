@@ -2,10 +2,13 @@
 wheel carries the executor, the embedded master, the status page's files and the options schema;
 installed with its ``tensorflow`` extra into an empty venv (pip alone: no helper script, no
 pymesos), its ``tfmesos run`` trains the Keras MultiWorkerMirrored example to SUCCEEDED on the
-embedded master, from a folder outside the clone. One test: it installs TensorFlow (pip's cache
-makes that minutes, not a download)."""
+embedded master, from a folder outside the clone, with the assertions of that example's own test
+(accuracy, KerasProgress' progress and loss series on /v1/status, the model saved by worker 0,
+BackupAndRestore's backup cleared): one run of the example serves both. One test: it installs
+TensorFlow (pip's cache makes that minutes, not a download)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import task_processes, wait_gone, write_options
+from tests.e2e.harness import LineProcess, accuracy, stop_scheduler, task_processes, wait_gone, write_options
+from tests.e2e.test_history import get
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -69,16 +73,34 @@ def test_the_wheel_installs_into_an_empty_venv_and_runs_the_keras_mwms_example(t
                             "print(tfmesos.__file__); print(localmesos.__file__)"],
                            cwd=work, capture_output=True, text=True, env=env, timeout=60).stdout.split()
     assert len(where) == 2 and all(p.startswith(str(venv)) for p in where), where
-    # Under a name of its own: test_keras_examples.py runs the example beside it (pytest-xdist), and
-    # what is left of a job is found by its name.
+    # Under a name of its own: what is left of a job is found by its name, and other tests run
+    # examples beside it (pytest-xdist).
+    name, ckpt = "wheel-keras-mwms", tmp_path / "ckpt"
     options = write_options(tmp_path / "options.json", ROOT / "examples/keras_mwms_digits/options.json",
-                            service={"name": "wheel-keras-mwms"})
+                            service={"name": name}, job={"checkpoint_dir": str(ckpt)})
+    tfmesos = str(venv / "bin" / "tfmesos")
+    run = LineProcess([tfmesos, "run", str(options), "--state-dir", str(tmp_path / "state"), "--keep-serving", "120"],
+                      env=env, cwd=work)
     try:
-        run = subprocess.run([str(venv / "bin" / "tfmesos"), "run", str(options), "--state-dir", str(tmp_path / "state")],
-                             cwd=work, capture_output=True, text=True, timeout=900, env=env)
+        api = run.wait_for(r"status page on http://(\S+)/", 120).group(1)
+        run.wait_for(rf"job {name} (SUCCEEDED|FAILED)", 600)
+        assert f"job {name} SUCCEEDED" in run.output, run.output[-4000:]
+        run.wait_for(r"status page stays on http://\S+/ for 120 s", 60)  # served on: a kill from now on ends that
+        status = json.loads(get(api, "/v1/status"))
+        # KerasProgress: epochs x steps_per_epoch, the last epoch's loss and metrics, a loss chart.
+        assert status["progress"]["step"] == status["progress"]["total_steps"] == 200, status["progress"]
+        assert status["progress"]["epoch"] == 10 and status["progress"]["accuracy"] > 0.9, status["progress"]
+        assert len([p for p in status["series"] if p[2] is not None]) >= 3, status["series"]
+        # The wheel's own command ends the serving early; the run's code is still the job's.
+        killed = subprocess.run([tfmesos, "kill", "--api", api, "--state-dir", str(tmp_path / "state")],
+                                cwd=work, capture_output=True, text=True, env=env, timeout=120)
+        assert killed.returncode == 0, killed.stdout + killed.stderr
+        assert run.wait(60) == 0, run.output[-4000:]
     finally:
-        for proc in task_processes("wheel-keras-mwms"):
+        stop_scheduler(run)
+        for proc in task_processes(name):
             proc.kill()
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
-    assert "job wheel-keras-mwms SUCCEEDED" in run.stdout
-    assert not wait_gone("wheel-keras-mwms")
+    assert accuracy(run.output) >= 0.9
+    assert (ckpt / "model.keras").is_file(), "worker 0 saved the model"
+    assert not (ckpt / "backup").exists() or not any((ckpt / "backup").iterdir()), "BackupAndRestore cleared its backup"
+    assert not wait_gone(name)

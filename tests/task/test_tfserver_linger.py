@@ -11,8 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.e2e.harness import LineProcess
-from tests.test_examples_direct import free_ports
+from tests.e2e.harness import LineProcess, free_ports
 from tfmesos.task import notice, tfserver
 
 
