@@ -208,6 +208,30 @@ def test_keep_serving_ends_at_any_stop_signal_and_puts_the_handlers_back(signum:
     assert after == before
 
 
+def test_a_stop_signal_heard_between_the_job_s_end_and_the_serving_ends_the_serving_at_once() -> None:
+    """A SIGTERM sent as the job's end was printed can reach the run's own handlers before
+    --keep-serving installs its own: the serving asks whether one came (the runner counts the
+    signals heard since the end) and does not serve its 30 s."""
+    import io
+
+    from tfmesos.core.status import StatusSnapshot
+    from tfmesos.scheduler import after_end
+    from tfmesos.scheduler.console import Console
+    from tfmesos.scheduler.http_api import ApiServer, Operations
+
+    api = ApiServer(lambda: StatusSnapshot(name="served", phase="SUCCEEDED"), lambda: None, lambda: None)
+    api.start()
+    out = io.StringIO()
+    started = time.monotonic()
+    try:
+        after_end.keep_serving(api, StatusSnapshot(name="served", phase="SUCCEEDED"), Operations(), 30.0,
+                               Console(out), stopped_since_the_end=lambda: True)
+    finally:
+        api.stop()
+    assert time.monotonic() - started < 10, "served on though a stop signal had come"
+    assert "stays on" in out.getvalue()
+
+
 def test_a_signal_wakeup_ends_at_a_signal_another_thread_took_at_set_and_at_a_burst():
     """SignalWakeup (the Marathon lifecycle's wait). A SIGTERM the kernel gave to another thread
     ends the wait, though the main thread was never interrupted (a threading.Event set by the

@@ -9,7 +9,7 @@ import dataclasses
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .http_api import ApiServer, Operations
 from .console import Console
@@ -139,10 +139,13 @@ def frozen(snapshot: StatusSnapshot, at: float) -> StatusSnapshot:
     return dataclasses.replace(snapshot, ended_at=at, now=at, connected=False)
 
 
-def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds: float, console: Console) -> None:
+def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds: float, console: Console,
+                 stopped_since_the_end: Callable[[], bool] = lambda: False) -> None:
     """Serve the final status, logs and metrics for ``seconds``, or until POST /v1/shutdown
     (``tfmesos kill``) or a stop signal (SIGINT, SIGTERM, SIGHUP: ``signals``); nothing can be
-    acted on any more."""
+    acted on any more. ``stopped_since_the_end``: whether the run's own handlers heard a stop
+    signal after the job ended, before these were installed (a SIGTERM sent as the end's line came):
+    that one ends the serving too, at once."""
     from .signals import StopSignals
 
     stop = threading.Event()
@@ -152,6 +155,8 @@ def keep_serving(api: ApiServer, final: StatusSnapshot, ops: Operations, seconds
                   "(tfmesos kill or Ctrl-C ends it sooner)")
     signals = StopSignals(lambda: "the status page to stop serving", console.line).install()
     signals.arm(lambda signum: stop.set())
+    if stopped_since_the_end():  # checked once ours are in: a later signal reaches them
+        stop.set()
     try:
         stop.wait(seconds)
     finally:

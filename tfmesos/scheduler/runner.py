@@ -88,6 +88,7 @@ def _run(session: Session) -> int:
         try:
             session.subscribe()
             result = session.wait()
+            heard_at_end = signals.received  # a stop signal after this one also ends --keep-serving
             if sched.refusal is not None and not (framework_id and "Framework has been removed" in sched.refusal):
                 session.teardown(failover=True)  # nothing to tear down, or another scheduler owns the job now
                 from ..mesos.driver import refusal_hint
@@ -130,7 +131,8 @@ def _run(session: Session) -> int:
         if session.settings.keep_serving > 0:  # its page served on, as asked
             assert session.api is not None
             after_end.keep_serving(session.api, after_end.frozen(sched.snapshot(), session.ended()), session.operations(),
-                                 session.settings.keep_serving, console)
+                                 session.settings.keep_serving, console,
+                                 stopped_since_the_end=lambda: signals.received > heard_at_end)
         else:  # a tfmesos logs --follow that was reading reads the last lines before the API goes
             sched.logs.linger()
         session.ended()
