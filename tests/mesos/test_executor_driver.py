@@ -267,11 +267,13 @@ def test_a_cold_executor_imports_nothing_heavy_before_it_subscribes() -> None:
     assert not heavy & loaded, heavy & loaded
 
 
-def test_a_running_executor_imports_no_typing_no_job_spec_no_idna() -> None:
+def test_a_running_executor_imports_no_typing_no_dataclasses_no_job_spec_no_idna() -> None:
     """What a task's start imports (its wire messages, the ClusterSpec code, subprocess) and a
     connection to the agent, in a cold interpreter: no ``typing`` (~4 ms and 0.6 MiB per executor),
-    no job spec or framework profile (the executor needs a TaskKey, not the job's), and no ``idna``
-    codec (getaddrinfo's for a str host: unicodedata and stringprep). Paid once per task."""
+    no ``dataclasses`` (with ``inspect``, ``ast``, ``dis``: ~1.5 MiB and 5-10 ms: the wire
+    messages, ``TaskKey`` and the traceback reader are plain classes), no job spec or framework
+    profile (the executor needs a TaskKey, not the job's), and no ``idna`` codec (getaddrinfo's for
+    a str host: unicodedata and stringprep). Paid once per task."""
     probe = ("import socket, sys, tfmesos.executor.executor as e, tfmesos.task.notice\n"
              "from tfmesos.mesos.calls_http import address\n"
              "e._import_task_start()\n"
@@ -283,7 +285,8 @@ def test_a_running_executor_imports_no_typing_no_job_spec_no_idna() -> None:
                                 check=True).stdout.split())
     assert {"subprocess", "tfmesos.mesos.messages", "tfmesos.core.tensorflow.clusterspec",
             "tfmesos.executor.report_pipe", "tfmesos.task.keras_check"} <= loaded  # the task's imports ran
-    unwanted = {"typing", "tfmesos.core.spec", "tfmesos.core.profile", "encodings.idna"} - _startup()
+    unwanted = {"typing", "dataclasses", "inspect", "ast", "base64", "tfmesos.core.spec", "tfmesos.core.profile",
+                "tfmesos.core.tensorflow.tracebacks", "encodings.idna"} - _startup()
     assert not unwanted & loaded, unwanted & loaded
 
 

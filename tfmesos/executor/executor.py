@@ -237,12 +237,14 @@ class TaskProcess:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
         import subprocess
 
-        from ..core.tensorflow.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
-
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
-        self._tracebacks = TracebackReader()  # of pumped stderr
         self._forward = forward
         self._files = [] if forward is not None else _output_files()
+        self._tracebacks: Any = None  # of pumped stderr (files are read back at the end instead)
+        if not self._files:
+            from ..core.tensorflow.tracebacks import TracebackReader  # its regexes: only where output is pumped
+
+            self._tracebacks = TracebackReader()
         piped = subprocess.PIPE if not self._files else None
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # nothing of the executor's own after the task's lines
@@ -413,9 +415,9 @@ class TFExecutor:
         capabilities = (framework_info or {}).get("capabilities") or []
         self.killing_state = any(c.get("type") == "TASK_KILLING_STATE" for c in capabilities)
         self.agent_host = (agent_info or {}).get("hostname", "")
-        # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
-        # subprocess): made while a busy agent sends the task (a second and more in a big gang's
-        # launch), not after it arrives. After SUBSCRIBE, so the subscription waits for none of it.
+        # The task's start imports ~5 ms of CPU (the wire, the ClusterSpec code, subprocess): made
+        # while a busy agent sends the task (a second and more in a big gang's launch), not after
+        # it arrives. After SUBSCRIBE, so the subscription waits for none of it.
         threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
 
     def reregistered(self, driver: Any, agent_info: Any) -> None:
@@ -818,7 +820,7 @@ def _import_task_start() -> None:
     try:
         import subprocess  # noqa: F401
 
-        from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401
+        from ..core.tensorflow import clusterspec  # noqa: F401
         from ..core import task_key  # noqa: F401
         from ..mesos import messages  # noqa: F401
         from ..task import keras_check  # noqa: F401
