@@ -471,7 +471,7 @@ class TFExecutor:
         except ValueError as exc:
             log.warning("%s: asking for the ClusterSpec", exc)
             return None
-        log.info("took the ClusterSpec (version %d) in the TaskInfo", carried.version)
+        log.note("took the ClusterSpec (version %d) in the TaskInfo", carried.version)  # no logging import for it
         return spec
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
