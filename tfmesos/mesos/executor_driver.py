@@ -1,13 +1,13 @@
 """The executor's end of the Mesos v1 executor HTTP API, following its recovery rules.
 
 The agent starts a cold ``python -m tfmesos.executor`` for every task, so this driver is written
-on the standard library's ``socket`` and ``json`` alone: pymesos' executor driver costs ~60 ms
-of CPU to import (``http.client``, ``email``, ``ssl``, ``six``, ``addict``, ``http_parser``, its
-scheduler and operator drivers), twice the interpreter's own start. It keeps pymesos' executor
-interface (the callbacks ``registered``, ``reregistered``, ``disconnected``, ``launchTask``,
-``killTask``, ``frameworkMessage``, ``shutdown``, ``error``; ``sendStatusUpdate``,
-``sendFrameworkMessage``, ``start``/``stop``/``abort``/``join``/``run``) and its reading of the
-agent's ``MESOS_*`` variables.
+on the standard library's ``json`` and ``_socket`` (``tcp.py``) alone: pymesos' executor driver
+costs ~60 ms of CPU to import (``http.client``, ``email``, ``ssl``, ``six``, ``addict``,
+``http_parser``, its scheduler and operator drivers), twice the interpreter's own start. It
+keeps pymesos' executor interface (the callbacks ``registered``, ``reregistered``,
+``disconnected``, ``launchTask``, ``killTask``, ``frameworkMessage``, ``shutdown``, ``error``;
+``sendStatusUpdate``, ``sendFrameworkMessage``, ``start``/``stop``/``abort``/``join``/``run``)
+and its reading of the agent's ``MESOS_*`` variables.
 
 Recovery (an agent restarted with ``--recover=reconnect``): an executor of a checkpointing
 framework must re-subscribe within the agent's ``--executor_reregistration_timeout`` (2 s by
@@ -34,12 +34,11 @@ import binascii
 import json
 import os
 import re  # json imports it anyway
-import socket
 import sys
 import threading
 import time
 
-from . import recordio
+from . import recordio, tcp
 from .calls_http import CallConnection, address
 
 TYPE_CHECKING = False
@@ -158,7 +157,7 @@ class RecoveringExecutorDriver:
         self._stopping = threading.Event()  # wakes a backoff wait
         self._call_lock = threading.Lock()
         self._conn: CallConnection | None = None
-        self._stream: socket.socket | None = None
+        self._stream: tcp.Socket | None = None
         self._thread: threading.Thread | None = None
         self._recovery_timer: threading.Timer | None = None
 
@@ -191,7 +190,7 @@ class RecoveringExecutorDriver:
         self._stopping.set()
         if stream is not None:  # wakes the event thread's read
             try:
-                stream.shutdown(socket.SHUT_RDWR)
+                stream.shutdown(tcp.SHUT_RDWR)
             except OSError:
                 pass
 
@@ -274,7 +273,7 @@ class RecoveringExecutorDriver:
     def _subscribe(self) -> None:
         """Connect, SUBSCRIBE, and handle the events until the stream ends."""
         host, port = self.agent.rsplit(":", 1)
-        sock = socket.create_connection(address(host, int(port)), CONNECT_TIMEOUT)
+        sock = tcp.connect(address(host, int(port)), CONNECT_TIMEOUT)
         try:
             sock.settimeout(None)
             with self._lock:
@@ -288,7 +287,7 @@ class RecoveringExecutorDriver:
             sock.sendall(b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
                          b"Accept: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
                          % (API.encode(), self.agent.encode(), len(body), body))
-            reader = sock.makefile("rb")
+            reader = tcp.reader(sock)
             status, headers = recordio.response_head(reader)
             if status != 200:
                 raise SubscribeRefused(f"HTTP {status}")
