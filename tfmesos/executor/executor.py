@@ -27,7 +27,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import re
 import stat
 import sys
 import threading
@@ -120,7 +119,9 @@ def _prctl() -> Any:
 
 # A command of plain words (no quoting, expansion, redirection, globbing, ...) whose first word is
 # no shell builtin means the same to ``sh -c`` as an exec of those words, minus the shell's start.
-_PLAIN_COMMAND = re.compile(r" *(?:exec +)?([A-Za-z0-9_./:,+@%=-]+(?: +[A-Za-z0-9_./:,+@%=-]+)*) *")
+# Words are separated by spaces alone (a tab or a newline is the shell's); read without a regex
+# (each compiled pattern is ~0.25 ms of a cold executor).
+_PLAIN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,+@%=-")
 _SHELL_WORDS = frozenset(
     ". : [ alias bg break cd command continue echo eval exec exit export false fg getopts hash jobs kill "
     "local printf pwd read readonly return set shift source test time times trap true type ulimit umask "
@@ -130,12 +131,12 @@ _SHELL_WORDS = frozenset(
 def command_argv(command: str) -> list[str]:
     """How the task's command runs: ``/bin/sh -c COMMAND``, or its words exec'd directly where the
     shell would only have exec'd them (one process start less per task)."""
-    plain = _PLAIN_COMMAND.fullmatch(command)
-    if plain is not None:
-        words = plain.group(1).split(" ")
-        words = [w for w in words if w]
-        if words[0] not in _SHELL_WORDS and "=" not in words[0]:
-            return words
+    words = [w for w in command.split(" ") if w]
+    if len(words) > 1 and words[0] == "exec":
+        words = words[1:]
+    if words and all(_PLAIN_CHARS.issuperset(w) for w in words) and words[0] not in _SHELL_WORDS \
+            and "=" not in words[0]:
+        return words
     return ["/bin/sh", "-c", command]
 
 
