@@ -33,7 +33,7 @@ from typing import Any
 
 import psutil
 
-from benchmarks.common import PYTHON, log, summary
+from benchmarks.common import PYTHON, log, record, summary
 from localmesos.agent.sandbox import executor_environment
 from tfmesos.core.actions import TaskLaunch
 from tfmesos.core.spec import JobSpec, Resources, RoleSpec, ServiceSpec, TaskKey
@@ -45,6 +45,9 @@ from tests.mesos.test_executor_driver import ScriptedAgent
 FRAMEWORK, EXECUTOR, TASK = "bench-fw-0000", "bench.worker.0.1", "bench.worker.0.1"
 FLOOR_EXECUTOR = Path(__file__).with_name("floor_executor.py")
 _SANDBOXES = itertools.count()
+# The executor started without ``-m`` (no runpy, importlib.util, contextlib): what the ExecutorInfo's
+# command would cost as a direct script (the embedded agent's fork server recognises the -m form).
+DIRECT = ("-c", "import sys; from tfmesos.executor.executor import main; sys.exit(main())")
 
 
 def _subscribed() -> dict[str, Any]:
@@ -80,10 +83,12 @@ def _cpu_of_killed(proc: subprocess.Popen) -> float:
 
 
 def one_executor(tmp: Path, until: str, index: int, timeout: float = 30.0, tree: Path | None = None,
-                 python: str = PYTHON, floor: bool = False) -> tuple[float, float | None]:
+                 python: str = PYTHON, floor: bool = False, how: tuple[str, ...] = ("-m", "tfmesos.executor")
+                 ) -> tuple[float, float | None]:
     """CPU seconds of one cold executor from exec until the fake agent sees ``until``, and (until
     TASK_RUNNING) its USS in MiB then. ``tree``: the executor imports tfmesos from there;
-    ``floor``: floor_executor.py instead of ours."""
+    ``floor``: floor_executor.py instead of ours; ``how``: the interpreter's arguments (DIRECT:
+    main() without runpy)."""
     sandbox = tmp / f"exec-{until.lower()}-{index}-{next(_SANDBOXES)}"
     sandbox.mkdir(parents=True)
     port = 24990 + index % 10
@@ -98,7 +103,7 @@ def one_executor(tmp: Path, until: str, index: int, timeout: float = 30.0, tree:
         env["PYTHONPATH"] = str(tree)
     elif os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    argv = [python, "-S", "-I", str(FLOOR_EXECUTOR)] if floor else [python, "-m", "tfmesos.executor"]
+    argv = [python, "-S", "-I", str(FLOOR_EXECUTOR)] if floor else [python, *how]
     with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
         proc = subprocess.Popen(argv, env=env, cwd=sandbox, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 process_group=0)
@@ -190,18 +195,27 @@ def plain_venv(where: Path) -> str:
 
 if __name__ == "__main__":
     # python -m benchmarks.executor_start [SAMPLES]: the figures alone;
-    # ... SAMPLES NAME=TREE ...: interleaved trees (git archive REF | tar -x -C TREE), under this
-    # venv's interpreter and a plain venv's.
+    # ... SAMPLES NAME=TREE ... [--record WHAT]: interleaved trees (git archive REF | tar -x -C TREE),
+    # under this venv's interpreter and a plain venv's; --record puts them into results.json
+    # ("coldexec_ab"), WHAT saying which trees they are.
+    import argparse
     import tempfile
+    from datetime import datetime, timezone
 
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.executor_start")
+    parser.add_argument("samples", type=int, nargs="?", default=9)
+    parser.add_argument("trees", nargs="*", metavar="NAME=TREE")
+    parser.add_argument("--record", metavar="WHAT", help="into benchmarks/results.json's coldexec_ab")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tfmesos-exec-bench-") as work:
-        n = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-        named = dict(arg.split("=", 1) for arg in sys.argv[2:])
-        if named:
-            trees = {name: Path(tree).resolve() for name, tree in named.items()}
+        if args.trees:
+            trees = {name: Path(tree).resolve() for name, tree in (arg.split("=", 1) for arg in args.trees)}
             for tree in trees.values():  # their bytecode, once: not in the first samples' CPU
                 subprocess.run([PYTHON, "-m", "compileall", "-q", str(tree / "tfmesos")], check=True)
             pythons = {"editable venv": PYTHON, "plain venv": plain_venv(Path(work) / "venv")}
-            print(json.dumps(compare(Path(work), n, trees, pythons), indent=1))
+            result = compare(Path(work), args.samples, trees, pythons)
+            if args.record:
+                record("coldexec_ab", result, f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M}Z: {args.record}")
         else:
-            print(json.dumps(run(Path(work), n), indent=1))
+            result = run(Path(work), args.samples)
+        print(json.dumps(result, indent=1))
