@@ -681,7 +681,8 @@ if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [R
     result["executor_venv"] = os.environ.get("REALGANG_EXECUTOR_VENV", "editable")
     Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
     if os.environ.get("REALGANG_RECORD"):  # what was measured, in words: into results.json's "realgang"
-        from benchmarks.common import record
+        from benchmarks.common import record  # (or REALGANG_RECORD_KEY's)
 
-        record("realgang", result, f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M}Z: {os.environ['REALGANG_RECORD']}")
+        record(os.environ.get("REALGANG_RECORD_KEY", "realgang"), result,
+               f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M}Z: {os.environ['REALGANG_RECORD']}")
     print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))
