@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tfmesos.mesos import executor_driver
 from tfmesos.mesos.executor_driver import AGENT_PROCESS_ENV, RecoveringExecutorDriver, process_start
 
 F, E = "F-0000", "E-1"
@@ -38,10 +39,12 @@ class ScriptedAgent:
     status to refuse with, a list of events to stream (then the stream is closed, as an agent
     that goes away closes it), or None: the agent is gone for good; with no entries left the
     stream stays open. Calls are answered 202
-    and kept in ``calls``; ``subscribes`` keeps each SUBSCRIBE body."""
+    and kept in ``calls``, but for the first ``unanswered`` calls: read and kept, never answered
+    (a starved agent); ``subscribes`` keeps each SUBSCRIBE body."""
 
-    def __init__(self, script: list) -> None:
+    def __init__(self, script: list, unanswered: int = 0) -> None:
         self.script = list(script)
+        self.unanswered = unanswered
         self.calls: list[dict] = []
         self.subscribes: list[dict] = []
         self.changed = threading.Condition()
@@ -73,6 +76,9 @@ class ScriptedAgent:
             body = json.loads(reader.read(length))
             if body["type"] != "SUBSCRIBE":
                 self._note(self.calls, body)  # before the answer: a caller that got it may look at once
+                if self.unanswered:
+                    self.unanswered -= 1
+                    continue
                 conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
                 continue
             self._note(self.subscribes, body)
@@ -132,8 +138,8 @@ class Recorder:
 
 @pytest.fixture
 def agent_env(monkeypatch):
-    def start(script: list, **env: str) -> ScriptedAgent:
-        agent = ScriptedAgent(script)
+    def start(script: list, unanswered: int = 0, **env: str) -> ScriptedAgent:
+        agent = ScriptedAgent(script, unanswered)
         values = {"MESOS_AGENT_ENDPOINT": agent.endpoint, "MESOS_FRAMEWORK_ID": F, "MESOS_EXECUTOR_ID": E,
                   "MESOS_CHECKPOINT": "1", "MESOS_SUBSCRIPTION_BACKOFF_MAX": "50ms", "MESOS_LOCAL": "1", **env}
         for name, value in values.items():
@@ -220,6 +226,33 @@ def test_calls_go_to_the_agent_while_subscribed(agent_env):
         assert [c["type"] for c in calls] == ["MESSAGE", "UPDATE"]
         assert calls[0]["message"] == {"data": "bWVzc2FnZQ=="} and calls[0]["executor_id"] == {"value": E}
         assert len(driver.updates) == 1  # until the agent acknowledges it
+    finally:
+        driver.stop()
+        driver.join()
+
+
+def test_an_update_the_agent_did_not_answer_in_time_is_sent_again_until_acknowledged(agent_env, monkeypatch):
+    """A starved agent leaves an UPDATE call unanswered past the call's timeout while the stream
+    stays up: the driver sends it again with the same uuid (the agent keeps one of the two) and
+    keeps it until the agent acknowledges it; nothing is sent after that."""
+    monkeypatch.setattr(executor_driver, "CALL_TIMEOUT", 0.3)
+    monkeypatch.setattr(executor_driver, "UPDATE_RETRY_MIN", 0.2)
+    agent = agent_env([], unanswered=2)
+    driver = RecoveringExecutorDriver(Recorder())
+    driver.start()
+    try:
+        agent.wait(lambda: agent.open)
+        driver.sendStatusUpdate({"task_id": {"value": "t1"}, "state": "TASK_RUNNING"})
+        first, second, third = agent.wait(lambda: len(agent.calls) >= 3 and agent.calls)
+        assert first["update"]["status"]["uuid"] == second["update"]["status"]["uuid"] == third["update"]["status"]["uuid"]
+        assert len(driver.updates) == 1
+        agent.open[-1].sendall(_chunks(_records({"type": "ACKNOWLEDGED", "acknowledged": {
+            "task_id": {"value": "t1"}, "uuid": first["update"]["status"]["uuid"]}}), 5))
+        assert driver.wait_acknowledged()
+        # the third call was answered: the update is not sent a fourth time
+        driver.sendFrameworkMessage("bWFyaw==")
+        calls = agent.wait(lambda: len(agent.calls) >= 4 and agent.calls)
+        assert [c["type"] for c in calls] == ["UPDATE", "UPDATE", "UPDATE", "MESSAGE"]
     finally:
         driver.stop()
         driver.join()
