@@ -385,3 +385,15 @@ def process_start_wall(pid: int) -> float | None:
         return None
     started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime
     return time.time() - (time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+
+
+def record(key: str, result: dict[str, Any], measured: str, path: Path = ROOT / "benchmarks" / "results.json") -> None:
+    """Put ``result`` into the results file under ``key`` (a part measured on its own, outside
+    ``make bench``), saying when and what in ``measured``; what was there goes under "previous"
+    (its own "previous" dropped: one step of history)."""
+    results = json.loads(path.read_text()) if path.exists() else {}
+    before = results.get(key)
+    if isinstance(before, dict):
+        before = {k: v for k, v in before.items() if k not in ("previous", "samples")}
+    results[key] = {**result, "measured": measured, **({"previous": before} if before else {})}
+    path.write_text(json.dumps(results, indent=1) + "\n")

@@ -37,7 +37,7 @@ import shutil
 import statistics
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -114,6 +114,31 @@ def _python_on(tree: Path, tmp: Path) -> str:
     return str(wrapper)
 
 
+def executor_python(tmp: Path, tree: Path | None) -> str:
+    """job.python of a tfmesos arm: the interpreter its executors run on, importing tfmesos from
+    ``tree`` (None: this checkout, as installed). ``REALGANG_EXECUTOR_VENV`` unset or "editable":
+    this venv's, with the checkout's editable install, whose ``site`` imports the editable finder's
+    pathlib, urllib.parse and ipaddress in every process (~23M instructions of an executor), and
+    for another tree a one-line sh wrapper setting PYTHONPATH. "plain": a venv with nothing
+    installed and the tree as a path line in a .pth file, as the image's ``pip install`` (or a
+    ``editable_mode=compat`` install) finds tfmesos: site reads the line and imports nothing."""
+    mode = os.environ.get("REALGANG_EXECUTOR_VENV", "editable")
+    if mode == "editable":
+        return PYTHON if tree is None else _python_on(tree, tmp)
+    if mode != "plain":
+        raise ValueError(f"REALGANG_EXECUTOR_VENV={mode!r}: expected editable or plain")
+    tree = (tree or ROOT).resolve()
+    venv = tmp / "plain-venv"
+    if not venv.exists():
+        import subprocess
+        import sys
+
+        subprocess.run([sys.base_prefix + "/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True)
+        [site_packages] = (venv / "lib").glob("python3*/site-packages")
+        (site_packages / "tfmesos-tree.pth").write_text(f"{tree}\n")
+    return str(venv / "bin" / "python")
+
+
 def run_tfmesos(tmp: Path, master: Any, tasks: int, at_all_running: Callable[[], None],
                 executor_tree: Path | None = None, gate_loop: str = GATE_LOOP, ps: int = 0,
                 startup_timeout: float | None = None) -> dict[str, Any]:
@@ -122,8 +147,8 @@ def run_tfmesos(tmp: Path, master: Any, tasks: int, at_all_running: Callable[[],
     name = "gang"
     gate = tmp / "gate"
     job: dict[str, Any] = {"command": gate_loop, "env": [f"GATE={gate}"]}
-    if executor_tree is not None:
-        job["python"] = _python_on(executor_tree, tmp)
+    if executor_tree is not None or os.environ.get("REALGANG_EXECUTOR_VENV", "editable") != "editable":
+        job["python"] = executor_python(tmp, executor_tree)
     roles: dict[str, Any] = {"worker": {"count": tasks - ps, "cpus": TASK_CPUS, "mem": TASK_MEM, "restart_policy": "Never"}}
     if ps:
         roles = {"ps": {"count": ps, "cpus": TASK_CPUS, "mem": TASK_MEM, "server": False, "restart_policy": "Never"}} | roles
@@ -653,5 +678,11 @@ if __name__ == "__main__":  # one quick round: python -m benchmarks.real_gang [R
     if unknown := set(arms) - set(ARMS):
         sys.exit(f"REALGANG_ARMS: unknown arm(s) {sorted(unknown)}; expected some of {list(ARMS)}")
     result = run(Path(tempfile.mkdtemp(prefix="realgang-")), rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 1, arms=arms)
+    result["executor_venv"] = os.environ.get("REALGANG_EXECUTOR_VENV", "editable")
     Path(os.environ.get("REALGANG_OUT", "/dev/null")).write_text(json.dumps(result, indent=1))
+    if os.environ.get("REALGANG_RECORD"):  # what was measured, in words: into results.json's "realgang"
+        from benchmarks.common import record  # (or REALGANG_RECORD_KEY's)
+
+        record(os.environ.get("REALGANG_RECORD_KEY", "realgang"), result,
+               f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M}Z: {os.environ['REALGANG_RECORD']}")
     print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))

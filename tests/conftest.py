@@ -30,6 +30,7 @@ import pytest
 
 from localmesos import ports
 from tests import side_by_side, starts, zookeeper
+from tfmesos.mesos import tcp
 
 _TESTS = Path(__file__).resolve().parent
 
@@ -187,7 +188,9 @@ class _UnitGuard:
 
 _UnitGuard.wrap(socket.socket, "bind", "a socket bound")
 _UnitGuard.wrap(socket.socket, "connect", "a socket connected")
+_UnitGuard.wrap(tcp, "connect", "a socket connected")  # the executor's drivers: _socket, not socket
 _UnitGuard.wrap(subprocess.Popen, "_execute_child", "a process started")
+_UnitGuard.wrap(os, "posix_spawn", "a process started")  # the executor's usual task (SpawnedTask)
 _UnitGuard.wrap(os, "fork", "a process forked")
 
 

@@ -34,7 +34,8 @@ _SOCKET_CALLS = ["socket.socket", "socket.create_connection", "socket.create_ser
                  "requests.get", "requests.post", "kazoo.client.KazooClient",
                  # tfmesos' own entry points that listen or connect
                  "tfmesos.scheduler.http_api.ApiServer", "tfmesos.mesos.calls_http.CallConnection",
-                 "tfmesos.mesos.calls_http.CallSender", "tfmesos.mesos.scheduler_driver.SchedulerDriver",
+                 "tfmesos.mesos.calls_http.CallSender", "tfmesos.mesos.tcp.connect",
+                 "tfmesos.mesos.scheduler_driver.SchedulerDriver",
                  "pymesos.MesosSchedulerDriver", "pymesos.MesosExecutorDriver"]
 CALLS: dict[str, frozenset[str]] = {
     **{name: frozenset({PROCESS}) for name in _PROCESS_CALLS},

@@ -180,3 +180,49 @@ def test_a_task_dies_with_its_executor_killed_by_sigkill(tmp_path: Path, how: st
     executor.send_signal(signal.SIGKILL)
     executor.wait(10)
     task.wait(timeout=10)  # psutil.TimeoutExpired if it outlived its executor
+
+
+# The task of an executor-like process that holds an inheritable descriptor (as one an agent left
+# open), started as real agents' tasks are (sandbox files, the sandbox as its cwd), then started
+# in another directory: what each found, as JSON on fd 3.
+_SPAWN_PROBE = r"""
+import json, os, sys
+from tfmesos.executor.executor import SpawnedTask, TaskProcess
+kept = os.open(os.devnull, os.O_RDONLY)
+os.set_inheritable(kept, True)
+task = ("echo \"$(readlink /proc/self/fd/0) $(ps -o pgid= -p $$) $$ $(grep SigIgn /proc/self/status)\"; "
+        f"ls /proc/self/fd/{kept} 2>/dev/null || echo closed")
+here = TaskProcess(["/bin/sh", "-c", task], dict(os.environ), os.getcwd(), None)
+codes = [here.wait()]
+os.mkdir("elsewhere")
+there = TaskProcess(["/bin/sh", "-c", "pwd; " + task], dict(os.environ), "elsewhere", None)
+codes.append(there.wait())
+try:
+    codes.append(TaskProcess(["/no/such/program"], dict(os.environ), os.getcwd(), None).wait())
+    missing = ""
+except OSError as exc:
+    missing = type(exc).__name__
+os.write(int(os.environ["REPORT_FD"]), json.dumps({"spawned": [type(p.proc).__name__ for p in (here, there)],
+                                                   "codes": codes, "missing": missing}).encode())
+"""
+
+
+def test_a_task_in_the_sandbox_is_spawned_as_popen_would_start_it(tmp_path: Path) -> None:
+    """The usual task (it writes the sandbox files, runs in the sandbox) starts with os.posix_spawn,
+    no subprocess import: stdin from /dev/null, a process group of its own, no signal ignored (Python
+    ignores SIGPIPE and SIGXFSZ; glibc's own two aside), none of the executor's descriptors, as under
+    Popen; a task with a workdir still starts through Popen, in that directory."""
+    with open(tmp_path / "stdout", "ab") as out, open(tmp_path / "stderr", "ab") as err:
+        found = _run(tmp_path, out, err, probe=_SPAWN_PROBE)
+    assert found["spawned"] == ["SpawnedTask", "Popen"] and found["codes"] == [0, 0, 127]
+    lines = (tmp_path / "stdout").read_text().splitlines()
+    assert len(lines) == 5 and lines[2] == str(tmp_path / "elsewhere"), lines
+    spawned, popen = lines[0].split(maxsplit=3), lines[3].split(maxsplit=3)
+    for devnull, pgid, pid, _ in (spawned, popen):
+        assert devnull == "/dev/null" and pgid == pid, lines
+    ignored = [int(found[3].split()[1], 16) for found in (spawned, popen)]
+    assert not ignored[0] & (1 << 12 | 1 << 24), f"SIGPIPE or SIGXFSZ ignored: {lines[0]}"
+    glibc_own = 1 << 31 | 1 << 32  # signals 32 and 33 (see SpawnedTask)
+    assert ignored[0] & ~glibc_own == ignored[1], "the same signals ignored as under Popen"
+    assert lines[1] == lines[4] == "closed", "the executor's inheritable descriptor reached the task"
+    assert found["missing"] == "", "the shim's shell reports a missing program, as it did under Popen"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -300,24 +301,53 @@ def test_a_cold_executor_imports_nothing_heavy_before_it_subscribes() -> None:
     assert not heavy & loaded, heavy & loaded
 
 
-def test_a_running_executor_imports_no_typing_no_job_spec_no_idna() -> None:
-    """What a task's start imports (its wire messages, the ClusterSpec code, subprocess) and a
-    connection to the agent, in a cold interpreter: no ``typing`` (~4 ms and 0.6 MiB per executor),
-    no job spec or framework profile (the executor needs a TaskKey, not the job's), and no ``idna``
-    codec (getaddrinfo's for a str host: unicodedata and stringprep). Paid once per task."""
-    probe = ("import socket, sys, tfmesos.executor.executor as e, tfmesos.task.notice\n"
+def test_a_running_executor_imports_no_typing_no_dataclasses_no_job_spec_no_idna() -> None:
+    """What a task's start imports (its wire messages, the ClusterSpec code, the report pipe) and a
+    connection to the agent, in a cold interpreter: no ``socket`` (``tcp.py``: its enum
+    conversions are ~2 ms), no ``subprocess`` (the task is started with
+    ``os.posix_spawn`` where it can be: ``SpawnedTask``), no ``typing`` (~4 ms and 0.6 MiB per executor),
+    no ``dataclasses`` (with ``inspect``, ``ast``, ``dis``: ~1.5 MiB and 5-10 ms: the wire
+    messages, ``TaskKey`` and the traceback reader are plain classes), no job spec or framework
+    profile (the executor needs a TaskKey, not the job's), and no ``idna`` codec (getaddrinfo's for
+    a str host: unicodedata and stringprep). Paid once per task."""
+    probe = ("import _socket, sys, tfmesos.executor.executor as e, tfmesos.task.notice\n"
+             "from tfmesos.mesos import tcp\n"
              "from tfmesos.mesos.calls_http import address\n"
              "e._import_task_start()\n"
-             "server = socket.socket(); server.bind(('127.0.0.1', 0)); server.listen(1)\n"
-             "socket.create_connection(address('127.0.0.1', server.getsockname()[1]), 5).close()\n"
+             "server = _socket.socket(); server.bind(('127.0.0.1', 0)); server.listen(1)\n"
+             "tcp.connect(address('127.0.0.1', server.getsockname()[1]), 5).close()\n"
              "print(' '.join(sorted(sys.modules)))")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(__file__).parents[2])}
     loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
                                 check=True).stdout.split())
-    assert {"subprocess", "tfmesos.mesos.messages", "tfmesos.core.tensorflow.clusterspec",
+    assert {"tfmesos.mesos.messages", "tfmesos.core.tensorflow.clusterspec",
             "tfmesos.executor.report_pipe", "tfmesos.task.keras_check"} <= loaded  # the task's imports ran
-    unwanted = {"typing", "tfmesos.core.spec", "tfmesos.core.profile", "encodings.idna"} - _startup()
+    unwanted = {"socket", "subprocess", "typing", "dataclasses", "inspect", "ast", "base64", "tfmesos.core.spec",
+                "tfmesos.core.profile", "tfmesos.core.tensorflow.tracebacks", "encodings.idna"} - _startup()
     assert not unwanted & loaded, unwanted & loaded
+
+
+def test_the_happy_paths_line_is_written_as_logging_writes_it_without_importing_logging() -> None:
+    """``log.note`` (a small gang's executor says it took the ClusterSpec from its TaskInfo): the
+    executor's log format, on stderr, with no ``logging`` import (~5 ms of a cold executor); the
+    same line through logging once something imported it."""
+    probe = ("import sys\n"
+             "from tfmesos.mesos.executor_driver import LazyLogger\n"
+             "log = LazyLogger('tfmesos.executor')\n"
+             "log.configure(level='INFO', format='%(asctime)s tfmesos.executor %(levelname)s %(message)s')\n"
+             "log.note('took the ClusterSpec (version %d) in the TaskInfo', 1)\n"
+             "print('logging' in sys.modules)\n"
+             "import logging\n"
+             "log.note('took the ClusterSpec (version %d) in the TaskInfo', 2)\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+    assert done.stdout.split() == ["False" if "logging" not in _startup() else "True"]
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr
+    for version, line in zip((1, 2), lines):
+        assert re.fullmatch(stamp + f" tfmesos.executor INFO took the ClusterSpec \\(version {version}\\) in the TaskInfo",
+                            line), line
 
 
 def _startup() -> set[str]:

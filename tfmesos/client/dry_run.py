@@ -79,7 +79,7 @@ def hide_env(task_info: dict[str, Any]) -> tuple[dict[str, Any], TaskPayload]:
     """The TaskInfo with its payload's env values hidden (re-encoded), and that payload."""
     payload = decode(task_info["data"], "the dry run")
     assert isinstance(payload, TaskPayload)
-    hidden = dataclasses.replace(payload, env=mask_entry(payload.env))
+    hidden = payload.replace(env=mask_entry(payload.env))
     return {**task_info, "data": encode(hidden)}, hidden
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import re
 import stat
 import sys
 import threading
@@ -36,9 +35,10 @@ import time
 from ..mesos.executor_driver import RecoveringExecutorDriver, log, parse_duration  # noqa: F401 (parse_duration: tests)
 
 # A cold executor imports only what it needs to subscribe (the agent starts one per task, and
-# its CPU is a big gang's bring-up): the messages, the ClusterSpec code, subprocess and the
-# report pipe are imported when the task arrives. ``tfmesos.executor.preload`` lists them for
-# a warm interpreter that forks executors (the embedded agent's fork server).
+# its CPU is a big gang's bring-up): the messages, the ClusterSpec code and the report pipe are
+# imported when the task arrives, subprocess only where os.posix_spawn cannot start the task
+# (SpawnedTask). ``tfmesos.executor.preload`` lists them for a warm interpreter that forks
+# executors (the embedded agent's fork server).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
@@ -119,7 +119,9 @@ def _prctl() -> Any:
 
 # A command of plain words (no quoting, expansion, redirection, globbing, ...) whose first word is
 # no shell builtin means the same to ``sh -c`` as an exec of those words, minus the shell's start.
-_PLAIN_COMMAND = re.compile(r" *(?:exec +)?([A-Za-z0-9_./:,+@%=-]+(?: +[A-Za-z0-9_./:,+@%=-]+)*) *")
+# Words are separated by spaces alone (a tab or a newline is the shell's); read without a regex
+# (each compiled pattern is ~0.25 ms of a cold executor).
+_PLAIN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,+@%=-")
 _SHELL_WORDS = frozenset(
     ". : [ alias bg break cd command continue echo eval exec exit export false fg getopts hash jobs kill "
     "local printf pwd read readonly return set shift source test time times trap true type ulimit umask "
@@ -129,12 +131,12 @@ _SHELL_WORDS = frozenset(
 def command_argv(command: str) -> list[str]:
     """How the task's command runs: ``/bin/sh -c COMMAND``, or its words exec'd directly where the
     shell would only have exec'd them (one process start less per task)."""
-    plain = _PLAIN_COMMAND.fullmatch(command)
-    if plain is not None:
-        words = plain.group(1).split(" ")
-        words = [w for w in words if w]
-        if words[0] not in _SHELL_WORDS and "=" not in words[0]:
-            return words
+    words = [w for w in command.split(" ") if w]
+    if len(words) > 1 and words[0] == "exec":
+        words = words[1:]
+    if words and all(_PLAIN_CHARS.issuperset(w) for w in words) and words[0] not in _SHELL_WORDS \
+            and "=" not in words[0]:
+        return words
     return ["/bin/sh", "-c", command]
 
 
@@ -226,6 +228,54 @@ def _status(task_id: str, state: str, message: str = "", data: dict | None = Non
     return status
 
 
+def _here(cwd: str) -> bool:
+    """Whether ``cwd`` is the executor's own working directory (the sandbox, unless the job sets a
+    workdir). OSError where it does not exist, as Popen's would be."""
+    return os.path.samestat(os.stat(cwd), os.stat("."))
+
+
+class SpawnedTask:
+    """The task's process started with ``os.posix_spawn``, as ``subprocess.Popen`` starts it with
+    what TaskProcess gives it where the task writes the sandbox files itself and runs in the
+    executor's working directory: stdin from /dev/null, a process group of its own, SIGPIPE and
+    SIGXFSZ (which Python ignores) back to their defaults, no descriptor of the executor but
+    0-2. Popen's other uses (a workdir, pumped output, a preexec_fn where there is no setpriv)
+    stay Popen's: its import is ~12M instructions (~2 ms) of every cold executor otherwise.
+    ``pid``, ``wait`` and ``poll`` are Popen's. One difference: glibc's posix_spawn leaves its two
+    internal signals (32 and 33, below SIGRTMIN) ignored in the task, and glibc installs their
+    handlers when it needs them (pthread_cancel, setuid in a threaded process), so only a program
+    of another C library that uses those two raw numbers could tell."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        import signal
+
+        actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
+        for name in os.listdir("/proc/self/fd"):  # Popen's close_fds: what the executor inherited stays here
+            fd = int(name)
+            try:
+                if fd > 2 and os.get_inheritable(fd):
+                    actions.append((os.POSIX_SPAWN_CLOSE, fd))
+            except OSError:  # the listing's own descriptor, closed by now
+                pass
+        self.returncode: int | None = None
+        self.pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setpgroup=0,
+                                  setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+
+    def wait(self) -> int:
+        """The exit code once the process has ended: -N for signal N, as Popen's."""
+        while self.returncode is None:
+            self.poll(0)
+        return self.returncode
+
+    def poll(self, options: int = os.WNOHANG) -> int | None:
+        """The exit code if the process has ended, else None (Popen's)."""
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, options)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
 class TaskProcess:
     """The task's OS process and its log tail.
 
@@ -235,18 +285,24 @@ class TaskProcess:
     (``forward``), or destined for pipes (a container logger), is pumped line by line instead."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, forward: Any | None):
-        import subprocess
-
-        from ..core.tensorflow.tracebacks import TracebackReader  # not before a task starts: the executor starts cold
-
         self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
-        self._tracebacks = TracebackReader()  # of pumped stderr
         self._forward = forward
         self._files = [] if forward is not None else _output_files()
-        piped = subprocess.PIPE if not self._files else None
+        self._tracebacks: Any = None  # of pumped stderr (files are read back at the end instead)
+        if not self._files:
+            from ..core.tensorflow.tracebacks import TracebackReader  # its regexes: only where output is pumped
+
+            self._tracebacks = TracebackReader()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # nothing of the executor's own after the task's lines
+        self._pumps: list[threading.Thread] = []
         shim = _pdeathsig_shim()
+        if shim is not None and self._files and _here(cwd):
+            self.proc: Any = SpawnedTask([*shim, *argv], env)  # the usual case: no subprocess import (~2 ms)
+            return
+        import subprocess
+
+        piped = subprocess.PIPE if not self._files else None
         if shim is None:
             _prctl()
         self.proc = subprocess.Popen(
@@ -259,10 +315,11 @@ class TaskProcess:
             process_group=0,  # its own group, so a kill reaches its children too
             preexec_fn=None if shim else _die_with_parent,
         )
-        self._pumps = [] if self._files else [
-            threading.Thread(target=self._pump, args=(self.proc.stdout, sys.stdout, "stdout"), daemon=True),
-            threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, "stderr"), daemon=True),
-        ]
+        if not self._files:
+            self._pumps = [
+                threading.Thread(target=self._pump, args=(self.proc.stdout, sys.stdout, "stdout"), daemon=True),
+                threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, "stderr"), daemon=True),
+            ]
         for t in self._pumps:
             t.start()
 
@@ -413,9 +470,9 @@ class TFExecutor:
         capabilities = (framework_info or {}).get("capabilities") or []
         self.killing_state = any(c.get("type") == "TASK_KILLING_STATE" for c in capabilities)
         self.agent_host = (agent_info or {}).get("hostname", "")
-        # The task's start imports ~25 ms of CPU (the wire's dataclasses, the ClusterSpec code,
-        # subprocess): made while a busy agent sends the task (a second and more in a big gang's
-        # launch), not after it arrives. After SUBSCRIBE, so the subscription waits for none of it.
+        # The task's start imports ~4 ms of CPU (the wire, the ClusterSpec code, the report pipe): made
+        # while a busy agent sends the task (a second and more in a big gang's launch), not after
+        # it arrives. After SUBSCRIBE, so the subscription waits for none of it.
         threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
 
     def reregistered(self, driver: Any, agent_info: Any) -> None:
@@ -469,7 +526,7 @@ class TFExecutor:
         except ValueError as exc:
             log.warning("%s: asking for the ClusterSpec", exc)
             return None
-        log.info("took the ClusterSpec (version %d) in the TaskInfo", carried.version)
+        log.note("took the ClusterSpec (version %d) in the TaskInfo", carried.version)  # no logging import for it
         return spec
 
     def frameworkMessage(self, driver: Any, data: str) -> None:  # noqa: N802
@@ -816,9 +873,7 @@ def _on_sigterm(act: Any) -> None:
 def _import_task_start() -> None:
     """Import what ``launchTask`` and ``_run_task`` import (a no-op in a forked, preloaded executor)."""
     try:
-        import subprocess  # noqa: F401
-
-        from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401
+        from ..core.tensorflow import clusterspec  # noqa: F401
         from ..core import task_key  # noqa: F401
         from ..mesos import messages  # noqa: F401
         from ..task import keras_check  # noqa: F401

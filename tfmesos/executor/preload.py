@@ -10,7 +10,7 @@ import selectors  # noqa: F401
 import signal  # noqa: F401
 import subprocess  # noqa: F401
 
-from ..core.tensorflow import clusterspec  # noqa: F401
+from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401 (tracebacks: a failed or pumped task's)
 from ..core import task_key  # noqa: F401
 from ..mesos import messages  # noqa: F401
 from . import executor, report_pipe  # noqa: F401

@@ -8,12 +8,14 @@ the same four members over one keep-alive socket and reads a response the way Me
 (status line, headers, a ``Content-Length`` or chunked body), so pymesos' own ``_send`` (stream
 id, credentials, error handling) is unchanged. The scheduler's pymesos driver gets it from
 ``_get_conn`` (``mesos/driver.py``); the executor's own driver (``executor_driver.py``) uses it
-directly, and so this module imports nothing but ``socket`` and ``threading`` at load time.
+directly, and so this module imports nothing but ``threading`` and ``tcp`` (``_socket``: the
+executor's cold start pays no ``socket`` import) at load time.
 """
 from __future__ import annotations
 
-import socket
 import threading
+
+from . import tcp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the executor imports this module cold for every task: no typing, logging, queue
@@ -21,9 +23,9 @@ if TYPE_CHECKING:  # the executor imports this module cold for every task: no ty
 
 
 def address(host: str, port: int) -> tuple[Any, int]:  # Any: typeshed says str, the socket module takes bytes too
-    """For ``socket.create_connection``: an ASCII host as bytes. Given a str, getaddrinfo encodes
-    it with the ``idna`` codec, whose import (unicodedata, stringprep) costs each cold executor
-    ~1 ms and 0.2 MiB; an ASCII name or address is the same bytes either way."""
+    """For ``tcp.connect`` (``socket.create_connection``'s): an ASCII host as bytes. Given a str,
+    getaddrinfo encodes it with the ``idna`` codec, whose import (unicodedata, stringprep) costs
+    each cold executor ~1 ms and 0.2 MiB; an ASCII name or address is the same bytes either way."""
     return (host.encode("ascii") if host.isascii() else host), port
 
 
@@ -50,7 +52,7 @@ class CallConnection:
 
     def __init__(self, host: str, port: int, timeout: float | None = None) -> None:
         self.host, self.port, self.timeout = host, port, timeout
-        self._sock: socket.socket | None = None
+        self._sock: tcp.Socket | None = None
         self._file: Any = None
         self._close_after = False
 
@@ -119,9 +121,8 @@ class CallConnection:
             raise
 
     def _connect(self) -> None:
-        sock = socket.create_connection(address(self.host, self.port), self.timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock, self._file, self._close_after = sock, sock.makefile("rb"), False
+        sock = tcp.connect(address(self.host, self.port), self.timeout, nodelay=True)
+        self._sock, self._file, self._close_after = sock, tcp.reader(sock), False
 
     def _line(self) -> bytes:
         line = self._file.readline(MAX_LINE + 1)

@@ -44,17 +44,20 @@ def tf_config(cluster: ClusterDict, key: TaskKey) -> dict:
     }
 
 
-_PLACEHOLDER = re.compile(r"(?<!\$)\{(job_name|task_index|ps_hosts|worker_hosts|chief_hosts|evaluator_hosts)\}")
+# Compiled on first use (re's cache): a cold executor whose command has no "{" never pays for it.
+_PLACEHOLDER = r"(?<!\$)\{(job_name|task_index|ps_hosts|worker_hosts|chief_hosts|evaluator_hosts)\}"
 
 
 def substitute_placeholders(command: str, cluster: ClusterDict, key: TaskKey) -> str:
     """Fill the placeholders of older tfmesos-style scripts; shell ``${VAR}`` stays as it is."""
+    if "{" not in command:
+        return command
     values = {
         "job_name": key.role,  # TensorFlow's word for the role
         "task_index": str(key.index),
         **{f"{role}_hosts": ",".join(cluster.get(role, [])) for role in TF_ROLES},
     }
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], command)
+    return re.sub(_PLACEHOLDER, lambda m: values[m.group(1)], command)
 
 
 def hosts_env(cluster: ClusterDict) -> dict[str, str]:

@@ -27,7 +27,6 @@ without keeping it, or all at once (``exception_line``). Pure: text in, one line
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not at run time: the executor imports this module (typing costs each one ~4 ms)
@@ -57,19 +56,20 @@ _ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
 _IDLE, _FRAMES, _MESSAGE, _USER_CODE, _CALL = 0, 1, 2, 3, 4
 
 
-@dataclass
 class TracebackReader:
     """Fed a task's stderr a line at a time; ``line`` is the exception line of the traceback that
-    ended it. Keeps O(1) state, whatever the output's length."""
+    ended it. Keeps O(1) state, whatever the output's length. (A plain class, not a dataclass:
+    the executor imports it, and ``dataclasses`` costs each cold executor 5-10 ms.)"""
 
-    fatal: str = ""  # the exception line of the last traceback that may have ended the process
-    noise: str = ""  # the last one of a traceback that did not (see _NOT_FATAL)
-    _state: int = _IDLE
-    _group: bool = False  # inside an exception group's traceback: lines carry a "  | " margin
-    _counts: bool = True  # the traceback being read may have ended the process
-    _previous: str = ""  # the last non-empty line before the current one
-    _pending: str = ""  # "Type:" whose message starts on the next line
-    _indent: int = -1  # in a tf.function's "in user code:" block: its frames' indent, once one is seen
+    def __init__(self) -> None:
+        self.fatal = ""  # the exception line of the last traceback that may have ended the process
+        self.noise = ""  # the last one of a traceback that did not (see _NOT_FATAL)
+        self._state = _IDLE
+        self._group = False  # inside an exception group's traceback: lines carry a "  | " margin
+        self._counts = True  # the traceback being read may have ended the process
+        self._previous = ""  # the last non-empty line before the current one
+        self._pending = ""  # "Type:" whose message starts on the next line
+        self._indent = -1  # in a tf.function's "in user code:" block: its frames' indent, once one is seen
 
     def feed(self, line: str) -> None:
         line = line.rstrip("\r\n")
