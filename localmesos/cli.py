@@ -258,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     previous_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)  # before the handlers
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     contender = None
+    stopped = False
     try:
         try:
             master.start()
@@ -289,12 +290,16 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(describe(master.state()["slaves"], where, master.address)), flush=True)
         while os.read(wake_r, 1)[0] not in (signal.SIGTERM, signal.SIGINT):
             pass  # another signal with a Python handler: not ours to act on
+        stopped = True
     finally:
         if contender is not None:
             contender.stop()
         master.stop()
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            # Stopped by a signal: the rest of a burst may still be coming, and the handler found
+            # before (the default's) would end a process that stopped cleanly with -15 after all.
+            # Ignored (it outlives the interpreter's exit, a Python handler does not).
+            signal.signal(sig, signal.SIG_IGN if stopped else handler)
         signal.set_wakeup_fd(previous_wakeup)
         os.close(wake_r)
         os.close(wake_w)
