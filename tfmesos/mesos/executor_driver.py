@@ -137,6 +137,11 @@ def _stout_number(text: str) -> float | None:
     return float(text)
 
 
+def _up_to(seconds: float) -> float:
+    """A random wait in [0, seconds): executors that retry together do not retry in step."""
+    return seconds * int.from_bytes(os.urandom(4), "big") / 2**32
+
+
 def _uuid_key(value: str) -> bytes:
     """An update's uuid as bytes: the agent may echo it in another base64 spelling."""
     return binascii.a2b_base64(value)
@@ -233,11 +238,12 @@ class RecoveringExecutorDriver:
         """Sent now if the agent is there, and kept until it acknowledges it: the next SUBSCRIBE
         carries what it has not."""
         status = {"timestamp": time.time(), "uuid": _new_uuid(), "source": "SOURCE_EXECUTOR", **status}
+        key = _uuid_key(status["uuid"])
         with self._lock:
-            self.updates[_uuid_key(status["uuid"])] = {"status": status}
+            self.updates[key] = {"status": status}
         body = {"type": "UPDATE", "executor_id": self.executor_id, "framework_id": self.framework_id,
                 "update": {"status": status}}
-        self._send_update(_uuid_key(status["uuid"]), body, 0.0)
+        self._send_update(key, body, 0.0)
 
     def _send_update(self, key: bytes, body: dict[str, Any], waited: float) -> None:
         """Send the update ``key`` unless the agent has it by now; on a failed call, again later."""
@@ -257,8 +263,7 @@ class RecoveringExecutorDriver:
             wait = min(max(2 * waited, UPDATE_RETRY_MIN), UPDATE_RETRY_MAX)
             log.warning("%s of %s not delivered yet (%s); sending it again within %.0f s", status.get("state"),
                         status["task_id"]["value"], exc, wait)
-            timer = threading.Timer(wait * int.from_bytes(os.urandom(4), "big") / 2**32,
-                                    self._send_update, (key, body, wait))
+            timer = threading.Timer(_up_to(wait), self._send_update, (key, body, wait))
             timer.daemon = True
             timer.start()
 
@@ -367,7 +372,7 @@ class RecoveringExecutorDriver:
                 self._recovery_timer.start()
         # A random wait up to the agent's maximum: back within its re-registration timeout, and
         # the agent's executors do not retry in step.
-        self._stopping.wait(self.backoff_max * int.from_bytes(os.urandom(4), "big") / 2**32)
+        self._stopping.wait(_up_to(self.backoff_max))
 
     def _watch_agent_process(self) -> None:
         """Shut down once the agent's process is gone: no agent will ever recover this executor."""
