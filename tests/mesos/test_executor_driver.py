@@ -237,11 +237,13 @@ def test_an_update_the_agent_did_not_answer_in_time_is_sent_again_until_acknowle
     keeps it until the agent acknowledges it; nothing is sent after that."""
     monkeypatch.setattr(executor_driver, "CALL_TIMEOUT", 0.3)
     monkeypatch.setattr(executor_driver, "UPDATE_RETRY_MIN", 0.2)
-    agent = agent_env([], unanswered=2)
-    driver = RecoveringExecutorDriver(Recorder())
+    agent = agent_env([[SUBSCRIBED]], unanswered=2)
+    recorder = Recorder()
+    driver = RecoveringExecutorDriver(recorder)
     driver.start()
     try:
-        agent.wait(lambda: agent.open)
+        # Subscribed first: an update sent before is kept for the next SUBSCRIBE, not sent again.
+        _wait(recorder, ["registered"])
         driver.sendStatusUpdate({"task_id": {"value": "t1"}, "state": "TASK_RUNNING"})
         first, second, third = agent.wait(lambda: len(agent.calls) >= 3 and agent.calls)
         assert first["update"]["status"]["uuid"] == second["update"]["status"]["uuid"] == third["update"]["status"]["uuid"]
