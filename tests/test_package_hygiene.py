@@ -45,6 +45,18 @@ def test_tfmesos_report_is_the_progress_function():
     assert tfmesos.report is report
 
 
+def test_the_clones_install_finds_tfmesos_through_a_path_line_not_an_import_finder():
+    """`make setup`'s editable install (setup.cfg's package_dir): the clone is a path line of a .pth
+    file, which site reads without importing anything; setuptools' finder instead had every Python
+    process of the suite import its module, pathlib and urllib.parse at startup (~10 ms of CPU)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = ("import sys; startup = sorted(m for m in sys.modules if 'editable' in m or m == 'pathlib'); "
+             "import tfmesos, localmesos; print(tfmesos.__file__, localmesos.__file__, *startup)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd="/", env=env, capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    assert out == [str(ROOT / "tfmesos" / "__init__.py"), str(ROOT / "localmesos" / "__init__.py")], out
+
+
 def test_the_wheel_builds_without_setuptools_warnings_and_carries_the_data_folders(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
