@@ -48,7 +48,29 @@ def idle_master(tmp: Path, agents: int) -> dict[str, Any]:
         master.stop()
 
 
+def inode_cpu_us(tmp: Path, count: int = 200) -> float:
+    """CPU microseconds to create one inode (a directory and a file in it, ``count`` of each) where
+    the master's work dir is: each task of a gang makes ~16 (the sandbox's layout, the agent's
+    record, the executor's ``tmp``, FIFO and ClusterSpec file), and on a file system without a
+    journal whose recently deleted inodes are many (other suites' temporary files) ext4 scans them
+    for each new one: ~260 us against ~5 on tmpfs, seen on this machine."""
+    probe = tmp / f"inode-probe-{os.getpid()}-{time.monotonic_ns()}"
+    probe.mkdir(parents=True)
+    start = time.process_time()
+    for i in range(count):
+        folder = probe / str(i)
+        folder.mkdir()
+        os.close(os.open(folder / "f", os.O_WRONLY | os.O_CREAT, 0o644))
+    spent = time.process_time() - start
+    for i in range(count):
+        os.unlink(probe / str(i) / "f")
+        (probe / str(i)).rmdir()
+    probe.rmdir()
+    return spent / (2 * count) * 1e6
+
+
 def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
+    inode_us = inode_cpu_us(tmp)
     master = LocalMaster(tmp / f"master-{name}", agents=agents, extra=["--cpus", "1", "--mem", "1024"] + PORTS)
     try:
         opts = write_options(
@@ -96,6 +118,7 @@ def one_run(tmp: Path, agents: int, tasks: int, name: str) -> dict[str, Any]:
         offers_seen = len({m.group(1) for _, _, m in run.all(r"launch worker:\d+ as \S+ on (\S+)")})
         return {
             "agents": agents, "tasks": tasks,
+            "workdir_inode_cpu_us": round(inode_us, 1),
             "first_launch_s": min(ts for _, ts, _ in launches) - t_sub,
             "all_launched_s": max(ts for _, ts, _ in launches) - t_sub,
             "all_running_s": max(ts for _, ts, _ in runs) - t_sub,

@@ -329,6 +329,22 @@ def test_a_running_executor_imports_no_typing_no_dataclasses_no_job_spec_no_idna
     assert not unwanted & loaded, unwanted & loaded
 
 
+def test_a_forked_executor_imports_nothing_for_its_task() -> None:
+    """The embedded agent's zygote imports ``tfmesos.executor.preload`` once and forks every executor
+    from it: whatever a task's start still imports (importlib's search of every path entry, the
+    module's code) is paid again by each executor of a gang, with the copy-on-write page faults of
+    it (the Keras check and the notice module: ~3 ms and ~350 faults a task). Everything the task's
+    start imports (``_import_task_start``'s list) is preloaded."""
+    probe = ("import sys, tfmesos.executor.preload, tfmesos.executor.executor as e\n"
+             "before = set(sys.modules)\n"
+             "e._import_task_start()\n"
+             "print(' '.join(sorted(set(sys.modules) - before)))")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(__file__).parents[2])}
+    after_fork = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                                check=True).stdout.split()
+    assert after_fork == []
+
+
 def test_the_happy_paths_line_is_written_as_logging_writes_it_without_importing_logging() -> None:
     """``log.note`` (a small gang's executor says it took the ClusterSpec from its TaskInfo): the
     executor's log format, on stderr, with no ``logging`` import (~5 ms of a cold executor); the

@@ -473,7 +473,8 @@ class TFExecutor:
         # The task's start imports ~4 ms of CPU (the wire, the ClusterSpec code, the report pipe): made
         # while a busy agent sends the task (a second and more in a big gang's launch), not after
         # it arrives. After SUBSCRIBE, so the subscription waits for none of it.
-        threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
+        if _PRELOAD not in sys.modules:  # forked from a warm interpreter (the embedded agent's): all imported
+            threading.Thread(target=_import_task_start, name="tfmesos-executor-imports", daemon=True).start()
 
     def reregistered(self, driver: Any, agent_info: Any) -> None:
         self._agent_away = False
@@ -870,13 +871,16 @@ def _on_sigterm(act: Any) -> None:
     threading.Thread(target=watch, name="tfmesos-executor-sigterm", daemon=True).start()
 
 
+_PRELOAD = "tfmesos.executor.preload"  # what a warm interpreter imports before forking executors
+
+
 def _import_task_start() -> None:
     """Import what ``launchTask`` and ``_run_task`` import (a no-op in a forked, preloaded executor)."""
     try:
         from ..core.tensorflow import clusterspec  # noqa: F401
         from ..core import task_key  # noqa: F401
         from ..mesos import messages  # noqa: F401
-        from ..task import keras_check  # noqa: F401
+        from ..task import keras_check, notice  # noqa: F401
         from . import report_pipe  # noqa: F401
     except Exception:  # noqa: BLE001 - the task's own import says what is wrong, where it is needed
         pass

@@ -12,5 +12,6 @@ import subprocess  # noqa: F401
 
 from ..core.tensorflow import clusterspec, tracebacks  # noqa: F401 (tracebacks: a failed or pumped task's)
 from ..core import task_key  # noqa: F401
+from ..task import keras_check, notice  # noqa: F401 (every task's start: the Keras check, the notice's variables)
 from ..mesos import messages  # noqa: F401
 from . import executor, report_pipe  # noqa: F401
