@@ -21,7 +21,11 @@ def _said_within_a_second(tmp_path: Path, flags: list[str], what: str, why: str)
                                  *flags])
     try:
         line = run.wait_for(SAID.format(what=what, why=why), 15)  # 15: Python's start under load
-        assert float(line.group(1)) < 1.0, line.group(0)  # the console's clock: since the wait began
+        # The console's clock, since the wait began: said when the first try, bounded by 0.8 s
+        # (reach.FIRST_TRY_SECONDS), has failed, so within a second on an idle machine; not at the
+        # --connect-timeout (20 s). The bound leaves room for a loaded machine (1.6 s seen beside
+        # four workers): the second is the figure of an idle one, not a timing this test can hold.
+        assert float(line.group(1)) < 5.0, line.group(0)
         assert run.proc.poll() is None, "it keeps trying within --connect-timeout"
     finally:
         run.killpg()
