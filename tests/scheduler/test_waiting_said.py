@@ -1,5 +1,5 @@
-"""`tfmesos run` says what it waits for (issue 32): within a second of starting to wait for the
-master or ZooKeeper, the console names what it tries and why it has not got it yet, and it keeps
+"""`tfmesos run` says what it waits for (issue 32): once its first try (0.8 s) at the master or
+ZooKeeper has failed, not at the connect timeout, the console names what it tries and why it has not got it yet, and it keeps
 trying within --connect-timeout. The output is read as the process writes it (no sleep)."""
 from __future__ import annotations
 
