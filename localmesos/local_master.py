@@ -26,6 +26,7 @@ from .agent.recovery import CheckpointWriter, load_agents, restored_total, save_
 from .agent.sandbox import executor_base_environment
 from .master.scheduler_api import SchedulerApi
 from .master.state_json import master_state
+from .resources import normalize_ranges
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int |
     offered ranges (which can cover most of 31000-65535 with many agents);
     after a few such picks we walk down from ``first_port - 1`` instead.
     """
-    reserved = _merged([r for r in (config.agent_port_range(i) for i in range(config.agents)) if r])
+    reserved = normalize_ranges(r for r in (config.agent_port_range(i) for i in range(config.agents)) if r)
     starts = [begin for begin, _ in reserved]
 
     def usable(port: int) -> bool:  # a bisection: 1,000 agents' ranges tried for every socket was 10^6 steps
@@ -308,13 +309,3 @@ def _agent_sockets(config: MasterConfig, master_port: int, preferred: list[int |
             sock.close()
     return sockets
 
-
-def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Inclusive port ranges, sorted, with overlapping or adjacent ones joined."""
-    out: list[tuple[int, int]] = []
-    for begin, end in sorted(ranges):
-        if out and begin <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((begin, end))
-    return out
