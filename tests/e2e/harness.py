@@ -115,6 +115,11 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
+def free_port() -> int:
+    """A port the kernel hands out for port 0."""
+    return free_ports(1)[0]
+
+
 def stop_scheduler(run: LineProcess) -> None:
     """After a test, pass or fail: a scheduler still running is stopped (SIGTERM kills its
     tasks), then whatever is left of its process group."""

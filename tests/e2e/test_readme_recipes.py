@@ -18,13 +18,14 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import psutil
 import pytest
+
+from tests.e2e.harness import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"<!-- recipe: (run|not run here: .+) -->")
@@ -65,12 +66,6 @@ def test_every_shell_block_says_whether_it_runs_here():
     assert len(RUNNABLE) >= 6
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _left_behind(session: int) -> list[psutil.Process]:
     out = []
     for p in psutil.process_iter(["pid"]):
@@ -94,7 +89,7 @@ def test_recipe_runs(tmp_path, where, body):
         (tmp_path / name).mkdir()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp"),
            "LANG": "C.UTF-8", "TFMESOS_LOCAL_PORTS": os.environ["TFMESOS_LOCAL_PORTS"]}  # this worker's ports
-    script = body.replace("5050", str(_free_port()))
+    script = body.replace("5050", str(free_port()))
     proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:

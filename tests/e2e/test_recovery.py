@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
 import sys
 
 import psutil
@@ -13,8 +12,8 @@ import pytest
 from localmesos import LocalMaster as EmbeddedMaster, Tuning
 from localmesos.ports import free_port_block
 from tfmesos.executor.executor import ASK_ENV
-from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_process, killed_scheduler, run_scheduler,
-                               task_processes, wait_gone, write_options)
+from tests.e2e.harness import (LocalMaster, accuracy, eventually, find_task_process, free_port, killed_scheduler,
+                               run_scheduler, task_processes, wait_gone, write_options)
 from tests.e2e.test_jobs import PSS
 
 LONG = {"env": ["TRAIN_STEPS=2000", "CHECKPOINT_EVERY=100"]}
@@ -295,12 +294,6 @@ def run_agent_restart_keeps_the_job(tmp_path, cluster) -> None:
     ids = task_ids(cluster.state(), name)
     assert len(ids) == len(set(ids)) == 4, ids
     assert not wait_gone(name)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class RestartableLocalMaster:

@@ -5,23 +5,17 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
+from tests.e2e.harness import free_port
 from tests.localmesos.sandbox_procs import EXECUTORS, assert_no_processes, processes_under
 from tests.localmesos.scheduler_client import RawScheduler, framework_info, http_call, launch, scalar, wait_until
 
 from pymesos import decode_data, encode_data
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Cli:
