@@ -184,7 +184,10 @@ class ForkServer:
             self._process = subprocess.Popen(
                 [self.python, zygote.__file__, str(theirs.fileno()), ",".join(self._preload), *self._modules],
                 env=self._base_env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),))
+                pass_fds=(theirs.fileno(),),
+                # Out of the terminal's group: a Ctrl-C while it imports (before it ignores SIGINT)
+                # is the master's, and killed the zygote with a traceback.
+                process_group=0)
         finally:
             theirs.close()
         ours.setblocking(False)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import _thread
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
+import psutil
 import pytest
 
 from tfmesos.scheduler.signals import SignalWakeup, StopSignals, StoppedBeforeStart
@@ -264,3 +267,39 @@ def test_a_signal_wakeup_ends_at_a_signal_another_thread_took_at_set_and_at_a_bu
         wakeup.close()
     assert signal.getsignal(signal.SIGTERM) is before
     assert signal.set_wakeup_fd(-1) == -1, "no wakeup fd left behind"
+
+
+_ORPHANED_DURING_THE_GIVE_UP = """
+import os, subprocess, sys
+import psutil
+from tfmesos.scheduler.signals import kill_descendants
+print(kill_descendants(), flush=True)  # the give-up's first rounds: nothing yet
+# An executor that starts its task (a process group of its own) and dies before a round finds it.
+executor = "import subprocess; print(subprocess.Popen(['sleep', '60'], start_new_session=True, " \\
+           "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"
+task = int(subprocess.run([sys.executable, "-c", executor], capture_output=True, text=True, check=True).stdout)
+print(task, psutil.Process(task).ppid(), os.getpid(), flush=True)
+print(kill_descendants(), psutil.pid_exists(task) and psutil.Process(task).status() != psutil.STATUS_ZOMBIE)
+"""
+
+
+def test_a_task_orphaned_while_the_run_gives_up_is_adopted_and_killed_by_the_last_round():
+    """The give-up's rounds kill an executor while it forks its task: the task, re-parented, must still
+    be found (a Ctrl-C thrice during placement left one running)."""
+    run = subprocess.run([sys.executable, "-c", _ORPHANED_DURING_THE_GIVE_UP], capture_output=True, text=True,
+                         timeout=60)
+    lines = run.stdout.split("\n")
+    try:
+        assert run.returncode == 0, run.stderr
+        assert lines[0] == "0", lines
+        task, parent, giving_up = map(int, lines[1].split())
+        assert parent == giving_up, f"the orphaned task went to pid {parent}, not to the run giving up"
+        assert lines[2] == "1 False", f"killed, task still alive: {lines[2]}"
+    finally:
+        if len(lines) > 1 and lines[1]:
+            try:
+                left = psutil.Process(int(lines[1].split()[0]))
+                if left.name() == "sleep":  # not a pid given again since
+                    left.kill()
+            except psutil.Error:
+                pass

@@ -33,18 +33,37 @@ def signal_name(signum: int) -> str:
     return signal.Signals(signum).name
 
 
+KILL_ROUNDS = 10  # at most: each round after the first finds only what was started during the one before
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _adopt_orphans() -> None:
+    """From now on a descendant whose parent dies is re-parented to this process, not to init: a
+    task forked by its executor while the executor was being killed stays findable (Linux 3.4+)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: orphans go to init, as before
+        pass
+
+
 def kill_descendants() -> int:
     """SIGKILL every process this one started, directly or not (the embedded master's zygote,
     executors, tasks, a child master), and the process groups they lead or belong to (a task's
     own children). Returns how many processes were found."""
     import psutil
 
+    _adopt_orphans()
     own_group = os.getpgrp()
     killed: set[psutil.Process] = set()
-    # Twice: a process forked while the first round was sent (the zygote starting an executor) is
-    # found by the second. Each round waits for its dead, so nothing still writes afterwards.
-    for _ in range(2):
+    # Rounds until one finds nothing new: a process forked while a round was sent (the zygote starting
+    # an executor, an executor its task) is found by the next, as a child or, its parent killed, an
+    # adopted orphan. Each round waits for its dead, so nothing still writes afterwards.
+    for _ in range(KILL_ROUNDS):
         found = [p for p in psutil.Process().children(recursive=True) if p not in killed]
+        if not found:
+            break
         groups = set()
         for process in found:
             try:
@@ -199,6 +218,7 @@ class StopSignals:
                 if not os.path.exists(path):
                     break
         kept = self._say_last_words()
+        killed += kill_descendants()  # what the embedded agents' threads launched meanwhile
         line = (f"[tfmesos] gave up at the third signal: killed {killed} process(es) this run started"
                 + ("" if kept else "; the run's record could not be kept in time")
                 + (f"; {self.give_up_note}" if self.give_up_note else "") + "\n")
