@@ -42,9 +42,13 @@ def test_reports_from_a_task_process_reach_the_reader_merged_and_in_order(tmp_pa
         pipe.close()  # forwards what is left, like the executor after the task's end
     assert not fifo.exists()
     assert got, "nothing forwarded"
-    last = got[-1]
-    assert last["step"] == 30 and last["total_steps"] == 30 and last["note"] == "x"
-    assert abs(last["loss"] - 1.0 / 30) < 1e-6 and last["accuracy"] == "nan"
+    # Each message holds what was reported since the one before (at most every FORWARD_SECONDS: a
+    # loaded machine splits the burst); the scheduler merges them (core/job/view.py), as here.
+    merged: dict = {}
+    for values in got:
+        merged.update(values)
+    assert got[-1]["step"] == 30 and merged["total_steps"] == 30 and merged["note"] == "x"
+    assert abs(merged["loss"] - 1.0 / 30) < 1e-6 and merged["accuracy"] == "nan"
     steps = [g["step"] for g in got if "step" in g]
     assert steps == sorted(steps), "reports keep their order"
     assert len(got) < 31, "a burst is forwarded as few messages, not one per report"
