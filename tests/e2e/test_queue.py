@@ -44,8 +44,14 @@ def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 10
             runs.append(_run(_job(tmp_path, f"queue-{i}", command), master))
         for run in runs:
             run.wait_for(r"scheduler API on (\S+/v1/status)", 60)
-        waiting = eventually(lambda: next((r for r in runs if re.search(QUEUED, r.output)), None), 30,
-                             "a job to say it is queued")
+        # Which two run is the offers' to say: a job may say it is queued while an agent's offer is
+        # out to another job, and be placed when that job turns it down. Once two run, they hold
+        # both agents until the gate, and the other two are queued for sure.
+        started = eventually(lambda: (lambda r: r if len(r) >= 2 else None)(
+            [r for r in runs if "chief:0 TASK_RUNNING" in r.output]), 60, "two jobs to run")
+        assert len(started) == 2, "a third job ran while two held both agents"
+        waiting = eventually(lambda: next((r for r in runs if r not in started and re.search(QUEUED, r.output)), None),
+                             30, "a job to say it is queued")
         # The status API says so too while the job waits (for a 10 s job to end).
         url = waiting.wait_for(r"scheduler API on (\S+/v1/status)", 5).group(1)
         with urllib.request.urlopen(url, timeout=10) as resp:

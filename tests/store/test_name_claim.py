@@ -105,6 +105,29 @@ def test_a_refused_claim_names_the_holder_its_api_and_how_to_stop_it(tmp_path):
         claim.release()
 
 
+def test_a_claim_whose_marker_is_not_written_yet_is_named_by_the_lock_s_holder(tmp_path):
+    """Two runs started at once: the refused one reads the live marker before the winner has written
+    it. The kernel's record of the lock still names the winner's pid."""
+    (tmp_path / "live").mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import fcntl, os, sys
+        fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print("LOCKED", flush=True)
+        sys.stdin.readline()
+    """), str(tmp_path / "live" / "job.lock")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "LOCKED"
+        with pytest.raises(NameTaken) as refused:
+            take_dir_claim(tmp_path, "job", Holder.here("job"))
+        assert refused.value.holder.pid == holder.pid
+        assert f"scheduler pid {holder.pid} on this machine, starting" in str(refused.value), str(refused.value)
+        assert not (tmp_path / "live" / "job.json").exists(), "the refused run wrote nothing"
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+
+
 def test_a_zookeeper_claim_is_one_session_s_and_goes_with_it(zk):
     url = f"zk://{zk.hosts}/tfmesos-claims"
     first, second = ZkStore(url, "team/job"), ZkStore(url, "team/job")

@@ -49,6 +49,24 @@ def process_start(pid: int) -> int | None:
     return int(fields[19])
 
 
+def flock_holder(fd: int) -> int | None:
+    """The pid of the process holding the ``flock`` on the file open at ``fd``, from the kernel's
+    /proc/locks ("1: FLOCK  ADVISORY  WRITE 123 fe:00:4567 0 EOF"; "->" lines are waiters), or
+    None when no such lock is listed (let go of meanwhile, or /proc is not there)."""
+    st = os.fstat(fd)
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key and fields[4].isdigit():
+            return int(fields[4])
+    return None
+
+
 def process_alive(pid: int, start: int | None) -> bool:
     """Whether the process that had pid ``pid`` and started at ``start`` still runs (``start``
     None, a marker of an older tfmesos: whether some process of that pid runs)."""
@@ -100,7 +118,9 @@ class Holder:
         if not self.pid:  # the lock is held, its marker not written yet (or unreadable)
             return "a scheduler that is starting"
         where = "on this machine" if self.on_this_host else f"on {self.host}"
-        since = time.strftime("%H:%M:%S", time.localtime(self.since)) if self.since else "?"
+        if not self.since:  # found by its lock (flock_holder): its marker is not written yet
+            return f"scheduler pid {self.pid} {where}, starting"
+        since = time.strftime("%H:%M:%S", time.localtime(self.since))
         api = f"API {self.api}" if self.api else "no API listening (starting, or ending)"
         return f"scheduler pid {self.pid} {where} since {since}, {api}"
 
@@ -165,10 +185,12 @@ class DirClaim:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                os.close(fd)
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                    raise
-                held = read_marker(self.marker, self.holder.name) or Holder(self.holder.name, 0)
+                try:
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        raise
+                    held = read_marker(self.marker, self.holder.name) or self._starting(fd)
+                finally:
+                    os.close(fd)
                 raise NameTaken(held, f"state directory {live_dir.parent}") from None
             try:  # the file locked may have been removed by the run that let go of it meanwhile
                 same = os.fstat(fd).st_ino == os.stat(self.lock_path).st_ino
@@ -182,6 +204,13 @@ class DirClaim:
         if previous is not None and previous.pid != self.holder.pid:
             self.taken_over = previous  # its scheduler let go of the lock: it is gone
         self.write()
+
+    def _starting(self, fd: int) -> Holder:
+        """The holder of a lock whose marker is not written yet (two runs started at once): named
+        by the kernel's record of the lock, so the refusal still says which process runs."""
+        pid = flock_holder(fd) or 0
+        return Holder(self.holder.name, pid, process_start(pid) if pid else None,
+                      socket.gethostname() if pid else "")
 
     def write(self, **changes: Any) -> None:
         """The marker rewritten whole with ``changes`` (api, last): a reader never sees half."""
