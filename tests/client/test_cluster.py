@@ -257,3 +257,46 @@ def test_the_caller_s_address_is_found_from_every_form_of_master():
                    "zoo://u:p@127.0.0.1:2181,10.0.0.2:2181/mesos", "localhost", "http://localhost:5050/"):
         assert cluster_api.reachable_host(master) == "127.0.0.1", master
     assert cluster_api.reachable_host(None) == "127.0.0.1"
+
+
+def test_a_second_ctrl_c_the_kernel_gives_another_thread_is_heard_while_the_close_runs_elsewhere():
+    """The first Ctrl-C closes the cluster on a thread, which holds the close for its kill grace;
+    the main thread, leaving the block, waits for that close. A process-directed signal may go to
+    any thread: its Python handler runs in the main thread once that runs bytecode, so the main
+    thread's wait must be made of short ones (a plain lock acquire waited out the whole grace)."""
+    import signal
+    import sys
+    import threading
+
+    c = cluster_api.Cluster(None, {}, cluster_api.ClusterSettings(), out=open(os.devnull, "w"))
+    heard = threading.Event()
+    main = threading.main_thread()
+    closing = threading.Event()
+    result: dict[str, bool] = {}
+
+    def other_close() -> None:  # the close of the first Ctrl-C, still killing: holds the lock
+        with c._close_lock:
+            closing.set()
+            # Until the main thread is waiting in close(), then the signal to this thread.
+            while "close" not in {f.f_code.co_name for f in _frames(sys._current_frames().get(main.ident))}:
+                threading.Event().wait(0.01)  # polling another thread's stack, no handshake exists
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+            result["heard while closing"] = heard.wait(10)
+
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: heard.set())
+    try:
+        thread = threading.Thread(target=other_close)
+        thread.start()
+        closing.wait(10)
+        c.close()
+        thread.join(10)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result == {"heard while closing": True}, "the second Ctrl-C was heard only after the close"
+    assert c._closed.is_set()
+
+
+def _frames(frame):
+    while frame is not None:
+        yield frame
+        frame = frame.f_back

@@ -272,32 +272,42 @@ class Cluster(Mapping[str, str]):
         """Kill every task, tear the framework down, stop the embedded master. Idempotent.
         The cluster ends ``end`` (CLOSED: the block left normally; KILLED: stopped by a signal)
         with ``cause``, unless a task had already ended it."""
-        with self._close_lock:
-            if self._closed.is_set():
-                return
-            session = self._session
-            try:
-                self._stop.set()  # a start still waiting for servers gives up
-                if session is not None:
-                    session.stop(cause, end)
-                    if self._thread is not None:
-                        # In short joins: Python runs a signal's handler in the main thread only once
-                        # it runs bytecode, and a second Ctrl-C that the kernel gave to another thread
-                        # would otherwise be answered only after the whole stop (the kill grace).
-                        while self._thread.is_alive():
-                            self._thread.join(0.2)
-                    session.teardown(failover=False)  # TEARDOWN: Mesos kills anything left
-                    if self._sched is not None and self._sched.result is not None:
-                        # Its end is kept (before the embedded master goes with its sandboxes) as the summary prints.
-                        session.keep_end()
-                        if self._signals is not None and self._signals.signum is not None:
-                            from ..scheduler.runner import print_summary
+        # In short waits, as the joins below: a close already running on the first Ctrl-C's thread
+        # holds the lock for its kill grace, and a second Ctrl-C that the kernel gave to another
+        # thread is answered only once the main thread runs bytecode again.
+        while not self._close_lock.acquire(timeout=0.2):
+            pass
+        try:
+            self._close_held(cause, end)
+        finally:
+            self._close_lock.release()
 
-                            print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
-            finally:
-                if session is not None:
-                    session.close()
-                self._closed.set()
+    def _close_held(self, cause: str, end: str) -> None:
+        if self._closed.is_set():
+            return
+        session = self._session
+        try:
+            self._stop.set()  # a start still waiting for servers gives up
+            if session is not None:
+                session.stop(cause, end)
+                if self._thread is not None:
+                    # In short joins: Python runs a signal's handler in the main thread only once
+                    # it runs bytecode, and a second Ctrl-C that the kernel gave to another thread
+                    # would otherwise be answered only after the whole stop (the kill grace).
+                    while self._thread.is_alive():
+                        self._thread.join(0.2)
+                session.teardown(failover=False)  # TEARDOWN: Mesos kills anything left
+                if self._sched is not None and self._sched.result is not None:
+                    # Its end is kept (before the embedded master goes with its sandboxes) as the summary prints.
+                    session.keep_end()
+                    if self._signals is not None and self._signals.signum is not None:
+                        from ..scheduler.runner import print_summary
+
+                        print_summary(self._console, self._sched, self._sched.result.end, self._sched.result.cause)
+        finally:
+            if session is not None:
+                session.close()
+            self._closed.set()
 
     def waiting_for(self) -> str:
         """What closing waits for (said at a second Ctrl-C)."""
