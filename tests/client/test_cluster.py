@@ -267,6 +267,7 @@ def test_a_second_ctrl_c_the_kernel_gives_another_thread_is_heard_while_the_clos
     import signal
     import sys
     import threading
+    import traceback
 
     c = cluster_api.Cluster(None, {}, cluster_api.ClusterSettings(), out=open(os.devnull, "w"))
     heard = threading.Event()
@@ -278,7 +279,7 @@ def test_a_second_ctrl_c_the_kernel_gives_another_thread_is_heard_while_the_clos
         with c._close_lock:
             closing.set()
             # Until the main thread is waiting in close(), then the signal to this thread.
-            while "close" not in {f.f_code.co_name for f in _frames(sys._current_frames().get(main.ident))}:
+            while "close" not in {f.f_code.co_name for f, _ in traceback.walk_stack(sys._current_frames().get(main.ident))}:
                 threading.Event().wait(0.01)  # polling another thread's stack, no handshake exists
             signal.pthread_kill(threading.get_ident(), signal.SIGINT)
             result["heard while closing"] = heard.wait(10)
@@ -294,9 +295,3 @@ def test_a_second_ctrl_c_the_kernel_gives_another_thread_is_heard_while_the_clos
         signal.signal(signal.SIGINT, previous)
     assert result == {"heard while closing": True}, "the second Ctrl-C was heard only after the close"
     assert c._closed.is_set()
-
-
-def _frames(frame):
-    while frame is not None:
-        yield frame
-        frame = frame.f_back

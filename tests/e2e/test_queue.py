@@ -47,8 +47,11 @@ def run_four_jobs_on_a_cluster_that_fits_two(tmp_path, master, sleep: float = 10
         # Which two run is the offers' to say: a job may say it is queued while an agent's offer is
         # out to another job, and be placed when that job turns it down. Once two run, they hold
         # both agents until the gate, and the other two are queued for sure.
-        started = eventually(lambda: (lambda r: r if len(r) >= 2 else None)(
-            [r for r in runs if "chief:0 TASK_RUNNING" in r.output]), 60, "two jobs to run")
+        def running() -> list:
+            return [r for r in runs if "chief:0 TASK_RUNNING" in r.output]
+
+        eventually(lambda: len(running()) >= 2, 60, "two jobs to run")
+        started = running()
         assert len(started) == 2, "a third job ran while two held both agents"
         waiting = eventually(lambda: next((r for r in runs if r not in started and re.search(QUEUED, r.output)), None),
                              30, "a job to say it is queued")

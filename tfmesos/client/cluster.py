@@ -272,7 +272,7 @@ class Cluster(Mapping[str, str]):
         """Kill every task, tear the framework down, stop the embedded master. Idempotent.
         The cluster ends ``end`` (CLOSED: the block left normally; KILLED: stopped by a signal)
         with ``cause``, unless a task had already ended it."""
-        # In short waits, as the joins below: a close already running on the first Ctrl-C's thread
+        # In short waits: a close already running on the first Ctrl-C's thread
         # holds the lock for its kill grace, and a second Ctrl-C that the kernel gave to another
         # thread is answered only once the main thread runs bytecode again.
         while not self._close_lock.acquire(timeout=0.2):
@@ -291,9 +291,7 @@ class Cluster(Mapping[str, str]):
             if session is not None:
                 session.stop(cause, end)
                 if self._thread is not None:
-                    # In short joins: Python runs a signal's handler in the main thread only once
-                    # it runs bytecode, and a second Ctrl-C that the kernel gave to another thread
-                    # would otherwise be answered only after the whole stop (the kill grace).
+                    # In short joins, as the lock above: a second Ctrl-C is heard meanwhile.
                     while self._thread.is_alive():
                         self._thread.join(0.2)
                 session.teardown(failover=False)  # TEARDOWN: Mesos kills anything left

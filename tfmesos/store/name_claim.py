@@ -208,9 +208,8 @@ class DirClaim:
     def _starting(self, fd: int) -> Holder:
         """The holder of a lock whose marker is not written yet (two runs started at once): named
         by the kernel's record of the lock, so the refusal still says which process runs."""
-        pid = flock_holder(fd) or 0
-        return Holder(self.holder.name, pid, process_start(pid) if pid else None,
-                      socket.gethostname() if pid else "")
+        pid = flock_holder(fd) or 0  # 0: let go of meanwhile, "a scheduler that is starting"
+        return Holder(self.holder.name, pid, process_start(pid) if pid else None)  # no host: this one
 
     def write(self, **changes: Any) -> None:
         """The marker rewritten whole with ``changes`` (api, last): a reader never sees half."""
