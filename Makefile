@@ -32,7 +32,8 @@ run: $(STAMP)
 	$(BIN)/tfmesos run examples/pss_digits/options.json
 
 # Everything: unit, protocol, end-to-end (real TensorFlow), ZooKeeper and chromium (installed if missing), chaos,
-# in TEST_WORKERS pytest-xdist workers side by side, the longest first (tests/durations.json); the few tests
+# in TEST_WORKERS pytest-xdist workers side by side, the longest first (tests/durations.json) and at most one
+# CPU-heavy test per core at once, the others waiting tests beside them (tests/side_by_side.py); the few tests
 # marked serial run alone, those of an xdist_group in one worker (docs/developers/tests.md). TEST_WORKERS=0:
 # one at a time. Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE):
 # without the cache each worker rewrites every test module's asserts again (5 s of CPU each).

@@ -101,6 +101,7 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    side_by_side.release_cpu_group()
     if getattr(config, "_tfmesos_real_home", None) is not None:
         os.environ["HOME"] = config._tfmesos_real_home
     shutil.rmtree(getattr(config, "_tfmesos_home", ""), ignore_errors=True)
@@ -147,19 +148,31 @@ def pytest_collection_modifyitems(config, items):
 _LOCK = pytest.StashKey[side_by_side.SessionLock]()
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s scheduler: --dist loadgroup's, with at most as many CPU-heavy tests at once as
+    the machine has cores (tests/side_by_side.py)."""
+    if config.getvalue("dist") == "loadgroup":
+        return side_by_side.make_scheduler(config, log)
+    return None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Side by side, a serial test runs alone and the others share (tests/side_by_side.py)."""
-    if xdist_worker() is None:
-        yield
-        return
-    config = item.config
-    if _LOCK not in config.stash:
-        # The workers' basetemps (--basetemp, set by xdist) are folders of one session's folder.
-        config.stash[_LOCK] = side_by_side.SessionLock(Path(config.option.basetemp).parent)
-    lock = config.stash[_LOCK]
-    with lock.alone() if item.get_closest_marker(side_by_side.SERIAL) else lock.beside():
-        yield
+    """Side by side, a serial test runs alone and the others share (tests/side_by_side.py). With
+    TFMESOS_TEST_CPU set, each test's CPU seconds (its processes' too) are appended to that file,
+    for tools/test_durations.py --cpu."""
+    with side_by_side.cpu_recorded(item.nodeid):
+        if xdist_worker() is None:
+            yield
+            return
+        config = item.config
+        if _LOCK not in config.stash:
+            # The workers' basetemps (--basetemp, set by xdist) are folders of one session's folder.
+            config.stash[_LOCK] = side_by_side.SessionLock(Path(config.option.basetemp).parent)
+        lock = config.stash[_LOCK]
+        with lock.alone() if item.get_closest_marker(side_by_side.SERIAL) else lock.beside():
+            yield
 
 
 def pytest_runtest_setup(item):

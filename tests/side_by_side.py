@@ -11,17 +11,26 @@ docs/developers/tests.md.
 - ``@pytest.mark.xdist_group(name, reason=...)``: pytest-xdist's own marker (``--dist loadgroup``):
   the tests of a group run one after another in one worker, the others beside them; for tests that
   share something of their own (a module's cluster, fixed ports). The reason is required.
+- At most as many CPU-heavy tests at once as the machine has cores (and one worker fewer than the
+  run has): a worker that would start a third one on two cores takes the longest light test
+  instead (``CoresScheduling``). Heavy means measured: ``cpu_seconds`` in tests/durations.json, the
+  CPU its processes used (TensorFlow's start is about 3 CPU seconds a process). The light tests
+  mostly wait (offers, stop signals, timers): beside two heavy ones the cores stay busy, where at
+  the end of a longest-first run three of them left the cores half idle for minutes.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import json
+import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator
 
 import pytest
+from xdist.scheduler import LoadGroupScheduling
 
 SERIAL = "serial"
 
@@ -133,3 +142,145 @@ def order(item: pytest.Item, measured: Mapping[str, float],
     group = group_of(item)
     seconds = groups[group] if group in groups else expected_seconds(item, measured)
     return (0 if item.get_closest_marker(SERIAL) else 1, -seconds)
+
+
+# A test is heavy when it used this many CPU seconds: about two TensorFlow starts.
+HEAVY_CPU_S = 6.0
+CPU_ENV = "TFMESOS_TEST_CPU"
+
+
+def measured_cpu(path: Path = DURATIONS) -> dict[str, float]:
+    """The CPU seconds each listed test used in the measured run (``cpu_seconds``)."""
+    if not path.is_file():
+        return {}
+    return {plain_nodeid(k): v for k, v in json.loads(path.read_text()).get("cpu_seconds", {}).items()}
+
+
+_CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1's CPU accounting (root may make groups)
+_own_group: list[Path | None] = []
+
+
+def _cpuacct_group() -> Path | None:
+    """A cpuacct cgroup that this process and everything it starts from now on belong to: their
+    CPU, orphans included, which os.times() loses (a task left to its agent, a restarted master's
+    executors). None where there is none to make."""
+    if not _own_group:
+        group: Path | None = _CPUACCT / f"tfmesos-test-{os.getpid()}"
+        try:
+            group.mkdir(exist_ok=True)
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            group = None
+        _own_group.append(group)
+    return _own_group[0]
+
+
+def release_cpu_group() -> None:
+    """Leave this process's cpuacct group and remove it (kept if something still runs in it)."""
+    if _own_group and _own_group[0] is not None:
+        try:
+            (_CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
+            _own_group[0].rmdir()
+        except OSError:
+            pass
+
+
+def cpu_seconds() -> float:
+    """The CPU seconds of this process and of what it started: its cpuacct group's where it has one,
+    else its own and its ended children's (theirs include their own ended children)."""
+    group = _cpuacct_group()
+    if group is not None:
+        return int((group / "cpuacct.usage").read_text()) / 1e9
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+@contextlib.contextmanager
+def cpu_recorded(nodeid: str) -> Iterator[None]:
+    """With TFMESOS_TEST_CPU naming a file, append the CPU seconds of what runs inside (a test), and
+    when it started and ended (seconds since the epoch), for tools/test_durations.py --cpu."""
+    out = os.environ.get(CPU_ENV)
+    before, start = (cpu_seconds(), time.time()) if out else (0.0, 0.0)
+    try:
+        yield
+    finally:
+        if out:
+            with open(out, "a") as f:
+                f.write(f"{cpu_seconds() - before:.2f}\t{nodeid}\t{start:.2f}\t{time.time():.2f}"
+                        f"\t{os.environ.get('PYTEST_XDIST_WORKER', '')}\n")
+
+
+def heavy_at_once(workers: int, cores: int | None) -> int:
+    """How many heavy tests may run at once: one per core, and one worker left for the light ones."""
+    return max(1, min(workers - 1, cores or 1))
+
+
+def pick_unit(queue: Iterable[tuple[str, bool]], heavy_elsewhere: int, at_once: int) -> str:
+    """The work unit a worker takes next, from the queue in its order as (scope, heavy) pairs: the
+    first, unless ``at_once`` heavy ones already run elsewhere and it is heavy; then the first light
+    one; the first when none is light (the queue must not be empty)."""
+    first = None
+    for scope, heavy in queue:
+        if first is None:
+            first = scope
+            if heavy_elsewhere < at_once:
+                break
+        if not heavy:
+            return scope
+    assert first is not None, "an empty queue"
+    return first
+
+
+class CoresScheduling(LoadGroupScheduling):
+    """``--dist loadgroup``'s scheduler, whose worker takes the unit ``pick_unit`` picks, and is sent
+    one unit when it is down to its last (pytest-xdist sends more ahead; the pick is better late)."""
+
+    def __init__(self, config: pytest.Config, log, heavy: frozenset[str], cores: int | None) -> None:
+        super().__init__(config, log)
+        self._heavy_ids, self._cores = heavy, cores
+        self._heavy_scope: dict[str, bool] = {}
+        self._heavy_pending: dict[object, set[str]] = {}  # node -> its heavy units not yet done
+
+    def _is_heavy(self, scope: str, work_unit: Mapping[str, bool]) -> bool:
+        if scope not in self._heavy_scope:
+            self._heavy_scope[scope] = any(plain_nodeid(n) in self._heavy_ids for n in work_unit)
+        return self._heavy_scope[scope]
+
+    def _assign_work_unit(self, node) -> None:
+        elsewhere = sum(1 for other, units in self._heavy_pending.items() if other is not node and units)
+        at_once = heavy_at_once(len(self.nodes), self._cores)
+        scope = pick_unit(((s, self._is_heavy(s, w)) for s, w in self.workqueue.items()), elsewhere, at_once)
+        work_unit = self.workqueue.pop(scope)
+        self.workqueue[scope] = work_unit
+        self.workqueue.move_to_end(scope, last=False)  # the base class takes the queue's first
+        if self._is_heavy(scope, work_unit):
+            self._heavy_pending.setdefault(node, set()).add(scope)
+        super()._assign_work_unit(node)
+
+    def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:
+        nodeid = self.registered_collections[node][item_index]
+        scope = self._split_scope(nodeid)
+        work_unit = self.assigned_work[node][scope]
+        work_unit[nodeid] = True
+        if all(work_unit.values()):
+            self._heavy_pending.get(node, set()).discard(scope)
+        self._reschedule(node)
+
+    def remove_node(self, node):
+        self._heavy_pending.pop(node, None)
+        return super().remove_node(node)
+
+    def _reschedule(self, node) -> None:
+        if node.shutting_down:
+            return
+        if not self.workqueue:
+            node.shutdown()
+            return
+        if self._pending_of(self.assigned_work[node]) > 1:  # the one it runs and the one after it
+            return
+        self._assign_work_unit(node)
+
+
+def make_scheduler(config: pytest.Config, log) -> CoresScheduling:
+    heavy = frozenset(k for k, v in measured_cpu().items() if v >= HEAVY_CPU_S)
+    return CoresScheduling(config, log, heavy, os.cpu_count())

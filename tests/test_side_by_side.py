@@ -96,6 +96,10 @@ def test_the_measured_durations_name_tests_that_exist():
     root = Path(__file__).resolve().parents[1]
     gone = [nodeid for nodeid in measured if not (root / nodeid.split("::")[0]).is_file()]
     assert not gone, f"{gone}: not in the suite any more; refresh tests/durations*.json (tools/test_durations.py)"
+    cpu = side_by_side.measured_cpu()
+    assert len([s for s in cpu.values() if s >= side_by_side.HEAVY_CPU_S]) >= 20, "the heavy tests are measured"
+    gone = [nodeid for nodeid in cpu if not (root / nodeid.split("::")[0]).is_file()]
+    assert not gone, f"{gone}: not in the suite any more; refresh tests/durations.json (tools/test_durations.py --cpu)"
     real = side_by_side.measured_seconds(side_by_side.REAL_MESOS_DURATIONS)
     assert real and all("real_mesos" in nodeid for nodeid in real), "the real-Mesos suite's own file"
 
@@ -148,3 +152,78 @@ def test_pip_keeps_the_users_config_and_cache_under_the_suites_home(tmp_path: Pa
                                       "PIP_CACHE_DIR": str(home / ".cache" / "pip")}
     assert pip_settings(home, {"PIP_CONFIG_FILE": "/etc/mine.conf", "XDG_CACHE_HOME": "/c"}) == \
         {"PIP_CACHE_DIR": "/c/pip"}, "what the user set is kept"
+
+
+def test_the_cpu_seconds_a_run_collects_are_read_by_node_id_without_the_group_suffix():
+    from tools.test_durations import cpu_seconds
+
+    lines = ["31.90\tt.py::a@images\t1795974000.10\t1795974040.20\tgw0\n", "0.02\tt.py::b[x@y]\t1.0\t1.1\tgw1",
+             "not a record"]
+    assert cpu_seconds(lines) == {"t.py::a": 31.9, "t.py::b[x@y]": 0.02}
+
+
+def test_a_worker_takes_the_first_unit_unless_it_would_be_one_heavy_too_many():
+    queue = [("h1", True), ("h2", True), ("l1", False), ("l2", False)]
+    assert side_by_side.pick_unit(queue, heavy_elsewhere=0, at_once=2) == "h1"
+    assert side_by_side.pick_unit(queue, heavy_elsewhere=1, at_once=2) == "h1"
+    assert side_by_side.pick_unit(queue, heavy_elsewhere=2, at_once=2) == "l1", "the first light one"
+    assert side_by_side.pick_unit(queue[:2], heavy_elsewhere=2, at_once=2) == "h1", "none light: the first"
+    assert side_by_side.pick_unit([("l2", False), ("h1", True)], heavy_elsewhere=5, at_once=2) == "l2"
+    assert side_by_side.heavy_at_once(workers=3, cores=2) == 2
+    assert side_by_side.heavy_at_once(workers=8, cores=2) == 2
+    assert side_by_side.heavy_at_once(workers=2, cores=16) == 1, "one worker kept for the light ones"
+    assert side_by_side.heavy_at_once(workers=1, cores=None) == 1
+
+
+_SIDE_BY_SIDE_SUITE = '''
+import json, os, time
+import pytest
+
+@pytest.mark.parametrize("name,seconds", [("h0", 1.0), ("h1", 1.0), ("h2", 1.0), ("h3", 1.0),
+                                          ("l0", 0.3), ("l1", 0.3), ("l2", 0.3), ("l3", 0.3), ("l4", 0.3)])
+def test_work(name, seconds):
+    start = time.time()
+    time.sleep(seconds)  # the work: a heavy test's minutes, shortened
+    with open(os.environ["EVENTS"], "a") as f:
+        f.write(json.dumps([name, start, time.time()]) + "\\n")
+'''
+
+_SIDE_BY_SIDE_CONFTEST = '''
+import pytest
+from tests import side_by_side
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    heavy = frozenset(f"test_work.py::test_work[h{i}-1.0]" for i in range(4))
+    return side_by_side.CoresScheduling(config, log, heavy, cores=2)
+'''
+
+
+def test_pytest_xdist_runs_at_most_two_heavy_tests_at_once_on_two_cores_and_light_ones_beside(tmp_path: Path):
+    """The scheduler in a real pytest-xdist run of three workers: four heavy tests first in the
+    queue, light ones after (a longest-first order). Without the cap the three workers start three
+    heavy ones at once."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_work.py").write_text(_SIDE_BY_SIDE_SUITE)
+    (suite / "conftest.py").write_text(_SIDE_BY_SIDE_CONFTEST)
+    events = tmp_path / "events"
+    env = {**os.environ, "PYTHONPATH": str(root), "EVENTS": str(events)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3",
+                           "--dist", "loadgroup", "--no-loadscope-reorder", "--rootdir", str(suite), str(suite)],
+                          cwd=suite, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = [json.loads(line) for line in events.read_text().splitlines()]
+    assert sorted(name for name, _, _ in ran) == ["h0", "h1", "h2", "h3", "l0", "l1", "l2", "l3", "l4"]
+    heavy = [(start, end) for name, start, end in ran if name.startswith("h")]
+    at_once = max(sum(1 for s, e in heavy if s <= start < e) for start, _ in heavy)
+    assert at_once == 2, f"{at_once} heavy tests at once: {sorted(ran, key=lambda r: r[1])}"
+    last_heavy_start = max(start for start, _ in heavy)
+    assert any(start < last_heavy_start for name, start, _ in ran if name.startswith("l")), \
+        "a light test ran beside the heavy ones, before the last of them started"
