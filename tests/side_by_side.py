@@ -250,10 +250,8 @@ class CoresScheduling(LoadGroupScheduling):
         elsewhere = sum(1 for other, units in self._heavy_pending.items() if other is not node and units)
         at_once = heavy_at_once(len(self.nodes), self._cores)
         scope = pick_unit(((s, self._is_heavy(s, w)) for s, w in self.workqueue.items()), elsewhere, at_once)
-        work_unit = self.workqueue.pop(scope)
-        self.workqueue[scope] = work_unit
         self.workqueue.move_to_end(scope, last=False)  # the base class takes the queue's first
-        if self._is_heavy(scope, work_unit):
+        if self._heavy_scope[scope]:
             self._heavy_pending.setdefault(node, set()).add(scope)
         super()._assign_work_unit(node)
 
