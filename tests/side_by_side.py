@@ -89,13 +89,14 @@ GUESS_S = {"e2e": 30.0, "chaos": 30.0, "slow": 3.0, "zookeeper": 3.0, "chromium"
 PROTOCOL_S, UNIT_S = 1.0, 0.1
 
 
-def measured_seconds(*paths: Path) -> dict[str, float]:
-    """The seconds each listed test took in the measured runs (default: both files), by node id
-    without the ``@GROUP`` suffix that ``--dist loadgroup`` gives an xdist_group's tests."""
+def measured_seconds(*paths: Path, key: str = "seconds") -> dict[str, float]:
+    """The seconds each listed test took in the measured runs (default: both files; ``key``
+    ``cpu_seconds``: the CPU it used), by node id without the ``@GROUP`` suffix that ``--dist
+    loadgroup`` gives an xdist_group's tests."""
     found: dict[str, float] = {}
     for path in paths or (DURATIONS, REAL_MESOS_DURATIONS):
         if path.is_file():
-            found.update((plain_nodeid(k), v) for k, v in json.loads(path.read_text())["seconds"].items())
+            found.update((plain_nodeid(k), v) for k, v in json.loads(path.read_text()).get(key, {}).items())
     return found
 
 
@@ -147,13 +148,6 @@ def order(item: pytest.Item, measured: Mapping[str, float],
 # A test is heavy when it used this many CPU seconds: about two TensorFlow starts.
 HEAVY_CPU_S = 6.0
 CPU_ENV = "TFMESOS_TEST_CPU"
-
-
-def measured_cpu(path: Path = DURATIONS) -> dict[str, float]:
-    """The CPU seconds each listed test used in the measured run (``cpu_seconds``)."""
-    if not path.is_file():
-        return {}
-    return {plain_nodeid(k): v for k, v in json.loads(path.read_text()).get("cpu_seconds", {}).items()}
 
 
 _CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1's CPU accounting (root may make groups)
@@ -251,7 +245,7 @@ class CoresScheduling(LoadGroupScheduling):
         at_once = heavy_at_once(len(self.nodes), self._cores)
         scope = pick_unit(((s, self._is_heavy(s, w)) for s, w in self.workqueue.items()), elsewhere, at_once)
         self.workqueue.move_to_end(scope, last=False)  # the base class takes the queue's first
-        if self._heavy_scope[scope]:
+        if self._is_heavy(scope, self.workqueue[scope]):
             self._heavy_pending.setdefault(node, set()).add(scope)
         super()._assign_work_unit(node)
 
@@ -280,5 +274,5 @@ class CoresScheduling(LoadGroupScheduling):
 
 
 def make_scheduler(config: pytest.Config, log) -> CoresScheduling:
-    heavy = frozenset(k for k, v in measured_cpu().items() if v >= HEAVY_CPU_S)
+    heavy = frozenset(k for k, v in measured_seconds(DURATIONS, key="cpu_seconds").items() if v >= HEAVY_CPU_S)
     return CoresScheduling(config, log, heavy, os.cpu_count())

@@ -96,7 +96,7 @@ def test_the_measured_durations_name_tests_that_exist():
     root = Path(__file__).resolve().parents[1]
     gone = [nodeid for nodeid in measured if not (root / nodeid.split("::")[0]).is_file()]
     assert not gone, f"{gone}: not in the suite any more; refresh tests/durations*.json (tools/test_durations.py)"
-    cpu = side_by_side.measured_cpu()
+    cpu = side_by_side.measured_seconds(side_by_side.DURATIONS, key="cpu_seconds")
     assert len([s for s in cpu.values() if s >= side_by_side.HEAVY_CPU_S]) >= 20, "the heavy tests are measured"
     gone = [nodeid for nodeid in cpu if not (root / nodeid.split("::")[0]).is_file()]
     assert not gone, f"{gone}: not in the suite any more; refresh tests/durations.json (tools/test_durations.py --cpu)"

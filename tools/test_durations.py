@@ -5,13 +5,14 @@ longest first), from the output of a measured run:
     .venv/bin/python tools/test_durations.py /tmp/run.txt
 
 and likewise the real-Mesos suite's (`make test-real-mesos ...`, then `--out
-tests/durations-real-mesos.json`). With the CPU seconds of each test too (what makes a test heavy
-for `make test`'s scheduler, tests/side_by_side.py), from the same run:
+tests/durations-real-mesos.json`). Node ids are written without the `@GROUP` suffix that
+`--dist loadgroup` gives an xdist_group's tests (the order is decided before it is added).
+
+With the CPU seconds of each test too (what makes a test heavy for `make test`'s scheduler,
+tests/side_by_side.py), from the same run:
 
     TFMESOS_TEST_CPU=/tmp/cpu.tsv make test PYTEST_ARGS=--durations=0 | tee /tmp/run.txt
     .venv/bin/python tools/test_durations.py /tmp/run.txt --cpu /tmp/cpu.tsv
- Node ids are written without the `@GROUP` suffix that
-`--dist loadgroup` gives an xdist_group's tests (the order is decided before it is added).
 
 Each test's seconds are its setup, call and teardown together, as pytest's --durations lists them;
 tests under MIN_SECONDS are left out (they are ordered by what they start).

@@ -13,10 +13,11 @@ EXECUTORS = Path(__file__).parent / "executors"
 
 
 def processes_under(work_dir: Path) -> list[psutil.Process]:
-    """Live processes started from a sandbox below ``work_dir``."""
+    """Live processes started from a sandbox below ``work_dir``, each with its ``info`` (pid, cwd,
+    status and cmdline, read once: a process that ends later still has them)."""
     prefix = str(work_dir)
     found = []
-    for process in psutil.process_iter(["pid", "cwd", "status"]):
+    for process in psutil.process_iter(["pid", "cwd", "status", "cmdline"]):
         try:
             if process.info["status"] == psutil.STATUS_ZOMBIE:
                 continue

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 
-import psutil
 import pytest
 
 from tests.localmesos.scheduler_client import RawScheduler, command_task, framework_info, launch, wait_until
@@ -29,17 +28,6 @@ def _shape(status: dict) -> tuple:
     return status["state"], status.get("message"), status["source"], status.get("reason"), sorted(status)
 
 
-def _sleeping(work_dir) -> list:
-    found = []
-    for process in processes_under(work_dir):
-        try:
-            if process.cmdline() == ["sleep", "600"]:
-                found.append(process)
-        except psutil.Error:  # a fork that ended meanwhile
-            pass
-    return found
-
-
 @pytest.fixture
 def running(make_master):
     master = make_master(tuning=PINGS)
@@ -52,7 +40,8 @@ def running(make_master):
         pass
     # TASK_RUNNING comes once the task's `sh -c 'sleep 600'` is started, as Mesos' command executor
     # sends it: the shell may not have exec'd `sleep` yet (seen once in a make test run, under load).
-    (process,) = wait_until(lambda: _sleeping(master.work_dir), message="the task's sleep 600 under the master's work dir")
+    (process,) = wait_until(lambda: [p for p in processes_under(master.work_dir) if p.info["cmdline"] == ["sleep", "600"]],
+                            message="the task's sleep 600 under the master's work dir")
     yield master, scheduler, agent_id, process
     scheduler.close()
 
